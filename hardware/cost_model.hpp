@@ -1,0 +1,74 @@
+#pragma once
+// CostModel: how long one GPU op takes. Implementations: RooflineCostModel (datasheet peaks) and
+// the calibrated model built from a measured or derived Profile. Everything that needs a kernel
+// duration (training work graphs, the serving engine, the planner) goes through this interface.
+#include <cstdint>
+#include <string>
+
+#include "hardware/gpu_spec.hpp"
+#include "model/dtype.hpp"
+
+namespace infraplan::hw {
+
+/// Where an estimate came from.
+enum class CostSource {
+  Measured,      ///< interpolated inside a measured table
+  Extrapolated,  ///< outside the measured table: roofline × fitted efficiency
+  Roofline,      ///< datasheet peak only (no profile)
+};
+const char* cost_source_name(CostSource s);
+
+/// The answer for one op.
+struct CostEstimate {
+  double seconds = 0;        ///< predicted duration of the op, launch overhead included
+  double achieved = 0;       ///< achieved rate: FLOP/s for compute ops, B/s for memory-bound ops
+  double ceiling = 0;        ///< the ceiling the rate is compared with (same unit as `achieved`)
+  CostSource source = CostSource::Roofline;
+  std::string detail;        ///< human-readable note, e.g. "bf16 table, 4 neighbours"
+};
+
+/// C[m,n] = A[m,k] · B[k,n], repeated `batch` times (batched GEMM).
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0;
+  Dtype dtype = Dtype::BF16;
+  std::int64_t batch = 1;
+  double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch); }
+};
+
+/// FlashAttention-style forward over `batch` sequences of `q_len` new tokens attending to
+/// `kv_len` keys (kv_len ≥ q_len; the first kv_len − q_len are a cached prefix).
+struct AttentionPrefillShape {
+  std::int64_t batch = 1, q_len = 0, kv_len = 0;
+  std::int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  bool causal = true;
+  Dtype dtype = Dtype::BF16;
+  /// Matmul FLOPs (QKᵀ and PV), counting only the unmasked part when causal.
+  double flops() const;
+};
+
+/// Paged decode attention: `batch` sequences each generating one token, with
+/// `total_context_tokens` cached tokens summed over the batch.
+struct AttentionDecodeShape {
+  std::int64_t batch = 1, total_context_tokens = 0;
+  std::int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  Dtype kv_dtype = Dtype::BF16;
+  /// Bytes of K and V read from HBM.
+  double kv_bytes() const;
+  double flops() const;
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  /// The GPU this model describes.
+  virtual const GpuSpec& gpu() const = 0;
+  virtual CostEstimate gemm(const GemmShape& s) const = 0;
+  virtual CostEstimate attention_prefill(const AttentionPrefillShape& s) const = 0;
+  virtual CostEstimate attention_decode(const AttentionDecodeShape& s) const = 0;
+  /// A memory-bound kernel moving `bytes` (read + written) through HBM.
+  virtual CostEstimate memory_bound(double bytes) const = 0;
+  /// Seconds to launch one kernel (host → GPU) when nothing hides it.
+  virtual double launch_overhead_seconds() const = 0;
+};
+
+}  // namespace infraplan::hw

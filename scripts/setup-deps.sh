@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages infraplan builds against, only those missing.
+# Idempotent: a second run installs nothing. Set INFRAPLAN_NO_GUI=1 to skip Qt6.
+set -euo pipefail
+
+pkgs=(
+  build-essential cmake ninja-build pkg-config
+  libsimgrid-dev libboost-graph-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+if [ "${INFRAPLAN_NO_GUI:-0}" != "1" ]; then
+  pkgs+=(qt6-base-dev libqt6charts6-dev libgl-dev xvfb xauth)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup-deps: all packages present"
+  exit 0
+fi
+
+echo "setup-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
