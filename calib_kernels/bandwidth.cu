@@ -1,0 +1,68 @@
+// Bandwidth probes: device copy, read-only streaming, and an empty kernel for launch overhead.
+#include "calib_kernels/cuda_util.hpp"
+#include "calib_kernels/kernels.hpp"
+
+namespace infraplan::calib {
+namespace {
+
+int grid_for(std::size_t n4, int threads) {
+  int dev = 0, sms = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  std::size_t want = (n4 + threads - 1) / threads;
+  std::size_t cap = std::size_t(sms) * 8;
+  return int(want < cap ? want : cap);
+}
+
+__global__ void copy_f4(const float4* __restrict__ in, float4* __restrict__ out, std::size_t n4) {
+  std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  // Four independent 16-byte loads in flight per thread.
+  for (; i + 3 * stride < n4; i += 4 * stride) {
+    float4 a = in[i], b = in[i + stride], c = in[i + 2 * stride], d = in[i + 3 * stride];
+    out[i] = a;
+    out[i + stride] = b;
+    out[i + 2 * stride] = c;
+    out[i + 3 * stride] = d;
+  }
+  for (; i < n4; i += stride) out[i] = in[i];
+}
+
+__global__ void read_f4(const float4* __restrict__ in, std::size_t n4, float* sink) {
+  std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  float acc = 0;
+  for (; i + 3 * stride < n4; i += 4 * stride) {
+    float4 a = __ldg(in + i), b = __ldg(in + i + stride), c = __ldg(in + i + 2 * stride),
+           d = __ldg(in + i + 3 * stride);
+    acc += (a.x + a.y + a.z + a.w) + (b.x + b.y + b.z + b.w) + (c.x + c.y + c.z + c.w) +
+           (d.x + d.y + d.z + d.w);
+  }
+  for (; i < n4; i += stride) {
+    float4 a = __ldg(in + i);
+    acc += a.x + a.y + a.z + a.w;
+  }
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+  if (threadIdx.x == 0) sink[blockIdx.x % 4096] = acc;
+}
+
+__global__ void nothing() {}
+
+}  // namespace
+
+void copy_kernel(const float4* in, float4* out, std::size_t n4, cudaStream_t stream) {
+  copy_f4<<<grid_for(n4, 256), 256, 0, stream>>>(in, out, n4);
+  CALIB_LAUNCH();
+}
+
+void read_kernel(const float4* in, std::size_t n4, float* sink, cudaStream_t stream) {
+  read_f4<<<grid_for(n4, 256), 256, 0, stream>>>(in, n4, sink);
+  CALIB_LAUNCH();
+}
+
+void empty_kernel(cudaStream_t stream) {
+  nothing<<<1, 32, 0, stream>>>();
+  CALIB_LAUNCH();
+}
+
+}  // namespace infraplan::calib

@@ -1,0 +1,55 @@
+#pragma once
+// The timing harness: warm-up, CUDA events around each launch, median. Inputs are rotated by the
+// caller: `launch(i)` receives the iteration index and picks copy i % copies of its inputs, so
+// that with copies × bytes ≥ 3 × L2 no launch finds its inputs in L2.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "calib_kernels/cuda_util.hpp"
+
+namespace infraplan::calib {
+
+struct TimingOptions {
+  int warmup = 2;            ///< launches before timing starts
+  int min_iters = 5;         ///< timed launches, at least
+  int max_iters = 50;        ///< timed launches, at most
+  double budget_ms = 4.0;    ///< timed launches stop once their sum exceeds this (after min_iters)
+};
+
+/// Median seconds of one `launch(i)`, timed with a pair of events around each launch on `stream`.
+inline double time_median_seconds(const std::function<void(int)>& launch, cudaStream_t stream,
+                                  const TimingOptions& opt = {}) {
+  Event start;
+  Event stop;
+  int i = 0;
+  for (; i < opt.warmup; ++i) launch(i);
+  CALIB_CUDA(cudaStreamSynchronize(stream));
+  std::vector<double> ms;
+  double total = 0;
+  for (int it = 0; it < opt.max_iters; ++it, ++i) {
+    CALIB_CUDA(cudaEventRecord(start.get(), stream));
+    launch(i);
+    CALIB_CUDA(cudaEventRecord(stop.get(), stream));
+    CALIB_CUDA(cudaEventSynchronize(stop.get()));
+    float t = 0;
+    CALIB_CUDA(cudaEventElapsedTime(&t, start.get(), stop.get()));
+    ms.push_back(t);
+    total += t;
+    if (it + 1 >= opt.min_iters && total > opt.budget_ms) break;
+  }
+  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+  return ms[ms.size() / 2] * 1e-3;
+}
+
+/// How many copies of a working set of `bytes` make ≥ 3 × L2 (at least 1, at most `max_copies`).
+inline int rotation_copies(double bytes, double l2_bytes, int max_copies = 64) {
+  if (bytes <= 0) return 1;
+  int c = int(3.0 * l2_bytes / bytes) + 1;
+  return std::clamp(c, 1, max_copies);
+}
+
+}  // namespace infraplan::calib
