@@ -160,7 +160,12 @@ std::string JsonObject::get_choice(const std::string& key, const std::string& fa
 void JsonObject::reject_unknown(const std::vector<std::string>& known) const {
   for (auto it = j_.begin(); it != j_.end(); ++it) {
     if (std::find(known.begin(), known.end(), it.key()) == known.end())
-      throw Error(unknown_name_message("key", field(it.key()), known));
+    {
+      std::string msg = unknown_name_message("key", it.key(), known);
+      // Name the full path ("training.micro_bacth") while matching suggestions on the key alone.
+      if (!path_.empty()) msg.replace(msg.find('\'') + 1, it.key().size(), field(it.key()));
+      throw Error(msg);
+    }
   }
 }
 

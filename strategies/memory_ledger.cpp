@@ -1,0 +1,249 @@
+#include "strategies/memory_ledger.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "model/error.hpp"
+#include "model/model_math.hpp"
+
+namespace infraplan::strat {
+
+namespace {
+constexpr double GiB = 1073741824.0;
+std::string gib(double b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", b / GiB);
+  return buf;
+}
+}  // namespace
+
+double MemoryLedger::total_bytes() const {
+  double t = 0;
+  for (const auto& l : lines) t += l.bytes;
+  return t;
+}
+
+double MemoryLedger::line(const std::string& name) const {
+  for (const auto& l : lines)
+    if (l.name == name) return l.bytes;
+  return 0;
+}
+
+std::string MemoryLedger::verdict() const {
+  double t = total_bytes();
+  if (t <= capacity_bytes) return "fits (" + gib(t) + " of " + gib(capacity_bytes) + " GiB)";
+  return "does not fit by " + gib(t - capacity_bytes) + " GiB (" + gib(t) + " of " + gib(capacity_bytes) + " GiB)";
+}
+
+Json MemoryLedger::to_json() const {
+  Json l = Json::array();
+  for (const auto& x : lines) l.push_back({{"name", x.name}, {"bytes", x.bytes}, {"note", x.note}});
+  return {{"scope", scope},      {"lines", l},       {"total_bytes", total_bytes()},
+          {"capacity_bytes", capacity_bytes}, {"fits", fits()}, {"verdict", verdict()}};
+}
+
+StateBytes state_bytes_per_param(Precision p, Optimizer o) {
+  const double states = o == Optimizer::SGD ? 1 : 2;  // momentum; or Adam/LAMB first and second moments
+  StateBytes b;
+  switch (p) {
+    case Precision::BF16Mixed:
+    case Precision::FP16Mixed:
+      b = {2, 4, 4 + 4 * states, 0};  // 16-bit params, fp32 main grads, fp32 master + states
+      break;
+    case Precision::FP8Mixed:
+      b = {2, 4, 4 + 4 * states, 1};  // + fp8 weight copies for the fp8 GEMMs
+      break;
+    case Precision::AmpBF16:
+      b = {4, 4, 4 * states, 2};  // fp32 everything + 16-bit casts kept for backward
+      break;
+    case Precision::BF16Pure:
+      b = {2, 2, 2 * states, 0};
+      break;
+  }
+  return b;
+}
+
+double inflight_microbatches(const TrainingConfig& t, int stage) {
+  const double m = double(t.micro_batches());
+  switch (t.pp_schedule) {
+    case PpSchedule::GPipe: return m;
+    case PpSchedule::OneFOneB: return std::min(double(t.pp - stage), m);
+    case PpSchedule::Interleaved: {
+      // Megatron-LM: the first stage holds (1 + (p−1)/(p·v)) × p micro-batches' worth.
+      double p = t.pp, v = t.pp_virtual_stages;
+      double base = std::min(double(t.pp - stage), m);
+      return std::min(base * (1 + (p - 1 - stage) / (p * v)), m);
+    }
+  }
+  return m;
+}
+
+MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t, int stage,
+                             const Reserves& r) {
+  if (stage < 0 || stage >= t.pp) throw Error("training_memory: stage out of range");
+  if (t.dp < 1) throw Error("training_memory: resolve the training config first (dp is 0)");
+  MemoryLedger L;
+  L.scope = "training, one GPU of pipeline stage " + std::to_string(stage) + " of " + std::to_string(t.pp);
+  L.capacity_bytes = c.gpu.hbm_bytes;
+
+  // Parameters this GPU owns (before ZeRO sharding).
+  const std::int64_t first = [&] {
+    std::int64_t f = 0;
+    for (int s = 0; s < stage; ++s) f += layers_of_stage(m, t.pp, s);
+    return f;
+  }();
+  const std::int64_t n_layers = layers_of_stage(m, t.pp, stage);
+  double dense = 0, expert = 0;
+  for (std::int64_t l = first; l < first + n_layers; ++l) {
+    dense += model::attention_params_per_layer(m) + model::norm_params_per_layer(m);
+    double mlp = model::mlp_params_of_layer(m, l);
+    if (m.moe.enabled() && l >= m.moe.dense_layers) {
+      double routed = mlp - double(m.hidden) * double(m.moe.experts);
+      double shared = routed * double(m.moe.shared_experts) / double(m.moe.experts + m.moe.shared_experts);
+      routed -= shared;
+      dense += shared + double(m.hidden) * double(m.moe.experts);
+      expert += routed;
+    } else {
+      dense += mlp;
+    }
+  }
+  const auto pb = model::count_params(m);
+  if (stage == 0) dense += pb.embedding;
+  if (stage == t.pp - 1) dense += m.tied_embeddings ? (t.pp > 1 ? pb.embedding : 0) : pb.lm_head;
+  if (stage == t.pp - 1) dense += m.norm == model::NormType::LayerNorm ? 2.0 * double(m.hidden) : double(m.hidden);
+  const double tp = t.tp;
+  const double dense_local = dense / tp;
+  const double expert_local = expert / (tp * t.ep);
+  const double params_local = dense_local + expert_local;
+
+  // ZeRO shards over the data-parallel group: dp×cp for dense, dp×cp/ep for experts.
+  const double shard_dense = double(t.dp) * t.cp, shard_expert = shard_dense / t.ep;
+  auto sharded = [&](double per_param, int min_stage) {
+    if (t.zero >= min_stage) return per_param * (dense_local / shard_dense + expert_local / shard_expert);
+    return per_param * params_local;
+  };
+  StateBytes sb = state_bytes_per_param(t.precision, t.optimizer);
+  char note[200];
+  std::snprintf(note, sizeof note, "%.3gB params on this GPU × %.0f B%s", params_local, sb.params,
+                t.zero >= 3 ? ", sharded by ZeRO-3" : "");
+  L.lines.push_back({"parameters", sharded(sb.params, 3), note});
+  std::snprintf(note, sizeof note, "%.0f B/param%s", sb.grads, t.zero >= 2 ? ", sharded by ZeRO-2/3" : "");
+  L.lines.push_back({"gradients", sharded(sb.grads, 2), note});
+  std::snprintf(note, sizeof note, "%.0f B/param (%s, %s)%s", sb.optimizer, precision_name(t.precision),
+                optimizer_name(t.optimizer), t.zero >= 1 ? ", sharded by ZeRO-1/2/3" : "");
+  L.lines.push_back({"optimizer_states", sharded(sb.optimizer, 1), note});
+  if (sb.copies > 0) {
+    L.lines.push_back({"weight_copies", sb.copies * params_local,
+                       t.precision == Precision::AmpBF16 ? "bf16 casts of fp32 weights kept by autocast for backward"
+                                                         : "fp8 weight copies for fp8 GEMMs"});
+  }
+  if (t.zero >= 3) {
+    // ZeRO-3 / FSDP gathers one layer's parameters (and prefetches the next) at a time.
+    double layer_params = (model::attention_params_per_layer(m) + model::mlp_params_of_layer(m, first)) / tp;
+    L.lines.push_back({"zero3_gathered_params", 2 * layer_params * 2, "two layers' 16-bit parameters gathered"});
+  }
+
+  // Activations.
+  model::ActivationOptions ao;
+  ao.tp = t.tp;
+  ao.sp = t.sp;
+  ao.cp = t.cp;
+  ao.recompute = t.recompute;
+  ao.flash_attention = t.flash_attention;
+  double per_mb = 0;
+  for (std::int64_t l = first; l < first + n_layers; ++l)
+    per_mb += model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, l);
+  const double inflight = inflight_microbatches(t, stage);
+  std::snprintf(note, sizeof note, "%lld layers × %.2f GiB per micro-batch × %.2f in flight (%s, recompute %s)",
+                static_cast<long long>(n_layers), per_mb / double(std::max<std::int64_t>(n_layers, 1)) / GiB, inflight,
+                pp_schedule_name(t.pp_schedule), model::recompute_name(t.recompute));
+  L.lines.push_back({"activations", per_mb * inflight, note});
+  if (t.recompute == model::Recompute::Full && n_layers > 0) {
+    ao.recompute = model::Recompute::None;
+    L.lines.push_back({"recompute_working_set", model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, first),
+                       "one layer's full activations rebuilt during backward"});
+  }
+  const double tokens = double(t.seq_len) / t.cp * double(t.micro_batch);
+  if (stage == 0)
+    L.lines.push_back({"embedding_output", tokens * double(m.hidden) * 2 / (t.sp ? tp : 1), "16-bit embedding output"});
+  if (stage == t.pp - 1) {
+    // 16-bit logits, their fp32 copy for the loss and its gradient (vocab-parallel over tp).
+    L.lines.push_back({"logits_and_loss", tokens * double(m.vocab) / tp * (2 + 4 + 4),
+                       "logits (16-bit) + fp32 softmax/loss + fp32 gradient, vocab split by tp"});
+  }
+  L.lines.push_back({"cuda_context", r.cuda_context_bytes, "CUDA context, cuBLAS workspace"});
+  if (t.gpus() > 1) L.lines.push_back({"nccl_buffers", r.nccl_bytes, "NCCL channels and buffers"});
+  return L;
+}
+
+MemoryLedger training_memory_peak(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t,
+                                  const Reserves& r) {
+  MemoryLedger best = training_memory(m, c, t, 0, r);
+  for (int s = 1; s < t.pp; ++s) {
+    MemoryLedger l = training_memory(m, c, t, s, r);
+    if (l.total_bytes() > best.total_bytes()) best = l;
+  }
+  return best;
+}
+
+double serving_weight_bytes_per_gpu(const model::ModelSpec& m, const ServingConfig& s) {
+  auto pb = model::count_params(m);
+  double dense = pb.total - pb.expert;
+  double per_param = weight_bytes_per_param(s.weights, s.quant_group);
+  // Embedding and LM head stay 16-bit in common quantized checkpoints.
+  double embed = pb.embedding + pb.lm_head;
+  double w = (dense - embed) * per_param + embed * 2 + pb.expert * per_param / s.ep;
+  return w / (double(s.tp) * s.pp);
+}
+
+double serving_kv_bytes_per_token_per_gpu(const model::ModelSpec& m, const ServingConfig& s) {
+  const double bytes = dtype_bytes(s.kv_dtype);
+  const double layers = std::ceil(double(m.layers) / s.pp);
+  if (m.mla.enabled()) return layers * double(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * bytes;
+  const double heads = std::ceil(double(m.kv_heads) / s.tp);  // replicated when tp > kv_heads
+  return 2 * layers * heads * double(m.head_dim) * bytes;
+}
+
+static double workspace_bytes(const model::ModelSpec& m, const ServingConfig& s) {
+  // Peak transient activations of one engine step: max_batched_tokens through the widest layer
+  // (QKV + FFN intermediate in 16-bit, TP-split) plus fp32 logits of the sampled rows.
+  const double tokens = double(s.max_batched_tokens);
+  const double ffn = m.moe.enabled() ? double(m.moe.expert_ffn_hidden) * double(m.moe.top_k) : double(m.ffn_hidden);
+  double act = tokens * (2 * double(m.hidden) + (double(m.q_dim() + 2 * m.kv_dim()) + 2 * ffn) / s.tp) * 2;
+  double logits = double(s.max_num_seqs) * double(m.vocab) * 4 / s.tp;
+  return act + logits;
+}
+
+MemoryLedger serving_memory(const model::ModelSpec& m, const hw::GpuSpec& g, const ServingConfig& s,
+                            std::int64_t batch, std::int64_t context, const Reserves& r) {
+  if (batch < 0) throw Error("batch=" + std::to_string(batch) + " is invalid: must be >= 0");
+  if (context < 0) throw Error("context=" + std::to_string(context) + " is invalid: must be >= 0");
+  validate_serving(s, m, g);
+  MemoryLedger L;
+  L.scope = "serving, one GPU of a replica (tp=" + std::to_string(s.tp) + ", pp=" + std::to_string(s.pp) + ")";
+  L.capacity_bytes = g.hbm_bytes;
+  char note[200];
+  std::snprintf(note, sizeof note, "%s weights (%.3g B/param), split over tp×pp=%d", weight_quant_name(s.weights),
+                weight_bytes_per_param(s.weights, s.quant_group), s.tp * s.pp);
+  L.lines.push_back({"weights", serving_weight_bytes_per_gpu(m, s), note});
+  double kv_tok = serving_kv_bytes_per_token_per_gpu(m, s);
+  std::snprintf(note, sizeof note, "%lld seqs × %lld tokens × %.0f B/token/GPU (%s)", static_cast<long long>(batch),
+                static_cast<long long>(context), kv_tok, std::string(dtype_name(s.kv_dtype)).c_str());
+  L.lines.push_back({"kv_cache", double(batch) * double(context) * kv_tok, note});
+  L.lines.push_back({"activation_workspace", workspace_bytes(m, s),
+                     "one step of max_batched_tokens=" + std::to_string(s.max_batched_tokens) + " + fp32 logits"});
+  L.lines.push_back({"cuda_context", r.cuda_context_bytes, "CUDA context, cuBLAS workspace, CUDA graphs"});
+  if (s.tp * s.pp > 1) L.lines.push_back({"nccl_buffers", r.nccl_bytes, "NCCL channels and buffers"});
+  return L;
+}
+
+std::int64_t serving_kv_capacity_tokens(const model::ModelSpec& m, const hw::GpuSpec& g, const ServingConfig& s,
+                                        const Reserves& r) {
+  MemoryLedger L = serving_memory(m, g, s, 0, 0, r);
+  double free_bytes = g.hbm_bytes * s.gpu_memory_utilization - L.total_bytes();
+  if (free_bytes <= 0) return 0;
+  return std::int64_t(free_bytes / serving_kv_bytes_per_token_per_gpu(m, s));
+}
+
+}  // namespace infraplan::strat

@@ -1,0 +1,152 @@
+#include "strategies/memory_ledger.hpp"
+
+#include <gtest/gtest.h>
+
+#include "model/error.hpp"
+#include "model/model_math.hpp"
+
+using namespace infraplan;
+using namespace infraplan::strat;
+
+namespace {
+constexpr double GiB = 1073741824.0;
+
+TrainingConfig resolved(TrainingConfig t, const model::ModelSpec& m, const hw::Cluster& c) {
+  resolve_training(t, m, c);
+  return t;
+}
+}  // namespace
+
+TEST(StateBytes, RecipesMatchTheirDefinitions) {
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(Precision::BF16Mixed, Optimizer::AdamW).total(), 18);
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(Precision::FP16Mixed, Optimizer::AdamW).total(), 18);
+  auto amp = state_bytes_per_param(Precision::AmpBF16, Optimizer::AdamW);
+  EXPECT_DOUBLE_EQ(amp.params + amp.grads + amp.optimizer, 16);
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(Precision::BF16Pure, Optimizer::AdamW).total(), 8);
+  // The roadmap's "12 B/param" Adam state: fp32 master copy + two moments.
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(Precision::BF16Mixed, Optimizer::AdamW).optimizer, 12);
+}
+
+// Roadmap 2.3: LLaMA-2-7B training state does not fit one 80 GB card without ZeRO; ZeRO-3 over 8
+// GPUs cuts model state to 1/8.
+TEST(TrainingLedger, SevenBNeedsZeroOnEightyGigabytes) {
+  auto m = model::preset("llama2-7b");
+  auto one = hw::cluster_preset("dgx-a100-80gb");
+  one.gpus_per_node = 1;
+  TrainingConfig t;
+  t.seq_len = 2048;
+  t = resolved(t, m, one);
+  auto L = training_memory(m, one, t, 0);
+  EXPECT_FALSE(L.fits()) << L.verdict();
+  EXPECT_GT(L.line("optimizer_states"), 80e9);
+  EXPECT_NE(L.verdict().find("does not fit by"), std::string::npos);
+
+  auto node = hw::cluster_preset("dgx-a100-80gb");
+  TrainingConfig z;
+  z.seq_len = 2048;
+  z.zero = 3;
+  z = resolved(z, m, node);
+  auto Z = training_memory(m, node, z, 0);
+  double state0 = L.line("parameters") + L.line("gradients") + L.line("optimizer_states");
+  double state3 = Z.line("parameters") + Z.line("gradients") + Z.line("optimizer_states");
+  EXPECT_NEAR(state3, state0 / 8, state0 * 1e-9);
+  EXPECT_TRUE(Z.fits()) << Z.verdict();
+  // ZeRO-1 shards only the optimizer states, ZeRO-2 also gradients.
+  z.zero = 1;
+  auto Z1 = training_memory(m, node, z, 0);
+  EXPECT_NEAR(Z1.line("optimizer_states"), L.line("optimizer_states") / 8, 1);
+  EXPECT_NEAR(Z1.line("gradients"), L.line("gradients"), 1);
+  z.zero = 2;
+  auto Z2 = training_memory(m, node, z, 0);
+  EXPECT_NEAR(Z2.line("gradients"), L.line("gradients") / 8, 1);
+  EXPECT_NEAR(Z2.line("parameters"), L.line("parameters"), 1);
+}
+
+TEST(TrainingLedger, PipelineSchedulesAndRecompute) {
+  auto m = model::preset("llama2-13b");
+  auto c = hw::cluster_preset("dgx-h100", 2);
+  TrainingConfig t;
+  t.seq_len = 4096;
+  t.tp = 4;
+  t.pp = 4;
+  t.global_batch = 64;
+  t = resolved(t, m, c);
+  EXPECT_EQ(t.dp, 1);
+  EXPECT_EQ(t.micro_batches(), 64);
+  double a_1f1b = training_memory(m, c, t, 0).line("activations");
+  EXPECT_DOUBLE_EQ(inflight_microbatches(t, 0), 4);
+  EXPECT_DOUBLE_EQ(inflight_microbatches(t, 3), 1);
+  t.pp_schedule = PpSchedule::GPipe;
+  EXPECT_NEAR(training_memory(m, c, t, 0).line("activations"), a_1f1b * 16, a_1f1b * 1e-9);
+  t.pp_schedule = PpSchedule::Interleaved;
+  t.pp_virtual_stages = 2;
+  EXPECT_NEAR(inflight_microbatches(t, 0), 4 * (1 + 3.0 / 8), 1e-12);
+  t.pp_schedule = PpSchedule::OneFOneB;
+  t.pp_virtual_stages = 1;
+  t.recompute = model::Recompute::Full;
+  auto full = training_memory(m, c, t, 0);
+  EXPECT_LT(full.line("activations"), a_1f1b / 5);
+  EXPECT_GT(full.line("recompute_working_set"), 0);
+  // The last stage holds the logits.
+  EXPECT_GT(training_memory(m, c, t, 3).line("logits_and_loss"), 0);
+  EXPECT_EQ(training_memory(m, c, t, 0).line("logits_and_loss"), 0);
+}
+
+// Roadmap 3.3: 70B on 2×A100-80GB.
+TEST(ServingLedger, SeventyBOnTwoA100s) {
+  auto m = model::preset("llama2-70b");
+  auto g = hw::find_gpu("a100-sxm4-80gb");
+  ServingConfig s;
+  s.tp = 2;
+  s.weights = WeightQuant::FP16;
+  double w16 = serving_weight_bytes_per_gpu(m, s) * 2;
+  EXPECT_NEAR(w16 / 1e9, 138, 3);  // ≈ 140 GB
+  double left = 2 * g.hbm_bytes - w16;
+  EXPECT_NEAR(left / 1e9, 30, 10);  // "~20 GB" left for KV and buffers (2×80 GiB cards)
+  s.weights = WeightQuant::INT8;
+  EXPECT_NEAR(serving_weight_bytes_per_gpu(m, s) * 2 / 1e9, 70, 2);
+  EXPECT_GT(serving_kv_capacity_tokens(m, g, s), 4 * serving_kv_capacity_tokens(m, g, [&] {
+              ServingConfig f = s;
+              f.weights = WeightQuant::FP16;
+              return f;
+            }()));
+  ServingConfig q;
+  q.tp = 1;
+  q.weights = WeightQuant::INT4;
+  auto L = serving_memory(m, g, q, 8, 4096);
+  EXPECT_NEAR(L.line("weights") / 1e9, 36, 2);  // ≈ 35 GB
+  EXPECT_TRUE(L.fits()) << L.verdict();
+  q.weights = WeightQuant::FP8;
+  try {
+    serving_memory(m, g, q, 1, 1);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("serving.weights=fp8 is not supported on a100-sxm4-80gb"), std::string::npos)
+        << e.what();
+  }
+  q.weights = WeightQuant::BF16;
+  q.kv_dtype = Dtype::FP8;
+  EXPECT_THROW(serving_memory(m, g, q, 1, 1), Error);
+  q.kv_dtype = Dtype::BF16;
+  q.weights = WeightQuant::NVFP4;
+  EXPECT_THROW(serving_memory(m, hw::find_gpu("h100-sxm5-80gb"), q, 1, 1), Error);
+  EXPECT_NO_THROW(serving_memory(m, hw::find_gpu("b200-sxm-180gb"), q, 1, 1));
+}
+
+TEST(ServingLedger, KvCacheLineIsTheRoadmapNumber) {
+  auto m = model::preset("llama2-7b");
+  ServingConfig s;
+  s.weights = WeightQuant::FP16;
+  s.kv_dtype = Dtype::FP16;
+  auto L = serving_memory(m, hw::find_gpu("a100-sxm4-80gb"), s, 16, 4096);
+  EXPECT_DOUBLE_EQ(L.line("kv_cache"), 32 * GiB);
+  EXPECT_TRUE(L.fits());
+  EXPECT_THROW(serving_memory(m, hw::find_gpu("a100-sxm4-80gb"), s, -1, 4096), Error);
+  // GQA with tp beyond kv_heads replicates KV heads.
+  auto l3 = model::preset("llama3-70b");
+  ServingConfig t8;
+  t8.tp = 8;
+  ServingConfig t16 = t8;
+  t16.tp = 16;
+  EXPECT_DOUBLE_EQ(serving_kv_bytes_per_token_per_gpu(l3, t8), serving_kv_bytes_per_token_per_gpu(l3, t16));
+}

@@ -1,0 +1,61 @@
+#include "strategies/scenario.hpp"
+
+#include <filesystem>
+
+#include "model/error.hpp"
+
+namespace infraplan::strat {
+
+namespace fs = std::filesystem;
+
+static Json resolve_relative(const Json& v, const std::string& base_dir) {
+  if (!v.is_string() || base_dir.empty()) return v;
+  fs::path p(v.get<std::string>());
+  if (p.is_relative() && fs::exists(fs::path(base_dir) / p)) return (fs::path(base_dir) / p).string();
+  return v;
+}
+
+Scenario scenario_from_json(const Json& j, const std::string& origin, const std::string& base_dir) {
+  JsonObject o(j, "");
+  o.reject_unknown({"name", "description", "model", "cluster", "profile", "seed", "training", "serving", "workload"});
+  Scenario s;
+  s.origin = origin;
+  s.raw = j;
+  s.name = o.get_string("name", fs::path(origin).stem().string());
+  if (!o.has("model")) throw Error(origin + ": 'model' is required (a preset name, a file, or an object)");
+  if (!o.has("cluster")) throw Error(origin + ": 'cluster' is required (a preset name, a file, or an object)");
+  try {
+    s.model = model::resolve_model(resolve_relative(j.at("model"), base_dir), "model");
+    s.cluster = hw::resolve_cluster(resolve_relative(j.at("cluster"), base_dir), "cluster");
+  } catch (const Error& e) {
+    throw Error(origin + ": " + e.what());
+  }
+  if (auto p = o.opt_string("profile")) s.profile = resolve_relative(*p, base_dir).get<std::string>();
+  auto seed = o.get_int_min("seed", 1, 0);
+  s.seed = std::uint64_t(seed);
+  try {
+    if (o.has("training")) {
+      s.training = training_from_json(j.at("training"), "training");
+      resolve_training(*s.training, s.model, s.cluster);
+    }
+    if (o.has("serving")) {
+      s.serving_raw = j.at("serving");
+      s.serving = serving_from_json(s.serving_raw, "serving", serving_engine_keys());
+      validate_serving(*s.serving, s.model, s.cluster.gpu);
+    }
+  } catch (const Error& e) {
+    throw Error(origin + ": " + e.what());
+  }
+  if (o.has("workload")) {
+    if (!j.at("workload").is_object()) throw Error(origin + ": workload: expected an object");
+    s.workload = j.at("workload");
+  }
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) {
+  Json j = read_json_file(path);
+  return scenario_from_json(j, path, fs::path(path).parent_path().string());
+}
+
+}  // namespace infraplan::strat

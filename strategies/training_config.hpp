@@ -1,0 +1,68 @@
+#pragma once
+// TrainingConfig: how one training job is laid out (parallelism, batch, precision, recompute),
+// parsed from a scenario's "training" object and validated against a model and a cluster.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hardware/cluster.hpp"
+#include "model/json_util.hpp"
+#include "model/model_math.hpp"
+#include "model/model_spec.hpp"
+
+namespace infraplan::strat {
+
+enum class PpSchedule { GPipe, OneFOneB, Interleaved };
+const char* pp_schedule_name(PpSchedule s);
+
+/// Precision recipes (bytes per parameter before sharding, with Adam):
+/// bf16-mixed / fp16-mixed (Megatron: 16-bit params, fp32 main grads, fp32 master + 2 states) 18;
+/// amp-bf16 (PyTorch autocast: fp32 params, grads, 2 states) 16 + 16-bit weight copies;
+/// bf16-pure (everything bf16) 8; fp8-mixed (as bf16-mixed, GEMMs in fp8) 18 + fp8 weight copies.
+enum class Precision { BF16Mixed, FP16Mixed, AmpBF16, BF16Pure, FP8Mixed };
+const char* precision_name(Precision p);
+std::vector<std::string> precision_names();
+
+enum class Optimizer { AdamW, SGD, LAMB };
+const char* optimizer_name(Optimizer o);
+
+struct TrainingConfig {
+  std::int64_t seq_len = 4096;
+  std::int64_t global_batch = 0;  ///< sequences per iteration (0: dp × micro_batch)
+  std::int64_t micro_batch = 1;   ///< sequences per micro-batch per DP rank
+  int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;  ///< dp = 0: derived from the GPU count
+  bool sp = false;                             ///< sequence parallelism (needs tp > 1)
+  int zero = 0;                                ///< ZeRO stage 0..3 (3 = FSDP full shard)
+  PpSchedule pp_schedule = PpSchedule::OneFOneB;
+  int pp_virtual_stages = 1;  ///< model chunks per pipeline rank (interleaved)
+  model::Recompute recompute = model::Recompute::None;
+  Precision precision = Precision::BF16Mixed;
+  Optimizer optimizer = Optimizer::AdamW;
+  bool flash_attention = true;
+  double moe_imbalance = 1.0;  ///< max/mean tokens per expert (≥ 1)
+
+  int gpus() const { return tp * pp * dp * cp; }
+  /// Micro-batches per iteration per pipeline (gradient-accumulation steps).
+  std::int64_t micro_batches() const { return global_batch / (std::int64_t(dp) * micro_batch); }
+  Json to_json() const;
+};
+
+/// Parses a "training" object (all keys optional except where a cluster can't decide them).
+TrainingConfig training_from_json(const Json& j, const std::string& path = "training");
+
+/// Issues found by validation that do not stop the run ("TP crosses nodes").
+struct Warnings {
+  std::vector<std::string> items;
+};
+
+/// Fills derived fields (dp from the GPU count, global_batch default) and checks the config
+/// against the model and cluster; throws infraplan::Error naming the field and valid choices.
+Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw::Cluster& c);
+
+/// Divisors of n (for "try 1, 2, 4, 8" hints).
+std::vector<std::int64_t> divisors(std::int64_t n);
+
+/// Layers held by pipeline stage `stage` (uneven splits give the first stages one more layer).
+std::int64_t layers_of_stage(const model::ModelSpec& m, int pp, int stage);
+
+}  // namespace infraplan::strat
