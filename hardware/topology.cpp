@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
 #include <limits>
+#include <functional>
 #include <queue>
 
 #include "model/error.hpp"
@@ -137,29 +137,31 @@ GpuPath Topology::path(int gpu_a, int gpu_b) const {
     p.bottleneck_GBps = std::numeric_limits<double>::infinity();
     return p;
   }
-  // BFS with GPUs other than the endpoints not used as relays, unless that is the only way
-  // (NVLink-mesh peers and PXN-style relays are allowed as a fallback).
-  auto bfs = [&](bool allow_gpu_relay) {
-    std::vector<long> parent(boost::num_vertices(g), -1);
-    std::queue<Vertex> q;
-    parent[s] = long(s);
-    q.push(s);
-    while (!q.empty()) {
-      Vertex u = q.front();
-      q.pop();
-      if (u == t) break;
-      if (u != s && !allow_gpu_relay && g[u].kind == VertexKind::GPU) continue;
-      for (auto [ei, ee] = boost::out_edges(u, g); ei != ee; ++ei) {
-        Vertex w = boost::target(*ei, g);
-        if (parent[w] != -1) continue;
+  // Dijkstra on seconds per byte (1 / bandwidth) summed over hops: the fastest store-and-forward
+  // route, which prefers NVLink over PCIe inside a node and the NIC rail of the target GPU.
+  const std::size_t nv = boost::num_vertices(g);
+  std::vector<double> dist(nv, std::numeric_limits<double>::infinity());
+  std::vector<long> parent(nv, -1);
+  using Item = std::pair<double, Vertex>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> pq;
+  dist[s] = 0;
+  parent[s] = long(s);
+  pq.push({0, s});
+  while (!pq.empty()) {
+    auto [d, u] = pq.top();
+    pq.pop();
+    if (d > dist[u]) continue;
+    if (u == t) break;
+    for (auto [ei, ee] = boost::out_edges(u, g); ei != ee; ++ei) {
+      Vertex w = boost::target(*ei, g);
+      double nd = d + 1.0 / g[*ei].GBps;
+      if (nd < dist[w] || (nd == dist[w] && long(u) < parent[w])) {
+        dist[w] = nd;
         parent[w] = long(u);
-        q.push(w);
+        pq.push({nd, w});
       }
     }
-    return parent;
-  };
-  auto parent = bfs(false);
-  if (parent[t] == -1) parent = bfs(true);
+  }
   if (parent[t] == -1) throw Error("no path between GPU " + std::to_string(gpu_a) + " and GPU " + std::to_string(gpu_b));
   std::vector<Vertex> chain;
   for (Vertex v = t; v != s; v = Vertex(parent[v])) chain.push_back(v);

@@ -1,0 +1,44 @@
+#include "cli/commands.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "model/error.hpp"
+
+namespace infraplan::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> c = {
+      {"models", "list model presets; 'models show NAME|FILE' for parameters, FLOPs, KV bytes", cmd_models},
+      {"hardware", "list GPUs and clusters; 'hardware show GPU|CLUSTER' for details and topology", cmd_hardware},
+      {"memory", "'memory train|serve --scenario F': per-GPU memory ledger, fits or not", cmd_memory},
+  };
+  return c;
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  fs::path tmp = target;
+  tmp += ".tmp-infraplan";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write '" + path + "' (is the directory there and writable?)");
+    out << content;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw Error("failed writing '" + path + "'");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error("cannot move the output into place at '" + path + "'");
+  }
+}
+
+}  // namespace infraplan::cli

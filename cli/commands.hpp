@@ -1,0 +1,28 @@
+#pragma once
+// The infraplan subcommands. Each takes the words after its name and returns the exit code;
+// bad input throws infraplan::Error, which main() prints and turns into exit code 2.
+#include <string>
+#include <vector>
+
+namespace infraplan::cli {
+
+using CommandFn = int (*)(const std::vector<std::string>& args);
+
+struct Command {
+  const char* name;
+  const char* summary;
+  CommandFn run;
+};
+
+/// All commands, in the order `infraplan --help` lists them.
+const std::vector<Command>& commands();
+
+/// Writes `content` to `path` through a temporary file and a rename, so a failure leaves no
+/// half-written file behind. Throws infraplan::Error on failure.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+int cmd_models(const std::vector<std::string>& args);
+int cmd_hardware(const std::vector<std::string>& args);
+int cmd_memory(const std::vector<std::string>& args);
+
+}  // namespace infraplan::cli
