@@ -1,0 +1,694 @@
+#include "calib_kernels/calibrator.hpp"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <numeric>
+#include <sstream>
+
+#include "calib_kernels/checks.hpp"
+#include "calib_kernels/kernels.hpp"
+#include "calib_kernels/timing.hpp"
+
+namespace infraplan::calib {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string fmt(const char* f, double a) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, a);
+  return b;
+}
+
+/// Concatenates anything streamable (avoids GCC 12's false -Wrestrict on literal + std::string).
+template <class... A>
+std::string cat(const A&... a) {
+  std::ostringstream o;
+  (o << ... << a);
+  return o.str();
+}
+
+std::string shape3(std::int64_t a, std::int64_t b, std::int64_t c) { return cat(a, "x", b, "x", c); }
+
+/// Small deterministic generator for held-out shapes (same numbers on every standard library).
+struct Rng {
+  std::uint64_t s;
+  std::uint64_t next() {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return s >> 33;
+  }
+  double uniform() { return double(next()) / double(1ull << 31); }
+  /// Log-uniform integer in [lo, hi].
+  std::int64_t log_int(double lo, double hi) {
+    return std::int64_t(std::llround(std::exp(std::log(lo) + uniform() * (std::log(hi) - std::log(lo)))));
+  }
+};
+
+std::vector<std::int64_t> pow2(std::int64_t lo, std::int64_t hi) {
+  std::vector<std::int64_t> v;
+  for (std::int64_t x = lo; x <= hi; x *= 2) v.push_back(x);
+  return v;
+}
+
+double causal_flops(double batch, double heads, double s, double d, bool causal) {
+  // QKᵀ and PV: 4·S·S·d per head, half of it under a causal mask (diagonal included: S(S+1)/2).
+  double pairs = causal ? s * (s + 1) / 2 : s * s;
+  return 4.0 * batch * heads * pairs * d;
+}
+
+}  // namespace
+
+Calibrator::Calibrator(CalibrateOptions opt) : opt_(std::move(opt)) {
+  int dev = 0;
+  CALIB_CUDA(cudaGetDevice(&dev));
+  CALIB_CUDA(cudaGetDeviceProperties(&prop_, dev));
+  lt_ = std::make_unique<LtHandle>();
+  t0_ = std::chrono::steady_clock::now();
+}
+
+Calibrator::~Calibrator() = default;
+
+void Calibrator::stage(const std::string& name) {
+  auto now = std::chrono::steady_clock::now();
+  ++stage_no_;
+  std::fprintf(stderr, "[calibrate %5.1fs] stage %d/%d: %s\n",
+               std::chrono::duration<double>(now - t0_).count(), stage_no_, stage_count_, name.c_str());
+  std::fflush(stderr);
+  stage_t0_ = now;
+}
+
+void Calibrator::add(KernelResult r) {
+  if (opt_.verbose)
+    std::fprintf(stderr, "  %-28s %-22s %10.2f us %9.1f %s (ceiling %.1f)\n", r.name.c_str(), r.shape.c_str(),
+                 r.seconds * 1e6, r.achieved, r.unit.c_str(), r.ceiling);
+  results_.push_back(std::move(r));
+}
+
+void Calibrator::device_info() {
+  int driver = 0, runtime = 0, cublas_ver = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  cublas_ver = int(cublasLtGetVersion());
+  int clock_khz = 0, mem_clock_khz = 0, bus = 0;
+  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
+  cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, 0);
+  cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, 0);
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  profile_["schema"] = "infraplan-profile/1";
+  profile_["gpu"] = opt_.gpu_name;
+  profile_["source"] = "measured";
+  profile_["date"] = date;
+  profile_["command"] = opt_.command;
+  profile_["quick"] = opt_.quick;
+  profile_["seed"] = opt_.seed;
+  profile_["device"] = {
+      {"name", prop_.name},
+      {"compute_capability", cat(prop_.major, ".", prop_.minor)},
+      {"sms", prop_.multiProcessorCount},
+      {"memory_bytes", double(prop_.totalGlobalMem)},
+      {"l2_bytes", prop_.l2CacheSize},
+      {"smem_per_sm_bytes", double(prop_.sharedMemPerMultiprocessor)},
+      {"sm_clock_mhz", clock_khz / 1000},
+      {"memory_clock_mhz", mem_clock_khz / 1000},
+      {"memory_bus_bits", bus},
+      {"driver_version", cat(driver / 1000, ".", driver % 1000 / 10)},
+      {"cuda_runtime_version", cat(runtime / 1000, ".", runtime % 1000 / 10)},
+      {"cublaslt_version", cublas_ver},
+  };
+}
+
+void Calibrator::bandwidth() {
+  cudaStream_t s = stream_.get();
+  double l2 = prop_.l2CacheSize;
+  // Ceilings: copy and read of 2 GiB.
+  std::size_t big = std::size_t(2) << 30;
+  DeviceBuffer<float4> src(big / 16), dst(big / 16);
+  DeviceBuffer<float> sink(4096);
+  fill_random(src.get(), big / 4, Elem::F32, opt_.seed, 1.f, s);
+  TimingOptions topt;
+  topt.budget_ms = 40;
+  double tc = time_median_seconds([&](int) { copy_kernel(src.get(), dst.get(), big / 16, s); }, s, topt);
+  copy_GBps_ = 2.0 * big / tc / 1e9;
+  double tr = time_median_seconds([&](int) { read_kernel(src.get(), big / 16, sink.get(), s); }, s, topt);
+  read_GBps_ = double(big) / tr / 1e9;
+  add({"copy", "bandwidth", "2 GiB", tc, copy_GBps_, "GB/s", copy_GBps_, "copy (read+write)"});
+  add({"read_stream", "bandwidth", "2 GiB", tr, read_GBps_, "GB/s", copy_GBps_, "copy (read+write)"});
+
+  // Memory-bound table: copy of `b` bytes per side (table bytes = read + written), rotated past L2.
+  json tb = json::array(), tt = json::array();
+  std::int64_t hi = opt_.quick ? (std::int64_t(1) << 30) : (std::int64_t(1) << 31);
+  for (std::int64_t b = 4096; b <= hi; b *= 2) {
+    std::size_t n4 = std::size_t(b) / 16;
+    int copies = rotation_copies(2.0 * b, l2, 1024);
+    double t = time_median_seconds(
+        [&](int i) {
+          std::size_t off = std::size_t(i % copies) * n4;
+          copy_kernel(src.get() + off, dst.get() + off, n4, s);
+        },
+        s);
+    tb.push_back(2 * b);
+    tt.push_back(t);
+  }
+  profile_["tables"]["memory_bound"] = {{"kernel", "copy"}, {"bytes", tb}, {"seconds", tt}};
+  // Held out: odd sizes between the grid points.
+  Rng rng{opt_.seed ^ 0x5eed};
+  json ho = json::array();
+  int nh = opt_.quick ? 6 : 24;
+  for (int i = 0; i < nh; ++i) {
+    std::int64_t n4 = rng.log_int(600, double(hi) / 16) | 1;
+    int copies = rotation_copies(32.0 * n4, l2, 1024);
+    double t = time_median_seconds(
+        [&](int it) {
+          std::size_t off = std::size_t(it % copies) * std::size_t(n4);
+          copy_kernel(src.get() + off, dst.get() + off, std::size_t(n4), s);
+        },
+        s);
+    ho.push_back({{"kernel", "copy"}, {"bytes", 32 * n4}, {"seconds", t}});
+  }
+  profile_["holdout"]["memory_bound"] = ho;
+
+  // Pinned host ↔ device.
+  std::size_t hb = std::size_t(256) << 20;
+  PinnedBuffer<unsigned char> host(hb);
+  std::fill(host.get(), host.get() + hb, 1);
+  TimingOptions hopt;
+  hopt.min_iters = 3;
+  hopt.budget_ms = 100;
+  double th2d = time_median_seconds(
+      [&](int) { CALIB_CUDA(cudaMemcpyAsync(dst.get(), host.get(), hb, cudaMemcpyHostToDevice, s)); }, s, hopt);
+  double td2h = time_median_seconds(
+      [&](int) { CALIB_CUDA(cudaMemcpyAsync(host.get(), dst.get(), hb, cudaMemcpyDeviceToHost, s)); }, s, hopt);
+  add({"h2d_pinned", "bandwidth", "256 MiB", th2d, hb / th2d / 1e9, "GB/s", 0, "PCIe"});
+  add({"d2h_pinned", "bandwidth", "256 MiB", td2h, hb / td2h / 1e9, "GB/s", 0, "PCIe"});
+
+  // Launch overhead: back-to-back launches (host clock), one launch + sync, CUDA-graph replay.
+  const int n = 2000;
+  for (int i = 0; i < 100; ++i) empty_kernel(s);
+  CALIB_CUDA(cudaStreamSynchronize(s));
+  auto h0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) empty_kernel(s);
+  CALIB_CUDA(cudaStreamSynchronize(s));
+  double launch = std::chrono::duration<double>(std::chrono::steady_clock::now() - h0).count() / n;
+  std::vector<double> rt;
+  for (int i = 0; i < 200; ++i) {
+    auto a = std::chrono::steady_clock::now();
+    empty_kernel(s);
+    CALIB_CUDA(cudaStreamSynchronize(s));
+    rt.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::nth_element(rt.begin(), rt.begin() + rt.size() / 2, rt.end());
+  double roundtrip = rt[rt.size() / 2];
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  const int gk = 1000;
+  CALIB_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < gk; ++i) empty_kernel(s);
+  CALIB_CUDA(cudaStreamEndCapture(s, &graph));
+  CALIB_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  double tg = time_median_seconds([&](int) { CALIB_CUDA(cudaGraphLaunch(exec, s)); }, s, hopt) / gk;
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  add({"launch_back_to_back", "bandwidth", "empty kernel", launch, 0, "us", 0, ""});
+  add({"launch_and_sync", "bandwidth", "empty kernel", roundtrip, 0, "us", 0, ""});
+  add({"graph_replay_per_kernel", "bandwidth", "1000-kernel graph", tg, 0, "us", 0, ""});
+
+  profile_["ceilings"]["copy_GBps"] = copy_GBps_;
+  profile_["ceilings"]["read_GBps"] = read_GBps_;
+  profile_["ceilings"]["h2d_pinned_GBps"] = hb / th2d / 1e9;
+  profile_["ceilings"]["d2h_pinned_GBps"] = hb / td2h / 1e9;
+  profile_["ceilings"]["launch_us"] = launch * 1e6;
+  profile_["ceilings"]["launch_sync_us"] = roundtrip * 1e6;
+  profile_["ceilings"]["graph_kernel_us"] = tg * 1e6;
+}
+
+void Calibrator::exercises() {
+  cudaStream_t s = stream_.get();
+  double l2 = prop_.l2CacheSize;
+  // Reduce ×3 on 1 GiB of floats (the atomic version on 64 MiB, rotated).
+  std::size_t n = std::size_t(1) << 28;
+  DeviceBuffer<float> x(n), out(1);
+  fill_random(x.get(), n, Elem::F32, opt_.seed + 1, 1.f, s);
+  std::size_t na = std::size_t(1) << 24;
+  TimingOptions few;
+  few.min_iters = 3;
+  few.budget_ms = 50;
+  double ta = time_median_seconds([&](int i) { reduce_atomic(x.get() + (i % 4) * na, na, out.get(), s); }, s, few);
+  double tt = time_median_seconds([&](int) { reduce_smem_tree(x.get(), n, out.get(), s); }, s, few);
+  double tw = time_median_seconds([&](int) { reduce_warp_shuffle(x.get(), n, out.get(), s); }, s, few);
+  add({"reduce_atomic", "reduce", "16M fp32", ta, na * 4 / ta / 1e9, "GB/s", copy_GBps_, "copy"});
+  add({"reduce_smem_tree", "reduce", "256M fp32", tt, n * 4 / tt / 1e9, "GB/s", copy_GBps_, "copy"});
+  add({"reduce_warp_shuffle", "reduce", "256M fp32", tw, n * 4 / tw / 1e9, "GB/s", copy_GBps_, "copy"});
+
+  // Transpose 8192² fp32 (256 MiB each way).
+  int R = 8192, C = 8192;
+  DeviceBuffer<float> tout(std::size_t(R) * C);
+  for (bool pad : {false, true}) {
+    double t = time_median_seconds([&](int) { transpose32(x.get(), tout.get(), R, C, pad, s); }, s, few);
+    add({pad ? "transpose_padded" : "transpose", "transpose", "8192x8192 fp32", t, 8.0 * R * C / t / 1e9, "GB/s",
+         copy_GBps_, "copy"});
+  }
+  // Softmax 16384 × 4096 fp32.
+  int rows = 16384, cols = 4096;
+  for (bool online : {false, true}) {
+    double t = time_median_seconds(
+        [&](int) {
+          if (online)
+            softmax_online(x.get(), tout.get(), rows, cols, s);
+          else
+            softmax_naive(x.get(), tout.get(), rows, cols, s);
+        },
+        s, few);
+    add({online ? "softmax_online" : "softmax_naive", "softmax", "16384x4096 fp32", t, 8.0 * rows * cols / t / 1e9,
+         "GB/s", copy_GBps_, "copy (1 read + 1 write)"});
+  }
+  // RMSNorm, SwiGLU, RoPE (bf16): bytes = one read + one write of the activations.
+  bf16* xb = reinterpret_cast<bf16*>(x.get());
+  bf16* yb = reinterpret_cast<bf16*>(tout.get());
+  std::vector<std::pair<int, int>> norm_shapes = {{16384, 8192}, {4096, 4096}, {1000, 5120}, {65536, 2048}};
+  if (opt_.quick) norm_shapes.resize(1);
+  DeviceBuffer<bf16> w(16384);
+  fill_random(w.get(), 16384, Elem::BF16, opt_.seed + 2, 1.f, s);
+  DeviceBuffer<int> pos(65536);
+  std::vector<int> hp(65536);
+  std::iota(hp.begin(), hp.end(), 0);
+  CALIB_CUDA(cudaMemcpy(pos.get(), hp.data(), hp.size() * sizeof(int), cudaMemcpyHostToDevice));
+  for (auto [r, h] : norm_shapes) {
+    double bytes = 4.0 * r * h;
+    int copies = rotation_copies(bytes, l2, 16);
+    std::size_t stride = std::size_t(r) * h;
+    double t = time_median_seconds(
+        [&](int i) { rmsnorm(xb + (i % copies) * stride, w.get(), yb + (i % copies) * stride, r, h, 1e-6f, s); }, s);
+    add({"rmsnorm", "memory", cat(r, "x", h), t, bytes / t / 1e9, "GB/s", copy_GBps_,
+         "copy"});
+  }
+  for (auto [r, f] : opt_.quick ? std::vector<std::pair<int, int>>{{8192, 14336}}
+                                : std::vector<std::pair<int, int>>{{8192, 14336}, {2048, 11008}, {333, 4096}}) {
+    double bytes = 6.0 * r * f;  // read gate+up, write out
+    int copies = rotation_copies(bytes, l2, 16);
+    std::size_t stride = std::size_t(r) * 2 * f;
+    double t = time_median_seconds(
+        [&](int i) { swiglu(xb + (i % copies) * stride, yb + (i % copies) * stride, r, f, s); }, s);
+    add({"swiglu", "memory", cat(r, "x", f), t, bytes / t / 1e9, "GB/s", copy_GBps_,
+         "copy"});
+  }
+  for (auto [tok, heads] : opt_.quick ? std::vector<std::pair<int, int>>{{16384, 32}}
+                                      : std::vector<std::pair<int, int>>{{16384, 32}, {4096, 40}, {65536, 8}}) {
+    double bytes = 4.0 * tok * heads * 128;
+    int copies = rotation_copies(bytes, l2, 16);
+    std::size_t stride = std::size_t(tok) * heads * 128;
+    double t = time_median_seconds(
+        [&](int i) { rope(xb + (i % copies) * stride, pos.get(), tok, heads, 128, 10000.f, s); }, s);
+    add({"rope", "memory", cat(tok, "x", heads, "x128"), t, bytes / t / 1e9, "GB/s",
+         copy_GBps_, "copy"});
+  }
+}
+
+void Calibrator::own_gemm() {
+  cudaStream_t s = stream_.get();
+  double l2 = prop_.l2CacheSize;
+  std::vector<int> sizes = opt_.quick ? std::vector<int>{1024, 4096} : std::vector<int>{1024, 2048, 4096, 8192};
+  std::size_t maxe = std::size_t(8192) * 8192;
+  DeviceBuffer<bf16> A(maxe * 2), B(maxe * 2), C(maxe);
+  fill_random(A.get(), A.size(), Elem::BF16, opt_.seed + 3, 1.f, s);
+  fill_random(B.get(), B.size(), Elem::BF16, opt_.seed + 4, 1.f, s);
+  for (int n : sizes) {
+    std::size_t e = std::size_t(n) * n;
+    int copies = std::min<int>(rotation_copies(6.0 * e, l2, 64), int(maxe * 2 / e));
+    double flops = 2.0 * n * n * n;
+    LtPlan plan(*lt_, GemmDtype::BF16, n, n, n);
+    TimingOptions topt;
+    topt.budget_ms = 30;
+    double tc = time_median_seconds(
+        [&](int i) { plan.run(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), s); }, s, topt);
+    double tm = time_median_seconds(
+        [&](int i) { gemm_mma(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), n, n, n, s); }, s, topt);
+    std::string sh = shape3(n, n, n) + " bf16";
+    add({"gemm_cublaslt", "gemm", sh, tc, flops / tc / 1e12, "TFLOP/s", flops / tc / 1e12, "cuBLASLt same shape"});
+    add({"gemm_mma", "gemm", sh, tm, flops / tm / 1e12, "TFLOP/s", flops / tc / 1e12, "cuBLASLt same shape"});
+    if (n <= 4096) {
+      TimingOptions few = topt;
+      few.min_iters = 3;
+      double tt = time_median_seconds(
+          [&](int i) { gemm_tiled(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), n, n, n, s); }, s,
+          few);
+      add({"gemm_tiled", "gemm", sh, tt, flops / tt / 1e12, "TFLOP/s", flops / tc / 1e12, "cuBLASLt same shape"});
+    }
+  }
+}
+
+void Calibrator::attention_prefill_tables() {
+  cudaStream_t s = stream_.get();
+  const int heads = 32, kvh = 8;
+  std::vector<std::int64_t> seqs = opt_.quick ? pow2(256, 8192) : pow2(128, 32768);
+  std::vector<std::int64_t> batches = opt_.quick ? std::vector<std::int64_t>{1, 8} : std::vector<std::int64_t>{1, 4, 16, 64};
+  const std::int64_t max_tokens = 65536;
+  std::size_t qe = std::size_t(max_tokens) * heads * 128, ke = std::size_t(max_tokens) * kvh * 128;
+  DeviceBuffer<bf16> q(qe), k(ke), v(ke), o(qe);
+  fill_random(q.get(), qe, Elem::BF16, opt_.seed + 5, 1.f, s);
+  fill_random(k.get(), ke, Elem::BF16, opt_.seed + 6, 1.f, s);
+  fill_random(v.get(), ke, Elem::BF16, opt_.seed + 7, 1.f, s);
+  DeviceBuffer<int> cu(4097);
+  auto run = [&](int d, const std::vector<int>& lens) {
+    std::vector<int> hc = {0};
+    for (int l : lens) hc.push_back(hc.back() + l);
+    CALIB_CUDA(cudaMemcpy(cu.get(), hc.data(), hc.size() * sizeof(int), cudaMemcpyHostToDevice));
+    PrefillArgs a;
+    a.q = q.get(); a.k = k.get(); a.v = v.get(); a.o = o.get(); a.cu_seqlens = cu.get();
+    a.num_seqs = int(lens.size());
+    a.max_seqlen = *std::max_element(lens.begin(), lens.end());
+    a.heads = heads; a.kv_heads = kvh; a.head_dim = d; a.causal = true;
+    TimingOptions topt;
+    topt.min_iters = 3;
+    topt.budget_ms = 30;
+    return time_median_seconds([&](int) { attention_prefill(a, s); }, s, topt);
+  };
+  json tables = json::array();
+  for (int d : {64, 128}) {
+    json secs = json::array();
+    for (std::int64_t S : seqs) {
+      json row = json::array();
+      for (std::int64_t b : batches) {
+        if (S * b > max_tokens) {
+          row.push_back(nullptr);
+          continue;
+        }
+        double t = run(d, std::vector<int>(std::size_t(b), int(S)));
+        row.push_back(t);
+        if ((S == 8192 && b == 4 && d == 128) || (S == 8192 && b == 8 && d == 128) || (S == 4096 && b == 16)) {
+          double f = causal_flops(double(b), heads, double(S), d, true);
+          add({"attention_prefill_own", "attention",
+               cat("b", b, " S", S, " h32/8 d", d), t, f / t / 1e12,
+               "TFLOP/s", 300, "target"});
+        }
+      }
+      secs.push_back(row);
+    }
+    tables.push_back({{"kernel", "own_fa2"}, {"causal", true}, {"head_dim", d}, {"heads", heads}, {"kv_heads", kvh},
+                      {"seq_len", seqs}, {"batch", batches}, {"seconds", secs}});
+  }
+  profile_["tables"]["attention_prefill"] = tables;
+  // Held out: off-grid lengths and batches, uniform lengths (what the table describes).
+  Rng rng{opt_.seed ^ 0xa77e};
+  json ho = json::array();
+  int nh = opt_.quick ? 4 : 16;
+  for (int i = 0; i < nh; ++i) {
+    int d = (i % 2) ? 128 : 64;
+    std::int64_t S = rng.log_int(double(seqs.front()) * 1.2, double(seqs.back()) * 0.9);
+    std::int64_t bmax = std::max<std::int64_t>(1, std::min<std::int64_t>(batches.back(), max_tokens / S));
+    std::int64_t b = rng.log_int(1, double(bmax));
+    double t = run(d, std::vector<int>(std::size_t(b), int(S)));
+    ho.push_back({{"head_dim", d}, {"heads", heads}, {"kv_heads", kvh}, {"batch", b}, {"seq_len", S}, {"causal", true},
+                  {"seconds", t}});
+  }
+  profile_["holdout"]["attention_prefill"] = ho;
+  // Variable lengths in one batch (reported, not tabled).
+  std::vector<int> mixed = {8192, 4096, 2048, 1000, 300, 17, 6000, 3000};
+  double t = run(128, mixed);
+  double f = 0;
+  for (int l : mixed) f += causal_flops(1, heads, l, 128, true);
+  add({"attention_prefill_own_varlen", "attention", "8 seqs 17..8192 d128", t, f / t / 1e12, "TFLOP/s", 300, "target"});
+}
+
+void Calibrator::attention_decode_tables() {
+  cudaStream_t s = stream_.get();
+  const int heads = 32, kvh = 8, D = 128, BS = 16;
+  std::vector<std::int64_t> batches = opt_.quick ? std::vector<std::int64_t>{1, 8, 64} : pow2(1, 256);
+  std::vector<std::int64_t> ctxs = opt_.quick ? std::vector<std::int64_t>{512, 4096} : pow2(256, 32768);
+  std::int64_t max_tok = 0;
+  for (auto b : batches)
+    for (auto c : ctxs) max_tok = std::max(max_tok, b * c);
+  std::int64_t pool_tokens = max_tok + (std::int64_t(64) << 10) * 4;  // headroom for rotation of small cases
+  std::int64_t pool_blocks = pool_tokens / BS;
+  std::size_t ce = std::size_t(pool_blocks) * kvh * BS * D;
+  DeviceBuffer<bf16> kc(ce), vc(ce);
+  fill_random(kc.get(), ce, Elem::BF16, opt_.seed + 8, 1.f, s);
+  fill_random(vc.get(), ce, Elem::BF16, opt_.seed + 9, 1.f, s);
+  std::int64_t maxb = batches.back();
+  DeviceBuffer<bf16> q(std::size_t(std::max<std::int64_t>(maxb, 256)) * heads * D), out(q.size());
+  fill_random(q.get(), q.size(), Elem::BF16, opt_.seed + 10, 1.f, s);
+  std::size_t max_splits = 4096;
+  DeviceBuffer<float> po(std::size_t(256) * heads * 64 * D), pl(std::size_t(256) * heads * 64);
+  (void)max_splits;
+  double l2 = prop_.l2CacheSize;
+  auto run = [&](const std::vector<int>& ctx, double* kv_bytes) {
+    int B = int(ctx.size());
+    int maxc = *std::max_element(ctx.begin(), ctx.end());
+    std::int64_t tok = 0;
+    for (int c : ctx) tok += c;
+    *kv_bytes = double(tok) * kvh * D * 2 * 2;
+    int mbps = (maxc + BS - 1) / BS;
+    std::int64_t used_blocks = 0;
+    for (int c : ctx) used_blocks += (c + BS - 1) / BS;
+    int copies = std::max(1, int(std::min<std::int64_t>(rotation_copies(*kv_bytes, l2, 64), pool_blocks / used_blocks)));
+    // Block tables: copy c uses its own region of the pool, blocks shuffled inside it.
+    std::vector<int> tables(std::size_t(copies) * B * mbps, 0);
+    Rng rng{std::uint64_t(B) * 7919 + std::uint64_t(maxc)};
+    for (int c = 0; c < copies; ++c) {
+      std::vector<int> ids(static_cast<std::size_t>(used_blocks));
+      std::iota(ids.begin(), ids.end(), int(c * used_blocks));
+      for (std::size_t i = ids.size(); i > 1; --i) std::swap(ids[i - 1], ids[rng.next() % i]);
+      std::size_t u = 0;
+      for (int b = 0; b < B; ++b)
+        for (int j = 0; j < (ctx[b] + BS - 1) / BS; ++j) tables[(std::size_t(c) * B + b) * mbps + j] = ids[u++];
+    }
+    DeviceBuffer<int> dt(tables.size()), dc(ctx.size());
+    CALIB_CUDA(cudaMemcpy(dt.get(), tables.data(), tables.size() * sizeof(int), cudaMemcpyHostToDevice));
+    CALIB_CUDA(cudaMemcpy(dc.get(), ctx.data(), ctx.size() * sizeof(int), cudaMemcpyHostToDevice));
+    DecodeArgs a;
+    a.q = q.get(); a.k_cache = kc.get(); a.v_cache = vc.get(); a.context_lens = dc.get(); a.out = out.get();
+    a.partial_o = po.get(); a.partial_lse = pl.get();
+    a.batch = B; a.heads = heads; a.kv_heads = kvh; a.max_blocks_per_seq = mbps;
+    choose_decode_splits(a, maxc, prop_.multiProcessorCount);
+    if (a.num_splits > 64) {
+      a.num_splits = 64;
+      a.tokens_per_split = ((maxc + 63) / 64 + 31) / 32 * 32;
+      a.num_splits = (maxc + a.tokens_per_split - 1) / a.tokens_per_split;
+    }
+    TimingOptions topt;
+    topt.budget_ms = 20;
+    return time_median_seconds(
+        [&](int i) {
+          DecodeArgs ai = a;
+          ai.block_table = dt.get() + std::size_t(i % copies) * B * mbps;
+          decode_attention(ai, s);
+        },
+        s, topt);
+  };
+  json secs = json::array();
+  for (auto b : batches) {
+    json row = json::array();
+    for (auto c : ctxs) {
+      double kvb = 0;
+      double t = run(std::vector<int>(std::size_t(b), int(c)), &kvb);
+      row.push_back(t);
+      if ((b == 32 || b == 64 || b == 128) && (c == 2048 || c == 4096 || c == 8192))
+        add({"decode_attention_own", "attention", cat("b", b, " ctx", c, " h32/8 d128"), t,
+             kvb / t / 1e9, "GB/s", copy_GBps_, "copy"});
+    }
+    secs.push_back(row);
+  }
+  profile_["tables"]["attention_decode"] = {{"kernel", "own_paged_decode"}, {"heads", heads}, {"kv_heads", kvh},
+                                            {"head_dim", D}, {"block_size", BS}, {"kv_dtype", "bf16"},
+                                            {"batch", batches}, {"context", ctxs}, {"seconds", secs}};
+  Rng rng{opt_.seed ^ 0xdec0};
+  json ho = json::array();
+  int nh = opt_.quick ? 4 : 16;
+  for (int i = 0; i < nh; ++i) {
+    int b = int(rng.log_int(double(batches.front()) + 0.6, double(batches.back()) * 0.9));
+    int c = int(rng.log_int(double(ctxs.front()) * 1.2, double(ctxs.back()) * 0.9));
+    double kvb = 0;
+    double t = run(std::vector<int>(std::size_t(b), c), &kvb);
+    ho.push_back({{"batch", b}, {"context", c}, {"heads", heads}, {"kv_heads", kvh}, {"head_dim", D}, {"seconds", t}});
+  }
+  profile_["holdout"]["attention_decode"] = ho;
+  // Mixed context lengths (reported).
+  std::vector<int> mixed;
+  for (int i = 0; i < 64; ++i) mixed.push_back(256 + (i * 977) % 8000);
+  double kvb = 0;
+  double t = run(mixed, &kvb);
+  add({"decode_attention_own_mixed", "attention", "b64 ctx 256..8k h32/8 d128", t, kvb / t / 1e9, "GB/s", copy_GBps_,
+       "copy"});
+}
+
+void Calibrator::gemm_sweeps() {
+  cudaStream_t s = stream_.get();
+  double l2 = prop_.l2CacheSize;
+  std::vector<GemmDtype> dtypes = {GemmDtype::BF16, GemmDtype::FP16, GemmDtype::TF32, GemmDtype::FP8, GemmDtype::INT8};
+  std::vector<std::int64_t> ms = pow2(1, 32768), ns = pow2(256, 32768), ks = pow2(256, 32768);
+  if (opt_.quick) {
+    dtypes = {GemmDtype::BF16, GemmDtype::FP8};
+    ms = {1, 16, 256, 4096, 16384};
+    ns = {1024, 4096, 16384};
+    ks = {1024, 4096, 16384};
+  }
+  // Arenas hold the largest operands (32768² × 4 bytes); small shapes rotate through them.
+  std::size_t arena = std::size_t(ms.back()) * std::size_t(gemm_ld(GemmDtype::TF32, ks.back())) * 4 + (64u << 20);
+  DeviceBuffer<unsigned char> X(arena), W(arena), Y(arena);
+  json tables = json::object(), ceil_t = json::object(), holdout = json::array();
+  Rng rng{opt_.seed ^ 0x6e33};
+  for (GemmDtype d : dtypes) {
+    std::string dn = gemm_dtype_name(d);
+    Elem e = d == GemmDtype::BF16 ? Elem::BF16
+             : d == GemmDtype::FP16 ? Elem::F16
+             : d == GemmDtype::TF32 ? Elem::F32
+             : d == GemmDtype::FP8 ? Elem::FP8E4M3
+                                   : Elem::INT8;
+    double ib = gemm_in_bytes(d), ob = gemm_out_bytes(d);
+    fill_random(X.get(), std::size_t(arena / ib), e, opt_.seed + 11, d == GemmDtype::INT8 ? 8.f : 1.f, s);
+    fill_random(W.get(), std::size_t(arena / ib), e, opt_.seed + 12, d == GemmDtype::INT8 ? 8.f : 1.f, s);
+    double best = 0;
+    auto measure = [&](std::int64_t m, std::int64_t n, std::int64_t k) -> double {
+      LtPlan plan(*lt_, d, m, n, k);
+      if (!plan.ok()) return -1;
+      std::int64_t ld = gemm_ld(d, k);
+      std::size_t xb = std::size_t(m * ld * ib), wb = std::size_t(n * ld * ib),
+                  yb = std::size_t(m * plan.ldy() * ob);
+      auto al = [](std::size_t b) { return (b + 255) / 256 * 256; };
+      int copies = rotation_copies(double(xb + wb + yb), l2, 64);
+      copies = int(std::max<std::size_t>(1, std::min<std::size_t>(copies, arena / std::max({al(xb), al(wb), al(yb)}))));
+      TimingOptions topt;
+      topt.warmup = 1;
+      topt.min_iters = 3;
+      topt.max_iters = 30;
+      topt.budget_ms = 3;
+      double t = time_median_seconds(
+          [&](int i) {
+            std::size_t c = std::size_t(i % copies);
+            plan.run(X.get() + c * al(xb), W.get() + c * al(wb), Y.get() + c * al(yb), s);
+          },
+          s, topt);
+      best = std::max(best, 2.0 * m * n * k / t);
+      return t;
+    };
+    json secs = json::array();
+    for (auto m : ms) {
+      json plane = json::array();
+      for (auto n : ns) {
+        json row = json::array();
+        for (auto k : ks) {
+          double t = measure(m, n, k);
+          row.push_back(t > 0 ? json(t) : json(nullptr));
+        }
+        plane.push_back(row);
+      }
+      secs.push_back(plane);
+    }
+    tables[dn] = {{"m", ms}, {"n", ns}, {"k", ks}, {"seconds", secs},
+                  {"layout", "Y[m,n] = X[m,k] W[n,k]^T (cuBLASLt TN)"}};
+    ceil_t[dn] = best / 1e12;
+    int nh = opt_.quick ? 8 : 48;
+    for (int i = 0; i < nh; ++i) {
+      std::int64_t m = rng.log_int(1, double(ms.back()) * 0.9);
+      std::int64_t n = rng.log_int(double(ns.front()) * 1.1, double(ns.back()) * 0.9);
+      std::int64_t k = rng.log_int(double(ks.front()) * 1.1, double(ks.back()) * 0.9);
+      if (i % 3 == 0) {  // transformer-like multiples of 64/128
+        n = (n + 127) / 128 * 128;
+        k = (k + 127) / 128 * 128;
+      }
+      double t = measure(m, n, k);
+      if (t > 0) holdout.push_back({{"dtype", dn}, {"m", m}, {"n", n}, {"k", k}, {"seconds", t}});
+    }
+    double f8 = 2.0 * 8192 * 8192 * 8192;
+    double t8 = measure(8192, 8192, 8192);
+    add({cat("cublaslt_", dn), "gemm", "8192x8192x8192", t8, f8 / t8 / 1e12, "TFLOP/s", best / 1e12, "best in sweep"});
+    std::fprintf(stderr, "    %s: best %.0f TFLOP/s (%.1fs into stage)\n", dn.c_str(), best / 1e12,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - stage_t0_).count());
+  }
+  profile_["tables"]["gemm"] = tables;
+  profile_["ceilings"]["gemm_TFLOPs"] = ceil_t;
+  profile_["holdout"]["gemm"] = holdout;
+}
+
+bool Calibrator::run_checks(nlohmann::ordered_json* out) {
+  bool all = true;
+  json arr = json::array();
+  for (const auto& c : all_checks()) {
+    CheckResult r;
+    try {
+      r = c.run(opt_.seed);
+    } catch (const std::exception& ex) {
+      r.name = c.name;
+      r.ok = false;
+      r.detail = ex.what();
+    }
+    std::fprintf(stderr, "  check %-32s %s  rel err %.2e (tol %.0e)  %s\n", r.name.c_str(), r.ok ? "PASS" : "FAIL",
+                 r.max_rel_err, r.tolerance, r.ok ? "" : r.detail.c_str());
+    all = all && r.ok;
+    arr.push_back({{"name", r.name}, {"ok", r.ok}, {"max_rel_err", r.max_rel_err}, {"tolerance", r.tolerance},
+                   {"detail", r.detail}});
+  }
+  if (out) *out = arr;
+  return all;
+}
+
+void Calibrator::run_transpose_only() {
+  int R = 4096, C = 4096;
+  DeviceBuffer<float> in(std::size_t(R) * C), out(std::size_t(R) * C);
+  fill_random(in.get(), in.size(), Elem::F32, opt_.seed, 1.f, nullptr);
+  for (bool pad : {false, true}) transpose32(in.get(), out.get(), R, C, pad, nullptr);
+  CALIB_CUDA(cudaDeviceSynchronize());
+}
+
+nlohmann::ordered_json Calibrator::run() {
+  stage_count_ = 8;
+  stage("device information");
+  device_info();
+  stage("correctness checks");
+  json checks;
+  bool ok = run_checks(&checks);
+  profile_["checks"] = checks;
+  if (!ok) std::fprintf(stderr, "  WARNING: some correctness checks failed; see the profile's \"checks\"\n");
+  stage("bandwidth, memory-bound table, launch overhead");
+  bandwidth();
+  stage("roadmap exercises: reduce, transpose, softmax, RMSNorm, SwiGLU, RoPE");
+  exercises();
+  stage("own GEMMs vs cuBLASLt");
+  own_gemm();
+  stage("attention prefill table (own FlashAttention-2-style kernel)");
+  attention_prefill_tables();
+  stage("paged decode attention table (own kernel)");
+  attention_decode_tables();
+  stage("cuBLASLt GEMM sweeps");
+  gemm_sweeps();
+  json ks = json::array();
+  for (const auto& r : results_) {
+    double secs = r.seconds;
+    ks.push_back({{"name", r.name}, {"group", r.group}, {"shape", r.shape}, {"seconds", secs},
+                  {"achieved", r.achieved}, {"unit", r.unit}, {"ceiling", r.ceiling},
+                  {"ceiling_name", r.ceiling_name}, {"fraction", r.ceiling > 0 ? r.achieved / r.ceiling : 0.0}});
+  }
+  profile_["kernels"] = ks;
+  profile_["run_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  return profile_;
+}
+
+std::string Calibrator::summary() const {
+  std::ostringstream o;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-30s %-28s %12s %12s %12s %7s  %s\n", "kernel", "shape", "time", "achieved",
+                "ceiling", "frac", "ceiling is");
+  o << line;
+  for (const auto& r : results_) {
+    std::string t = r.seconds < 1e-3 ? fmt("%.2f us", r.seconds * 1e6) : fmt("%.3f ms", r.seconds * 1e3);
+    if (r.unit == "us") {
+      std::snprintf(line, sizeof line, "%-30s %-28s %12s\n", r.name.c_str(), r.shape.c_str(), t.c_str());
+    } else {
+      std::snprintf(line, sizeof line, "%-30s %-28s %12s %7.1f %-4s %7.1f %-4s %6.0f%%  %s\n", r.name.c_str(),
+                    r.shape.c_str(), t.c_str(), r.achieved, r.unit.c_str(), r.ceiling, r.unit.c_str(),
+                    r.ceiling > 0 ? 100 * r.achieved / r.ceiling : 0.0, r.ceiling_name.c_str());
+    }
+    o << line;
+  }
+  return o.str();
+}
+
+}  // namespace infraplan::calib

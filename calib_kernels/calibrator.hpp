@@ -1,0 +1,75 @@
+#pragma once
+// The calibration run: measures ceilings, the project's own kernels, cuBLASLt GEMM tables,
+// attention and memory-bound tables and held-out shapes, and assembles the profile JSON
+// (schema in docs/calibration.md).
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "calib_kernels/cublas_gemm.hpp"
+#include "calib_kernels/cuda_util.hpp"
+
+namespace infraplan::calib {
+
+struct CalibrateOptions {
+  bool quick = false;           ///< reduced grids (≤ 1 minute on an H200)
+  std::string gpu_name = "h200-sxm-141gb";  ///< catalog name written into the profile
+  std::string command;          ///< the command line, echoed into the profile
+  std::uint64_t seed = 20261129;
+  bool verbose = false;
+};
+
+/// One row of the summary table and of the profile's "kernels" list.
+struct KernelResult {
+  std::string name;      ///< e.g. "reduce_warp_shuffle"
+  std::string group;     ///< "bandwidth", "reduce", "transpose", "softmax", "gemm", "attention", "memory"
+  std::string shape;     ///< human-readable problem size
+  double seconds = 0;    ///< median time per launch
+  double achieved = 0;   ///< GB/s (1e9 B/s) or TFLOP/s (1e12)
+  std::string unit;      ///< "GB/s" or "TFLOP/s"
+  double ceiling = 0;    ///< same unit
+  std::string ceiling_name;  ///< what the ceiling is ("copy", "read", "cublas bf16 same shape", ...)
+};
+
+class Calibrator {
+ public:
+  explicit Calibrator(CalibrateOptions opt);
+  ~Calibrator();
+  /// Runs every stage; returns the profile.
+  nlohmann::ordered_json run();
+  /// Runs only the correctness checks; returns false if any failed.
+  bool run_checks(nlohmann::ordered_json* out);
+  /// Runs each transpose variant a few times (for a profiler to attach to).
+  void run_transpose_only();
+  const std::vector<KernelResult>& results() const { return results_; }
+  /// The summary table (each kernel: achieved vs ceiling).
+  std::string summary() const;
+
+ private:
+  void stage(const std::string& name);
+  void device_info();
+  void bandwidth();
+  void exercises();
+  void own_gemm();
+  void attention_prefill_tables();
+  void attention_decode_tables();
+  void gemm_sweeps();
+  void add(KernelResult r);
+
+  CalibrateOptions opt_;
+  Stream stream_;
+  cudaDeviceProp prop_{};
+  std::unique_ptr<LtHandle> lt_;
+  nlohmann::ordered_json profile_;
+  std::vector<KernelResult> results_;
+  double copy_GBps_ = 0, read_GBps_ = 0;
+  int stage_no_ = 0, stage_count_ = 8;
+  std::chrono::steady_clock::time_point t0_, stage_t0_;
+};
+
+}  // namespace infraplan::calib

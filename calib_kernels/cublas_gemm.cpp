@@ -1,0 +1,111 @@
+#include "calib_kernels/cublas_gemm.hpp"
+
+#include "calib_kernels/cuda_util.hpp"
+
+namespace infraplan::calib {
+
+const char* gemm_dtype_name(GemmDtype d) {
+  switch (d) {
+    case GemmDtype::BF16: return "bf16";
+    case GemmDtype::FP16: return "fp16";
+    case GemmDtype::TF32: return "tf32";
+    case GemmDtype::FP8: return "fp8";
+    case GemmDtype::INT8: return "int8";
+  }
+  return "?";
+}
+
+double gemm_in_bytes(GemmDtype d) {
+  switch (d) {
+    case GemmDtype::BF16:
+    case GemmDtype::FP16: return 2;
+    case GemmDtype::TF32: return 4;
+    case GemmDtype::FP8:
+    case GemmDtype::INT8: return 1;
+  }
+  return 0;
+}
+
+double gemm_out_bytes(GemmDtype d) {
+  switch (d) {
+    case GemmDtype::BF16:
+    case GemmDtype::FP16:
+    case GemmDtype::FP8: return 2;
+    case GemmDtype::TF32:
+    case GemmDtype::INT8: return 4;
+  }
+  return 0;
+}
+
+std::int64_t gemm_ld(GemmDtype d, std::int64_t cols) {
+  if (d == GemmDtype::FP8 || d == GemmDtype::INT8) return (cols + 15) / 16 * 16;
+  return cols;
+}
+
+void cublas_check(cublasStatus_t s, const char* call, const char* file, int line) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": cuBLAS status " +
+                    std::to_string(int(s)));
+}
+
+LtHandle::LtHandle(std::size_t workspace_bytes) : ws_bytes_(workspace_bytes) {
+  CALIB_CUBLAS(cublasLtCreate(&h_));
+  CALIB_CUDA(cudaMalloc(&ws_, ws_bytes_));
+}
+
+LtHandle::~LtHandle() {
+  if (ws_) cudaFree(ws_);
+  if (h_) cublasLtDestroy(h_);
+}
+
+LtPlan::LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k) : h_(h), d_(d) {
+  cudaDataType_t in_t = CUDA_R_16BF, out_t = CUDA_R_16BF, scale_t = CUDA_R_32F;
+  cublasComputeType_t comp = CUBLAS_COMPUTE_32F;
+  switch (d) {
+    case GemmDtype::BF16: break;
+    case GemmDtype::FP16: in_t = out_t = CUDA_R_16F; break;
+    case GemmDtype::TF32: in_t = out_t = CUDA_R_32F; comp = CUBLAS_COMPUTE_32F_FAST_TF32; break;
+    case GemmDtype::FP8: in_t = CUDA_R_8F_E4M3; break;
+    case GemmDtype::INT8: in_t = CUDA_R_8I; out_t = CUDA_R_32I; scale_t = CUDA_R_32I; comp = CUBLAS_COMPUTE_32I; break;
+  }
+  std::int64_t ld = gemm_ld(d, k);
+  ldy_ = (d == GemmDtype::FP8 || d == GemmDtype::INT8) ? (n + 15) / 16 * 16 : n;
+  // Column-major view: C'[n][m] (ldc = ldy) = op(A')·B' with A' = W (k×n, transposed), B' = X (k×m).
+  CALIB_CUBLAS(cublasLtMatmulDescCreate(&op_, comp, scale_t));
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  CALIB_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+  CALIB_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+  CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&a_, in_t, std::uint64_t(k), std::uint64_t(n), ld));
+  CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&b_, in_t, std::uint64_t(k), std::uint64_t(m), ld));
+  CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&c_, out_t, std::uint64_t(n), std::uint64_t(m), ldy_));
+  cublasLtMatmulPreference_t pref = nullptr;
+  CALIB_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+  std::size_t ws = h.workspace_bytes();
+  CALIB_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  cublasLtMatmulHeuristicResult_t res{};
+  int found = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(h.get(), op_, a_, b_, c_, c_, pref, 1, &res, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
+    algo_ = res.algo;
+    ok_ = true;
+  }
+}
+
+LtPlan::~LtPlan() {
+  if (c_) cublasLtMatrixLayoutDestroy(c_);
+  if (b_) cublasLtMatrixLayoutDestroy(b_);
+  if (a_) cublasLtMatrixLayoutDestroy(a_);
+  if (op_) cublasLtMatmulDescDestroy(op_);
+}
+
+void LtPlan::run(const void* X, const void* W, void* Y, cudaStream_t stream) const {
+  float alpha_f = 1.f, beta_f = 0.f;
+  std::int32_t alpha_i = 1, beta_i = 0;
+  const void* alpha = d_ == GemmDtype::INT8 ? static_cast<const void*>(&alpha_i) : &alpha_f;
+  const void* beta = d_ == GemmDtype::INT8 ? static_cast<const void*>(&beta_i) : &beta_f;
+  CALIB_CUBLAS(cublasLtMatmul(h_.get(), op_, alpha, W, a_, X, b_, beta, Y, c_, Y, c_, &algo_, h_.workspace(),
+                              h_.workspace_bytes(), stream));
+}
+
+}  // namespace infraplan::calib

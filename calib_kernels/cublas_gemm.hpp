@@ -1,0 +1,71 @@
+#pragma once
+// cuBLASLt GEMMs in the layout transformer layers use: Y[M,N] = X[M,K] · W[N,K]ᵀ, row-major,
+// i.e. cuBLAS column-major "TN" with m' = N, n' = M (the layout fp8 and int8 require).
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace infraplan::calib {
+
+/// GEMM formats of the sweeps. Inputs / output / accumulation:
+/// bf16: bf16/bf16/fp32; fp16: fp16/fp16/fp32; tf32: fp32/fp32/tf32 tensor cores;
+/// fp8: e4m3/bf16/fp32; int8: int8/int32/int32.
+enum class GemmDtype { BF16, FP16, TF32, FP8, INT8 };
+const char* gemm_dtype_name(GemmDtype d);
+/// Bytes of one input element / one output element.
+double gemm_in_bytes(GemmDtype d);
+double gemm_out_bytes(GemmDtype d);
+/// Leading dimension used for a row of `cols` input elements: cols for bf16/fp16/tf32 (what a
+/// framework passes), rounded up to 16 for fp8/int8 (which need 16-byte aligned rows).
+std::int64_t gemm_ld(GemmDtype d, std::int64_t cols);
+
+void cublas_check(cublasStatus_t s, const char* call, const char* file, int line);
+#define CALIB_CUBLAS(call) ::infraplan::calib::cublas_check((call), #call, __FILE__, __LINE__)
+
+class LtHandle;
+
+/// One planned GEMM shape: descriptors and the heuristic's first algorithm, made once.
+class LtPlan {
+ public:
+  LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k);
+  ~LtPlan();
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+  /// False when cuBLASLt offers no algorithm for this shape and format.
+  bool ok() const { return ok_; }
+  /// Enqueues Y = X·Wᵀ (X: [m][ld(k)], W: [n][ld(k)], Y: [m][ldy]).
+  void run(const void* X, const void* W, void* Y, cudaStream_t stream) const;
+  std::int64_t ldy() const { return ldy_; }
+
+ private:
+  const LtHandle& h_;
+  GemmDtype d_;
+  bool ok_ = false;
+  std::int64_t ldy_ = 0;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
+  cublasLtMatmulAlgo_t algo_{};
+};
+
+/// A cuBLASLt handle with its workspace.
+class LtHandle {
+ public:
+  explicit LtHandle(std::size_t workspace_bytes = std::size_t(64) << 20);
+  ~LtHandle();
+  LtHandle(const LtHandle&) = delete;
+  LtHandle& operator=(const LtHandle&) = delete;
+  cublasLtHandle_t get() const { return h_; }
+  void* workspace() const { return ws_; }
+  std::size_t workspace_bytes() const { return ws_bytes_; }
+
+ private:
+  cublasLtHandle_t h_ = nullptr;
+  void* ws_ = nullptr;
+  std::size_t ws_bytes_ = 0;
+};
+
+}  // namespace infraplan::calib
