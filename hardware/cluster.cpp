@@ -112,6 +112,8 @@ void apply_overrides(Cluster& c, const JsonObject& o) {
     in->reject_unknown({"kind", "GBps_per_gpu"});
     std::string k = in->get_choice("kind", intra_kind_name(c.intra.kind), {"nvswitch", "nvlink-mesh", "pcie"});
     c.intra.kind = k == "nvswitch" ? IntraKind::NVSwitch : k == "pcie" ? IntraKind::PCIe : IntraKind::NVLinkMesh;
+    if (c.intra.kind != IntraKind::PCIe && c.gpu.nvlink_gen == 0)
+      throw Error(in->field("kind") + "=" + k + " needs NVLink, which " + c.gpu.name + " does not have; valid here: pcie");
     double fallback = c.intra.kind == IntraKind::PCIe ? c.gpu.pcie_GBps : c.gpu.nvlink_GBps;
     if (in->has("kind") && !in->has("GBps_per_gpu")) c.intra.GBps_per_gpu = fallback;
     c.intra.GBps_per_gpu = in->get_number("GBps_per_gpu", c.intra.GBps_per_gpu > 0 ? c.intra.GBps_per_gpu : fallback);
