@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# End-to-end checks of the infraplan CLI: outputs, exit codes and error messages for bad input.
+# Run by ctest with INFRAPLAN set to the binary; from the repository root.
+set -u
+bin=${INFRAPLAN:-build/bin/infraplan}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# expect RC NEEDLE -- ARGS...: runs infraplan ARGS, checks the exit code and that stdout+stderr
+# contains NEEDLE.
+expect() {
+  local rc=$1 needle=$2
+  shift 3
+  local out got
+  out=$("$bin" "$@" 2>&1)
+  got=$?
+  if [ "$got" != "$rc" ]; then
+    echo "FAIL: infraplan $* -> exit $got, expected $rc"; echo "$out" | head -5; fails=$((fails + 1)); return
+  fi
+  if ! grep -qF -- "$needle" <<<"$out"; then
+    echo "FAIL: infraplan $* -> output lacks: $needle"; echo "$out" | head -5; fails=$((fails + 1)); return
+  fi
+  echo "ok: infraplan $*"
+}
+
+expect 0 "llama2-7b" -- models
+expect 0 '"total": 6738415616' -- models show llama2-7b --json
+expect 0 "h200-sxm-141gb" -- hardware
+expect 0 "bisection 1600 GB/s" -- hardware show dgx-h100:8
+expect 0 '"peak_flops"' -- hardware show b200-sxm-180gb --json
+expect 1 "does not fit by" -- memory train --scenario scenarios/memory_llama2_7b_one_a100.json
+expect 0 "fits (" -- memory train --scenario scenarios/memory_llama2_7b_zero3_dgx_a100.json
+expect 0 '"fits": true' -- memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json
+expect 0 '"name": "kv_cache"' -- memory serve --scenario scenarios/memory_llama2_70b_2xa100.json --batch 16 --context 4096 --json
+
+# Bad input: clear error, non-zero exit.
+expect 2 "did you mean 'llama2-7b' or 'llama3-70b' or 'llama3-8b'?" -- models show llama3-7b
+expect 2 "unknown command 'modles'" -- modles
+expect 2 "unknown option '--jsn'" -- models --jsn
+printf '{"model": "llama2-7b", "cluster": "dgx-h100",\n "training": {"tp": 8,}\n}\n' >"$tmp/malformed.json"
+expect 2 "malformed.json:2:" -- memory train --scenario "$tmp/malformed.json"
+printf '{"model": "llama2-7b", "cluster": "dgx-h100", "training": {"tp": 3}}' >"$tmp/tp3.json"
+expect 2 "training.tp=3 does not divide heads=32; try 1, 2, 4, 8, 16, 32" -- memory train --scenario "$tmp/tp3.json"
+printf '{"model": "llama2-7b", "cluster": "dgx-h100", "training": {"seq_len": -4096}}' >"$tmp/neg.json"
+expect 2 "training.seq_len=-4096 is invalid" -- memory train --scenario "$tmp/neg.json"
+printf '{"model": {"preset": "llama2-7b", "hidden": -1}, "cluster": "dgx-h100", "training": {}}' >"$tmp/negh.json"
+expect 2 "hidden=-1 is invalid" -- memory train --scenario "$tmp/negh.json"
+printf '{"model": "llama2-70b", "cluster": "dgx-a100-80gb", "serving": {"tp": 2, "weights": "fp8"}}' >"$tmp/fp8.json"
+expect 2 "serving.weights=fp8 is not supported on a100-sxm4-80gb" -- memory serve --scenario "$tmp/fp8.json"
+expect 2 "--batch=-3 is invalid" -- memory serve --scenario scenarios/memory_llama2_70b_2xa100.json --batch -3
+expect 2 "cannot open file" -- memory train --scenario "$tmp/missing.json"
+expect 2 "unknown cluster 'dgx-h1000'" -- hardware show dgx-h1000
+
+# Determinism: same input, same bytes.
+a=$("$bin" memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json)
+b=$("$bin" memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json)
+if [ "$a" != "$b" ]; then echo "FAIL: memory train output differs between runs"; fails=$((fails + 1)); fi
+
+if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
+echo "all CLI checks passed"
