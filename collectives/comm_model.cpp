@@ -1,0 +1,195 @@
+#include "collectives/comm_model.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "model/error.hpp"
+
+namespace infraplan::coll {
+
+double LoweredCollective::hop_pad_s(int k, bool intra) const {
+  const PatternCost& c = *costs[std::size_t(k)];
+  const double hop = c.inter && !intra ? hop_latency_s_inter : hop_latency_s_intra;
+  return std::max(0.0, hop - c.max_latency_s);
+}
+
+double LoweredCollective::phase_seconds(std::size_t i, long long steps) const {
+  const Phase& ph = phases[i];
+  const PatternCost& c = *costs[std::size_t(ph.pattern)];
+  // Steps charged the intra hop latency come first in the phase's step count.
+  const long long intra = std::min(steps, ph.intra_steps);
+  return double(steps) * c.step_seconds(ph.unit_bytes, protocol_efficiency) +
+         double(intra) * hop_pad_s(ph.pattern, true) + double(steps - intra) * hop_pad_s(ph.pattern);
+}
+
+CommModel::CommModel(const hw::Cluster& cluster, CommProfile profile)
+    : fabric_(cluster), profile_(std::move(profile)) {}
+
+CommModel::~CommModel() = default;
+
+const CommModel::GroupEntry& CommModel::group(CollectiveOp op, const std::vector<int>& ranks) const {
+  std::string key(1 + ranks.size() * sizeof(int), '\0');
+  key[0] = char(op);
+  std::memcpy(key.data() + 1, ranks.data(), ranks.size() * sizeof(int));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return *it->second;
+  auto g = std::make_unique<GroupEntry>();
+  g->shape = group_shape(cluster(), ranks);
+  if (op == CollectiveOp::AllToAll && g->shape.n > 256)
+    throw Error("alltoall is modelled for groups of up to 256 ranks (got " + std::to_string(g->shape.n) + ")");
+  g->algorithms = candidate_algorithms(op, g->shape, cluster(), profile_);
+  for (Algorithm a : g->algorithms) {
+    auto e = std::make_unique<PlanEntry>();
+    e->plan = make_plan(op, a, g->shape, cluster(), profile_, ranks);
+    for (const auto& pat : e->plan.patterns) e->costs.push_back(pattern_cost(fabric_, pat));
+    g->plans.push_back(std::move(e));
+  }
+  auto& ref = *g;
+  cache_.emplace(std::move(key), std::move(g));
+  return ref;
+}
+
+double CommModel::plan_seconds(const PlanEntry& e, double bytes, Protocol p, std::vector<Phase>* phases) const {
+  const ProtoLatency& lat = profile_.lat(e.plan.latency_class, p);
+  const double eff = profile_.protocol_efficiency[std::size_t(p)];
+  double t = lat.base_us * 1e-6;
+  for (const auto& t_ : e.plan.phases) {
+    const double data = t_.coef * bytes;
+    long long steps = t_.depth;
+    double unit = data;
+    if (t_.pipelined) {
+      const double slices = std::max(1.0, std::ceil(data / profile_.pipeline_chunk_bytes));
+      steps += (long long)slices - 1;
+      unit = data / slices;
+    }
+    const PatternCost& c = e.costs[std::size_t(t_.pattern)];
+    const double hop = (c.inter ? lat.inter_hop_us : lat.intra_hop_us) * 1e-6;
+    const double hop_intra = lat.intra_hop_us * 1e-6;
+    const long long intra = std::min(steps, t_.intra_depth);
+    t += double(steps) * c.step_seconds(unit, eff) + double(intra) * std::max(0.0, hop_intra - c.max_latency_s) +
+         double(steps - intra) * std::max(0.0, hop - c.max_latency_s);
+    if (phases) phases->push_back({t_.pattern, steps, unit, t_.intra_depth});
+  }
+  return t;
+}
+
+CollectiveEstimate CommModel::finish(CollectiveOp op, double bytes, const GroupEntry& g, const PlanEntry* e,
+                                     Protocol p, double seconds) const {
+  CollectiveEstimate r;
+  r.op = op;
+  r.ranks = g.shape.n;
+  r.nodes = g.shape.nodes;
+  r.bytes = bytes;
+  r.seconds = seconds;
+  r.algbw_GBps = algbw_GBps(bytes, seconds);
+  r.busbw_GBps = busbw_GBps(op, g.shape.n, bytes, seconds);
+  r.protocol = p;
+  if (!e) {
+    r.algorithm = Algorithm::Fit;
+    r.bottleneck = "measured fit (" + std::string(g.shape.nodes > 1 ? "inter" : "intra") + "-node)";
+    r.bytes_per_rank = bytes_per_rank(op, g.shape.n, bytes);
+    return r;
+  }
+  r.algorithm = e->plan.algorithm;
+  if (g.shape.n < 2) {
+    r.bottleneck = "none (single rank)";
+    return r;
+  }
+  // Busiest sender and the slowest pattern's limiting link.
+  std::vector<Phase> phases = phases_for(e->plan, bytes, profile_.pipeline_chunk_bytes);
+  double worst = -1;
+  for (const auto& ph : phases) {
+    const PatternCost& c = e->costs[std::size_t(ph.pattern)];
+    r.bytes_per_rank += double(ph.steps) * ph.unit_bytes * c.max_src_fraction;
+    const double t = double(ph.steps) * c.step_seconds(ph.unit_bytes, 1.0);
+    if (t > worst && c.bottleneck_link >= 0) {
+      worst = t;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " (%.4g GB/s)", c.bottleneck_Bps / 1e9);
+      r.bottleneck = fabric_.link_name(c.bottleneck_link) + buf;
+    }
+  }
+  return r;
+}
+
+CollectiveEstimate CommModel::estimate(CollectiveOp op, double bytes, const std::vector<int>& ranks) const {
+  if (!(bytes >= 0)) throw Error("bytes must be >= 0");
+  const GroupEntry& g = group(op, ranks);
+  if (g.shape.n >= 2) {
+    if (auto fit = profile_.find_fit(op, g.shape.n, g.shape.nodes > 1)) {
+      const double t = fit->latency_us * 1e-6 + bytes * busbw_factor(op, g.shape.n) / (fit->bw_GBps * 1e9);
+      return finish(op, bytes, g, nullptr, Protocol::Simple, t);
+    }
+  }
+  double best = std::numeric_limits<double>::infinity();
+  const PlanEntry* be = nullptr;
+  Protocol bp = Protocol::Simple;
+  for (std::size_t i = 0; i < g.plans.size(); ++i) {
+    const PlanEntry& e = *g.plans[i];
+    for (int pi = 0; pi < 3; ++pi) {
+      if (!profile_.protocol_enabled[std::size_t(pi)]) continue;
+      if (e.plan.algorithm == Algorithm::NVLS && pi != int(Protocol::Simple)) continue;
+      const double t = plan_seconds(e, bytes, Protocol(pi), nullptr);
+      if (t < best) {
+        best = t;
+        be = &e;
+        bp = Protocol(pi);
+      }
+    }
+  }
+  if (!be) throw Error("comm profile enables no protocol; enable one of LL, LL128, Simple");
+  if (g.shape.n < 2) best = 0;
+  return finish(op, bytes, g, be, bp, best);
+}
+
+CollectiveEstimate CommModel::estimate(CollectiveOp op, double bytes, const std::vector<int>& ranks,
+                                       Algorithm algo, Protocol proto) const {
+  LoweredCollective l = lower(op, bytes, ranks, algo, proto);
+  const GroupEntry& g = group(op, ranks);
+  for (std::size_t i = 0; i < g.algorithms.size(); ++i)
+    if (g.algorithms[i] == algo) return finish(op, bytes, g, g.plans[i].get(), proto, l.seconds);
+  return {};
+}
+
+LoweredCollective CommModel::lower(CollectiveOp op, double bytes, const std::vector<int>& ranks,
+                                   std::optional<Algorithm> algo, std::optional<Protocol> proto) const {
+  const GroupEntry& g = group(op, ranks);
+  Algorithm a;
+  Protocol p;
+  if (!algo || !proto) {
+    CollectiveEstimate best = estimate(op, bytes, ranks);
+    a = algo.value_or(best.algorithm == Algorithm::Fit ? g.algorithms.front() : best.algorithm);
+    p = proto.value_or(best.protocol);
+  } else {
+    a = *algo;
+    p = *proto;
+  }
+  const PlanEntry* e = nullptr;
+  for (std::size_t i = 0; i < g.algorithms.size(); ++i)
+    if (g.algorithms[i] == a) e = g.plans[i].get();
+  if (!e) {
+    std::vector<std::string> names;
+    for (auto x : g.algorithms) names.emplace_back(algorithm_name(x));
+    throw Error(std::string("algorithm=") + algorithm_name(a) + " does not apply to " + op_name(op) + " on this group (" +
+                std::to_string(g.shape.n) + " ranks on " + std::to_string(g.shape.nodes) +
+                " nodes); valid: " + join(names));
+  }
+  if (a == Algorithm::NVLS && p != Protocol::Simple) throw Error("protocol: nvls runs the Simple protocol only");
+  LoweredCollective l;
+  l.plan = e->plan;
+  for (const auto& c : e->costs) l.costs.push_back(&c);
+  l.protocol = p;
+  l.protocol_efficiency = profile_.protocol_efficiency[std::size_t(p)];
+  const ProtoLatency& lat = profile_.lat(e->plan.latency_class, p);
+  l.base_latency_s = lat.base_us * 1e-6;
+  l.hop_latency_s_intra = lat.intra_hop_us * 1e-6;
+  l.hop_latency_s_inter = lat.inter_hop_us * 1e-6;
+  l.seconds = g.shape.n < 2 ? 0 : plan_seconds(*e, bytes, p, &l.phases);
+  if (g.shape.n < 2) l.phases.clear();
+  return l;
+}
+
+}  // namespace infraplan::coll
