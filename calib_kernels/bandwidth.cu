@@ -5,12 +5,12 @@
 namespace infraplan::calib {
 namespace {
 
-int grid_for(std::size_t n4, int threads) {
+int grid_for(std::size_t n4, int threads, int per_sm = 8) {
   int dev = 0, sms = 0;
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   std::size_t want = (n4 + threads - 1) / threads;
-  std::size_t cap = std::size_t(sms) * 8;
+  std::size_t cap = std::size_t(sms) * per_sm;
   return int(want < cap ? want : cap);
 }
 
@@ -50,8 +50,8 @@ __global__ void nothing() {}
 
 }  // namespace
 
-void copy_kernel(const float4* in, float4* out, std::size_t n4, cudaStream_t stream) {
-  copy_f4<<<grid_for(n4, 256), 256, 0, stream>>>(in, out, n4);
+void copy_kernel(const float4* in, float4* out, std::size_t n4, cudaStream_t stream, int blocks_per_sm) {
+  copy_f4<<<grid_for(n4, 256, blocks_per_sm), 256, 0, stream>>>(in, out, n4);
   CALIB_LAUNCH();
 }
 

@@ -19,8 +19,9 @@ enum class Elem { F32, BF16, F16, FP8E4M3, INT8, I32 };
 void fill_random(void* p, std::size_t n, Elem e, std::uint64_t seed, float scale, cudaStream_t stream);
 
 // ---- bandwidth (bandwidth.cu) ----
-/// out[i] = in[i] for n float4 elements (16-byte loads and stores, grid-stride).
-void copy_kernel(const float4* in, float4* out, std::size_t n4, cudaStream_t stream);
+/// out[i] = in[i] for n float4 elements (16-byte loads and stores, grid-stride with
+/// `blocks_per_sm` blocks of 256 threads per multiprocessor).
+void copy_kernel(const float4* in, float4* out, std::size_t n4, cudaStream_t stream, int blocks_per_sm = 8);
 /// Reads n float4 elements once (read-only path) and writes one float per block into `sink`
 /// (`sink` must hold 4096 floats).
 void read_kernel(const float4* in, std::size_t n4, float* sink, cudaStream_t stream);

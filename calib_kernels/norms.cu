@@ -1,4 +1,6 @@
 // Memory-bound transformer kernels: RMSNorm, fused SwiGLU, rotary embedding. 16-byte accesses.
+#include <algorithm>
+
 #include "calib_kernels/cuda_util.hpp"
 #include "calib_kernels/kernels.hpp"
 
@@ -22,7 +24,7 @@ __global__ void rmsnorm_k(const bf16* __restrict__ x, const bf16* __restrict__ w
   float ss = 0;
 #pragma unroll
   for (int c = 0; c < kNormMaxChunks; ++c) {
-    int idx = threadIdx.x + c * kNormThreads;
+    int idx = threadIdx.x + c * int(blockDim.x);
     if (idx < chunks) {
       v[c] = xr[idx];
 #pragma unroll
@@ -37,12 +39,11 @@ __global__ void rmsnorm_k(const bf16* __restrict__ x, const bf16* __restrict__ w
   if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = ss;
   __syncthreads();
   float tot = 0;
-#pragma unroll
-  for (int i = 0; i < kNormThreads / 32; ++i) tot += sh[i];
+  for (int i = 0; i < int(blockDim.x / 32); ++i) tot += sh[i];
   float r = rsqrtf(tot / float(hidden) + eps);
 #pragma unroll
   for (int c = 0; c < kNormMaxChunks; ++c) {
-    int idx = threadIdx.x + c * kNormThreads;
+    int idx = threadIdx.x + c * int(blockDim.x);
     if (idx < chunks) {
       Vec8 wv = wr[idx], o;
 #pragma unroll
@@ -55,12 +56,13 @@ __global__ void rmsnorm_k(const bf16* __restrict__ x, const bf16* __restrict__ w
   }
 }
 
+// grid.x covers the chunks of a row, grid.y strides over rows (no 64-bit division per element).
 __global__ void swiglu_k(const bf16* __restrict__ gu, bf16* __restrict__ out, int rows, int ffn) {
   int chunks = ffn / 8;
-  std::size_t total = std::size_t(rows) * chunks;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    std::size_t r = i / chunks, c = i % chunks;
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= chunks) return;
+  for (int rr = blockIdx.y; rr < rows; rr += gridDim.y) {
+    std::size_t r = std::size_t(rr);
     const Vec8* row = reinterpret_cast<const Vec8*>(gu + r * 2 * ffn);
     Vec8 g = row[c], u = row[chunks + c], o;
 #pragma unroll
@@ -77,14 +79,13 @@ __global__ void swiglu_k(const bf16* __restrict__ gu, bf16* __restrict__ out, in
 // One thread handles 8 consecutive pairs (j .. j+7 with partners j+half ..): two 16-byte loads.
 __global__ void rope_k(bf16* __restrict__ x, const int* __restrict__ pos, int tokens, int heads,
                        int head_dim, float log2_theta) {
-  int half = head_dim / 2, groups = half / 8;
-  std::size_t total = std::size_t(tokens) * heads * groups;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    std::size_t th = i / groups;  // token * heads + head
+  unsigned half = head_dim / 2, groups = half / 8;
+  unsigned total = unsigned(tokens) * heads * groups;  // < 2^32 (checked by the launcher)
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    unsigned th = i / groups;  // token * heads + head
     int g = int(i % groups);
-    int t = int(th / heads);
-    bf16* base = x + th * head_dim;
+    int t = int(th / unsigned(heads));
+    bf16* base = x + std::size_t(th) * head_dim;
     Vec8* lo = reinterpret_cast<Vec8*>(base + g * 8);
     Vec8* hi = reinterpret_cast<Vec8*>(base + half + g * 8);
     Vec8 a = *lo, b = *hi, oa, ob;
@@ -117,19 +118,25 @@ unsigned grid_cap(std::size_t work, int threads) {
 void rmsnorm(const bf16* x, const bf16* w, bf16* y, int rows, int hidden, float eps, cudaStream_t stream) {
   if (hidden % 8 != 0 || hidden > kNormThreads * kNormMaxChunks * 8)
     throw CudaError("rmsnorm: hidden must be a multiple of 8 and at most 16384");
-  rmsnorm_k<<<rows, kNormThreads, 0, stream>>>(x, w, y, hidden, eps);
+  // Eight 16-byte chunks per thread: fewer threads per row, more rows in flight per SM.
+  int threads = std::clamp((hidden / 8 + kNormMaxChunks - 1) / kNormMaxChunks, 32, kNormThreads);
+  threads = (threads + 31) / 32 * 32;
+  rmsnorm_k<<<rows, threads, 0, stream>>>(x, w, y, hidden, eps);
   CALIB_LAUNCH();
 }
 
 void swiglu(const bf16* gu, bf16* out, int rows, int ffn, cudaStream_t stream) {
   if (ffn % 8 != 0) throw CudaError("swiglu: ffn must be a multiple of 8");
-  swiglu_k<<<grid_cap(std::size_t(rows) * ffn / 8, 256), 256, 0, stream>>>(gu, out, rows, ffn);
+  unsigned gx = unsigned((ffn / 8 + 255) / 256);
+  unsigned gy = unsigned(std::min<long>(rows, std::max<long>(1, 2048 / long(gx))));
+  swiglu_k<<<dim3(gx, gy), 256, 0, stream>>>(gu, out, rows, ffn);
   CALIB_LAUNCH();
 }
 
 void rope(bf16* x, const int* pos, int tokens, int heads, int head_dim, float theta, cudaStream_t stream) {
   if (head_dim % 16 != 0) throw CudaError("rope: head_dim must be a multiple of 16");
   std::size_t work = std::size_t(tokens) * heads * (head_dim / 16);
+  if (work >= (std::size_t(1) << 32)) throw CudaError("rope: tokens × heads × head_dim / 16 must be < 2^32");
   rope_k<<<grid_cap(work, 256), 256, 0, stream>>>(x, pos, tokens, heads, head_dim, log2f(theta));
   CALIB_LAUNCH();
 }

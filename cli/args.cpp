@@ -87,7 +87,8 @@ std::optional<double> Args::get_number(const std::string& name, double min) cons
   } catch (...) {
     used = 0;
   }
-  if (used == 0 || used != v->size() || !std::isfinite(x)) throw Error("--" + name + "='" + *v + "' is not a number");
+  if (used == 0 || used != v->size() || !std::isfinite(x))
+    throw Error("--" + name + "='" + *v + "' is not a number");
   if (x < min) throw Error("--" + name + "=" + *v + " is invalid: must be >= " + std::to_string(min));
   return x;
 }

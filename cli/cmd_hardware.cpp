@@ -35,12 +35,14 @@ Json gpu_json(const hw::GpuSpec& g) {
 }
 
 void print_gpu(const hw::GpuSpec& g) {
-  std::printf("%s (%s), sm_%d, %d SMs\n  source: %s\n", g.display_name.c_str(), g.name.c_str(), g.compute_capability,
-              g.sms, g.source.c_str());
-  std::printf("  memory %s at %.0f GB/s, L2 %.0f MiB, shared memory %.0f KiB/SM\n", fmt_gib(g.hbm_bytes).c_str(),
-              g.hbm_GBps, g.l2_bytes / 1048576, g.smem_per_sm_bytes / 1024);
+  std::printf("%s (%s), sm_%d, %d SMs\n  source: %s\n", g.display_name.c_str(), g.name.c_str(),
+              g.compute_capability, g.sms, g.source.c_str());
+  std::printf("  memory %s at %.0f GB/s, L2 %.0f MiB, shared memory %.0f KiB/SM\n",
+              fmt_gib(g.hbm_bytes).c_str(), g.hbm_GBps, g.l2_bytes / 1048576, g.smem_per_sm_bytes / 1024);
   std::printf("  NVLink %s, PCIe Gen%d %.0f GB/s per direction, %.0f W\n",
-              g.nvlink_gen ? ("gen" + std::to_string(g.nvlink_gen) + " " + fmt(g.nvlink_GBps, 0) + " GB/s per direction").c_str()
+              g.nvlink_gen ? ("gen" + std::to_string(g.nvlink_gen) + " " + fmt(g.nvlink_GBps, 0) +
+                              " GB/s per direction")
+                                 .c_str()
                            : "none",
               g.pcie_gen, g.pcie_GBps, g.tdp_watts);
   Table t({"dtype", "dense peak"});
@@ -54,8 +56,10 @@ void print_gpu(const hw::GpuSpec& g) {
 int cmd_hardware(const std::vector<std::string>& argv) {
   Args a(argv, kSpec);
   if (a.help()) {
-    std::printf("Usage: infraplan hardware [--json]\n       infraplan hardware show GPU|CLUSTER|CLUSTER:NODES|FILE [--json]\n\n%s",
-                options_help(kSpec).c_str());
+    std::printf(
+        "Usage: infraplan hardware [--json]\n       infraplan hardware show GPU|CLUSTER|CLUSTER:NODES|FILE "
+        "[--json]\n\n%s",
+        options_help(kSpec).c_str());
     return 0;
   }
   const auto& pos = a.positional();
@@ -70,8 +74,8 @@ int cmd_hardware(const std::vector<std::string>& argv) {
     Table t({"gpu", "bf16 TFLOP/s", "fp8 TFLOP/s", "memory", "HBM GB/s", "NVLink GB/s", "SMs"});
     for (const auto& g : hw::gpu_catalog())
       t.add({g.name, fmt(g.peak(Dtype::BF16).value_or(0) / 1e12, 1),
-             g.peak(Dtype::FP8) ? fmt(*g.peak(Dtype::FP8) / 1e12, 1) : "-", fmt_gib(g.hbm_bytes), fmt(g.hbm_GBps, 0),
-             g.nvlink_gen ? fmt(g.nvlink_GBps, 0) : "-", std::to_string(g.sms)});
+             g.peak(Dtype::FP8) ? fmt(*g.peak(Dtype::FP8) / 1e12, 1) : "-", fmt_gib(g.hbm_bytes),
+             fmt(g.hbm_GBps, 0), g.nvlink_gen ? fmt(g.nvlink_GBps, 0) : "-", std::to_string(g.sms)});
     Table c({"cluster", "gpu", "gpus/node", "intra", "GB/s/gpu", "NICs", "Gb/s/NIC", "fabric"});
     for (const auto& n : hw::cluster_preset_names()) {
       auto x = hw::cluster_preset(n);
@@ -79,8 +83,8 @@ int cmd_hardware(const std::vector<std::string>& argv) {
              fmt(x.intra.GBps_per_gpu, 0), std::to_string(x.inter.nics_per_node), fmt(x.inter.nic_Gbps, 0),
              hw::fabric_topology_name(x.inter.topology)});
     }
-    std::printf("GPUs (dense datasheet peaks):\n%s\nClusters (use NAME:NODES for several nodes):\n%s", t.str().c_str(),
-                c.str().c_str());
+    std::printf("GPUs (dense datasheet peaks):\n%s\nClusters (use NAME:NODES for several nodes):\n%s",
+                t.str().c_str(), c.str().c_str());
     return 0;
   }
   if (pos[0] != "show") throw Error(unknown_name_message("hardware subcommand", pos[0], {"show"}));
@@ -113,18 +117,19 @@ int cmd_hardware(const std::vector<std::string>& argv) {
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
-  std::printf("%s: %d node(s) × %d %s = %d GPUs\n", c.name.c_str(), c.nodes, c.gpus_per_node, c.gpu.name.c_str(),
-              c.total_gpus());
+  std::printf("%s: %d node(s) × %d %s = %d GPUs\n", c.name.c_str(), c.nodes, c.gpus_per_node,
+              c.gpu.name.c_str(), c.total_gpus());
   std::printf("  inside a node: %s, %.0f GB/s per GPU per direction\n", hw::intra_kind_name(c.intra.kind),
               c.intra.GBps_per_gpu);
-  std::printf("  between nodes: %s, %d × %.0f Gb/s NICs per node (%.1f GB/s per GPU), %s, oversubscription %.2g:1\n",
-              hw::inter_kind_name(c.inter.kind), c.inter.nics_per_node, c.inter.nic_Gbps, c.inter_GBps_per_gpu(),
-              hw::fabric_topology_name(c.inter.topology), c.inter.oversubscription);
-  std::printf("  topology graph: %zu vertices, %zu links; bisection %.0f GB/s\n", topo.vertex_count(), topo.edge_count(),
-              bis);
+  std::printf(
+      "  between nodes: %s, %d × %.0f Gb/s NICs per node (%.1f GB/s per GPU), %s, oversubscription %.2g:1\n",
+      hw::inter_kind_name(c.inter.kind), c.inter.nics_per_node, c.inter.nic_Gbps, c.inter_GBps_per_gpu(),
+      hw::fabric_topology_name(c.inter.topology), c.inter.oversubscription);
+  std::printf("  topology graph: %zu vertices, %zu links; bisection %.0f GB/s\n", topo.vertex_count(),
+              topo.edge_count(), bis);
   if (c.total_gpus() > 1) {
-    std::printf("  GPU 0 -> GPU %d: %zu hops, bottleneck %.1f GB/s (%s)\n", std::min(1, last), same.hops.size(),
-                same.bottleneck_GBps, same.bottleneck.c_str());
+    std::printf("  GPU 0 -> GPU %d: %zu hops, bottleneck %.1f GB/s (%s)\n", std::min(1, last),
+                same.hops.size(), same.bottleneck_GBps, same.bottleneck.c_str());
     if (cross.crosses_nodes)
       std::printf("  GPU 0 -> GPU %d: %zu hops, bottleneck %.1f GB/s (%s)\n", last, cross.hops.size(),
                   cross.bottleneck_GBps, cross.bottleneck.c_str());

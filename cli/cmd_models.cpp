@@ -45,8 +45,9 @@ Json model_json(const model::ModelSpec& m, std::int64_t seq) {
 int cmd_models(const std::vector<std::string>& argv) {
   Args a(argv, kSpec);
   if (a.help()) {
-    std::printf("Usage: infraplan models [--json]\n       infraplan models show NAME|FILE [--seq S] [--json]\n\n%s",
-                options_help(kSpec).c_str());
+    std::printf(
+        "Usage: infraplan models [--json]\n       infraplan models show NAME|FILE [--seq S] [--json]\n\n%s",
+        options_help(kSpec).c_str());
     return 0;
   }
   const auto& pos = a.positional();
@@ -57,7 +58,8 @@ int cmd_models(const std::vector<std::string>& argv) {
       std::printf("%s\n", out.dump(2).c_str());
       return 0;
     }
-    Table t({"model", "params", "active", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "KV/token bf16"});
+    Table t({"model", "params", "active", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab",
+             "KV/token bf16"});
     for (const auto& n : model::preset_names()) {
       auto m = model::preset(n);
       auto b = model::count_params(m);
@@ -84,19 +86,24 @@ int cmd_models(const std::vector<std::string>& argv) {
               fmt_count(b.active_per_token).c_str());
   std::printf("  hidden %lld, layers %lld, heads %lld (kv %lld, head_dim %lld), %s FFN %lld, vocab %lld%s\n",
               (long long)m.hidden, (long long)m.layers, (long long)m.heads, (long long)m.kv_heads,
-              (long long)m.head_dim, model::ffn_type_name(m.ffn_type), (long long)m.ffn_hidden, (long long)m.vocab,
-              m.tied_embeddings ? ", tied embeddings" : "");
+              (long long)m.head_dim, model::ffn_type_name(m.ffn_type), (long long)m.ffn_hidden,
+              (long long)m.vocab, m.tied_embeddings ? ", tied embeddings" : "");
   if (m.moe.enabled())
     std::printf("  MoE: %lld experts (top-%lld, %lld shared) of width %lld, %lld leading dense layers\n",
                 (long long)m.moe.experts, (long long)m.moe.top_k, (long long)m.moe.shared_experts,
                 (long long)m.moe.expert_ffn_hidden, (long long)m.moe.dense_layers);
   if (m.mla.enabled())
-    std::printf("  MLA: q_lora %lld, kv_lora %lld, rope %lld, nope %lld, v %lld\n", (long long)m.mla.q_lora_rank,
-                (long long)m.mla.kv_lora_rank, (long long)m.mla.qk_rope_head_dim, (long long)m.mla.qk_nope_head_dim,
+    std::printf("  MLA: q_lora %lld, kv_lora %lld, rope %lld, nope %lld, v %lld\n",
+                (long long)m.mla.q_lora_rank, (long long)m.mla.kv_lora_rank,
+                (long long)m.mla.qk_rope_head_dim, (long long)m.mla.qk_nope_head_dim,
                 (long long)m.mla.v_head_dim);
   Table p({"component", "parameters", "share", "bf16 bytes"});
-  for (auto [name, v] : {std::pair{"embedding", b.embedding}, {"attention", b.attention}, {"mlp", b.mlp},
-                         {"norm", b.norm}, {"lm_head", b.lm_head}, {"total", b.total}})
+  for (auto [name, v] : {std::pair{"embedding", b.embedding},
+                         {"attention", b.attention},
+                         {"mlp", b.mlp},
+                         {"norm", b.norm},
+                         {"lm_head", b.lm_head},
+                         {"total", b.total}})
     p.add({name, fmt_count(v), fmt(100 * v / b.total, 1) + "%", fmt_gib(2 * v)});
   std::printf("\n%s", p.str().c_str());
   std::printf("\nFLOPs per token at seq %lld: forward %.3g, training %.3g (6N = %.3g)\n", (long long)seq,

@@ -11,7 +11,8 @@ namespace infraplan::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> c = {
       {"models", "list model presets; 'models show NAME|FILE' for parameters, FLOPs, KV bytes", cmd_models},
-      {"hardware", "list GPUs and clusters; 'hardware show GPU|CLUSTER' for details and topology", cmd_hardware},
+      {"hardware", "list GPUs and clusters; 'hardware show GPU|CLUSTER' for details and topology",
+       cmd_hardware},
       {"memory", "'memory train|serve --scenario F': per-GPU memory ledger, fits or not", cmd_memory},
   };
   return c;

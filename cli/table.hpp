@@ -18,9 +18,9 @@ class Table {
 
 /// Number formatting helpers.
 std::string fmt(double v, int precision = 2);
-std::string fmt_gib(double bytes);           ///< "12.34 GiB"
-std::string fmt_count(double n);              ///< "6.74B", "124.4M", "3.2K"
-std::string fmt_seconds(double s);            ///< "1.23 ms", "4.5 s"
-std::string fmt_flops(double flops_per_s);    ///< "989.4 TFLOP/s"
+std::string fmt_gib(double bytes);          ///< "12.34 GiB"
+std::string fmt_count(double n);            ///< "6.74B", "124.4M", "3.2K"
+std::string fmt_seconds(double s);          ///< "1.23 ms", "4.5 s"
+std::string fmt_flops(double flops_per_s);  ///< "989.4 TFLOP/s"
 
 }  // namespace infraplan::cli

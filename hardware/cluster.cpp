@@ -8,9 +8,12 @@ namespace infraplan::hw {
 
 const char* intra_kind_name(IntraKind k) {
   switch (k) {
-    case IntraKind::NVSwitch: return "nvswitch";
-    case IntraKind::NVLinkMesh: return "nvlink-mesh";
-    case IntraKind::PCIe: return "pcie";
+    case IntraKind::NVSwitch:
+      return "nvswitch";
+    case IntraKind::NVLinkMesh:
+      return "nvlink-mesh";
+    case IntraKind::PCIe:
+      return "pcie";
   }
   return "?";
 }
@@ -89,8 +92,9 @@ std::vector<Cluster> presets() {
   return p;
 }
 
-const std::vector<std::string> kClusterKeys = {"preset", "name", "gpu", "nodes", "gpus_per_node", "intra",
-                                               "inter", "nvlink_latency_us", "pcie_latency_us"};
+const std::vector<std::string> kClusterKeys = {"preset",         "name",  "gpu",   "nodes",
+                                               "gpus_per_node",  "intra", "inter", "nvlink_latency_us",
+                                               "pcie_latency_us"};
 
 void apply_overrides(Cluster& c, const JsonObject& o) {
   o.reject_unknown(kClusterKeys);
@@ -110,20 +114,26 @@ void apply_overrides(Cluster& c, const JsonObject& o) {
   c.pcie_latency_us = o.get_number_min("pcie_latency_us", c.pcie_latency_us, 0);
   if (auto in = o.opt_object("intra")) {
     in->reject_unknown({"kind", "GBps_per_gpu"});
-    std::string k = in->get_choice("kind", intra_kind_name(c.intra.kind), {"nvswitch", "nvlink-mesh", "pcie"});
-    c.intra.kind = k == "nvswitch" ? IntraKind::NVSwitch : k == "pcie" ? IntraKind::PCIe : IntraKind::NVLinkMesh;
+    std::string k =
+        in->get_choice("kind", intra_kind_name(c.intra.kind), {"nvswitch", "nvlink-mesh", "pcie"});
+    c.intra.kind = k == "nvswitch" ? IntraKind::NVSwitch
+                   : k == "pcie"   ? IntraKind::PCIe
+                                   : IntraKind::NVLinkMesh;
     if (c.intra.kind != IntraKind::PCIe && c.gpu.nvlink_gen == 0)
-      throw Error(in->field("kind") + "=" + k + " needs NVLink, which " + c.gpu.name + " does not have; valid here: pcie");
+      throw Error(in->field("kind") + "=" + k + " needs NVLink, which " + c.gpu.name +
+                  " does not have; valid here: pcie");
     double fallback = c.intra.kind == IntraKind::PCIe ? c.gpu.pcie_GBps : c.gpu.nvlink_GBps;
     if (in->has("kind") && !in->has("GBps_per_gpu")) c.intra.GBps_per_gpu = fallback;
-    c.intra.GBps_per_gpu = in->get_number("GBps_per_gpu", c.intra.GBps_per_gpu > 0 ? c.intra.GBps_per_gpu : fallback);
+    c.intra.GBps_per_gpu =
+        in->get_number("GBps_per_gpu", c.intra.GBps_per_gpu > 0 ? c.intra.GBps_per_gpu : fallback);
     if (c.intra.GBps_per_gpu <= 0) throw Error(in->field("GBps_per_gpu") + " must be > 0");
   }
   if (auto in = o.opt_object("inter")) {
-    in->reject_unknown({"kind", "nics_per_node", "nic_Gbps", "topology", "oversubscription", "leaf_ports",
-                        "latency_us"});
-    c.inter.kind = in->get_choice("kind", inter_kind_name(c.inter.kind), {"ib", "roce"}) == "ib" ? InterKind::IB
-                                                                                               : InterKind::RoCE;
+    in->reject_unknown(
+        {"kind", "nics_per_node", "nic_Gbps", "topology", "oversubscription", "leaf_ports", "latency_us"});
+    c.inter.kind = in->get_choice("kind", inter_kind_name(c.inter.kind), {"ib", "roce"}) == "ib"
+                       ? InterKind::IB
+                       : InterKind::RoCE;
     c.inter.nics_per_node = int(in->get_int_min("nics_per_node", c.inter.nics_per_node, 1));
     c.inter.nic_Gbps = in->get_number_min("nic_Gbps", c.inter.nic_Gbps, 1e-9);
     c.inter.topology = in->get_choice("topology", fabric_topology_name(c.inter.topology),
@@ -167,8 +177,8 @@ Cluster resolve_cluster(const Json& v, const std::string& path) {
     }
   } else {
     if (!o.has("gpu"))
-      throw Error(path + ": give \"preset\" (one of " + join(cluster_preset_names()) + ") or \"gpu\" (one of " +
-                  join(gpu_names()) + ")");
+      throw Error(path + ": give \"preset\" (one of " + join(cluster_preset_names()) +
+                  ") or \"gpu\" (one of " + join(gpu_names()) + ")");
     c.gpu = find_gpu(o.get_string("gpu"));
     c.intra = {c.gpu.nvlink_gen > 0 ? IntraKind::NVSwitch : IntraKind::PCIe,
                c.gpu.nvlink_gen > 0 ? c.gpu.nvlink_GBps : c.gpu.pcie_GBps};

@@ -26,7 +26,7 @@ struct IntraNode {
 struct InterNode {
   InterKind kind = InterKind::IB;
   int nics_per_node = 8;
-  double nic_Gbps = 400;   ///< per NIC per direction, 1e9 bit/s
+  double nic_Gbps = 400;  ///< per NIC per direction, 1e9 bit/s
   FabricTopology topology = FabricTopology::RailOptimized;
   double oversubscription = 1.0;  ///< leaf down-link : up-link bandwidth ratio (1 = non-blocking)
   int leaf_ports = 32;            ///< NIC-facing ports per leaf switch

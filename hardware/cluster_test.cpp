@@ -46,7 +46,8 @@ TEST(Cluster, BadInput) {
     return std::string();
   };
   EXPECT_NE(err(R"({"preset":"dgx-h1000"})").find("did you mean 'dgx-h100'"), std::string::npos);
-  EXPECT_NE(err(R"({"preset":"dgx-h100","nodes":-1})").find("cluster.nodes=-1 is invalid"), std::string::npos);
+  EXPECT_NE(err(R"({"preset":"dgx-h100","nodes":-1})").find("cluster.nodes=-1 is invalid"),
+            std::string::npos);
   EXPECT_NE(err(R"({"preset":"dgx-h100","inter":{"topology":"torus"}})").find("rail-optimized, fat-tree"),
             std::string::npos);
   EXPECT_NE(err(R"({"gpu":"l40s","intra":{"kind":"nvswitch"}})").find("needs NVLink"), std::string::npos);

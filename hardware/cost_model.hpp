@@ -20,11 +20,11 @@ const char* cost_source_name(CostSource s);
 
 /// The answer for one op.
 struct CostEstimate {
-  double seconds = 0;        ///< predicted duration of the op, launch overhead included
-  double achieved = 0;       ///< achieved rate: FLOP/s for compute ops, B/s for memory-bound ops
-  double ceiling = 0;        ///< the ceiling the rate is compared with (same unit as `achieved`)
+  double seconds = 0;   ///< predicted duration of the op, launch overhead included
+  double achieved = 0;  ///< achieved rate: FLOP/s for compute ops, B/s for memory-bound ops
+  double ceiling = 0;   ///< the ceiling the rate is compared with (same unit as `achieved`)
   CostSource source = CostSource::Roofline;
-  std::string detail;        ///< human-readable note, e.g. "bf16 table, 4 neighbours"
+  std::string detail;  ///< human-readable note, e.g. "bf16 table, 4 neighbours"
 };
 
 /// C[m,n] = A[m,k] · B[k,n], repeated `batch` times (batched GEMM).

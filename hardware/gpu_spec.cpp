@@ -52,7 +52,7 @@ std::vector<GpuSpec> build_catalog() {
     g.display_name = "NVIDIA H100 SXM5 80GB";
     g.source = "NVIDIA H100 Tensor Core GPU datasheet (2023), SXM column, dense";
     g.compute_capability = 90;
-    g.peak_flops = {{Dtype::FP64, 67 * T},    {Dtype::FP32, 67 * T},   {Dtype::TF32, 494.7 * T},
+    g.peak_flops = {{Dtype::FP64, 67 * T},    {Dtype::FP32, 67 * T},    {Dtype::TF32, 494.7 * T},
                     {Dtype::BF16, 989.4 * T}, {Dtype::FP16, 989.4 * T}, {Dtype::FP8, 1978.9 * T},
                     {Dtype::INT8, 1978.9 * T}};
     g.hbm_bytes = 81559 * MiB;

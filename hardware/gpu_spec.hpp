@@ -11,21 +11,21 @@ namespace infraplan::hw {
 
 /// One GPU model as its vendor's datasheet describes it (dense, i.e. without 2:4 sparsity).
 struct GpuSpec {
-  std::string name;                       ///< catalog key, e.g. "h100-sxm5-80gb"
-  std::string display_name;               ///< e.g. "NVIDIA H100 SXM5 80GB"
-  std::string source;                     ///< datasheet the numbers come from
-  int compute_capability = 0;             ///< 80 = sm_80, 90 = sm_90, 100 = sm_100, 89 = sm_89
-  std::map<Dtype, double> peak_flops;     ///< dense peak FLOP/s (OP/s for int8) per format
-  double hbm_bytes = 0;                   ///< device memory capacity in bytes
-  double hbm_GBps = 0;                    ///< device memory bandwidth, 1e9 B/s
-  double l2_bytes = 0;                    ///< L2 cache size in bytes
-  int sms = 0;                            ///< streaming multiprocessors
-  double smem_per_sm_bytes = 0;           ///< max shared memory per SM in bytes
-  int nvlink_gen = 0;                     ///< 0 = no NVLink
-  double nvlink_GBps = 0;                 ///< NVLink bandwidth per GPU per direction, 1e9 B/s
-  int pcie_gen = 0;                       ///< PCIe generation of the host link
-  double pcie_GBps = 0;                   ///< PCIe x16 bandwidth per direction, 1e9 B/s
-  double tdp_watts = 0;                   ///< board power
+  std::string name;                    ///< catalog key, e.g. "h100-sxm5-80gb"
+  std::string display_name;            ///< e.g. "NVIDIA H100 SXM5 80GB"
+  std::string source;                  ///< datasheet the numbers come from
+  int compute_capability = 0;          ///< 80 = sm_80, 90 = sm_90, 100 = sm_100, 89 = sm_89
+  std::map<Dtype, double> peak_flops;  ///< dense peak FLOP/s (OP/s for int8) per format
+  double hbm_bytes = 0;                ///< device memory capacity in bytes
+  double hbm_GBps = 0;                 ///< device memory bandwidth, 1e9 B/s
+  double l2_bytes = 0;                 ///< L2 cache size in bytes
+  int sms = 0;                         ///< streaming multiprocessors
+  double smem_per_sm_bytes = 0;        ///< max shared memory per SM in bytes
+  int nvlink_gen = 0;                  ///< 0 = no NVLink
+  double nvlink_GBps = 0;              ///< NVLink bandwidth per GPU per direction, 1e9 B/s
+  int pcie_gen = 0;                    ///< PCIe generation of the host link
+  double pcie_GBps = 0;                ///< PCIe x16 bandwidth per direction, 1e9 B/s
+  double tdp_watts = 0;                ///< board power
 
   /// Dense peak for `d`, or nullopt when the tensor cores do not support it.
   std::optional<double> peak(Dtype d) const;

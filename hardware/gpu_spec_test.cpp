@@ -8,8 +8,8 @@ using namespace infraplan;
 using namespace infraplan::hw;
 
 TEST(GpuCatalog, HasTheDatasheetGpus) {
-  for (const char* n : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h100-pcie-80gb", "h200-sxm-141gb",
-                        "b200-sxm-180gb", "l40s"}) {
+  for (const char* n : {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
+                        "h200-sxm-141gb", "b200-sxm-180gb", "l40s"}) {
     const auto& g = find_gpu(n);
     EXPECT_FALSE(g.source.empty()) << n;
     EXPECT_GT(g.hbm_bytes, 0) << n;

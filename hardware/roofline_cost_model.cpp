@@ -8,9 +8,12 @@ namespace infraplan::hw {
 
 const char* cost_source_name(CostSource s) {
   switch (s) {
-    case CostSource::Measured: return "measured";
-    case CostSource::Extrapolated: return "extrapolated";
-    case CostSource::Roofline: return "roofline";
+    case CostSource::Measured:
+      return "measured";
+    case CostSource::Extrapolated:
+      return "extrapolated";
+    case CostSource::Roofline:
+      return "roofline";
   }
   return "?";
 }
@@ -73,13 +76,13 @@ static CostEstimate roofline(double flops, double bytes, double peak, double bw,
 }
 
 CostEstimate RooflineCostModel::gemm(const GemmShape& s) const {
-  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0)
-    throw Error("gemm: m, n, k and batch must be > 0");
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) throw Error("gemm: m, n, k and batch must be > 0");
   return roofline(s.flops(), gemm_min_bytes(s), peak_flops(s.dtype), gpu_.hbm_GBps * 1e9, launch_, "gemm");
 }
 
 CostEstimate RooflineCostModel::attention_prefill(const AttentionPrefillShape& s) const {
-  if (s.batch <= 0 || s.q_len <= 0 || s.kv_len < s.q_len || s.heads <= 0 || s.kv_heads <= 0 || s.head_dim <= 0)
+  if (s.batch <= 0 || s.q_len <= 0 || s.kv_len < s.q_len || s.heads <= 0 || s.kv_heads <= 0 ||
+      s.head_dim <= 0)
     throw Error("attention_prefill: need batch, q_len, heads, kv_heads, head_dim > 0 and kv_len >= q_len");
   double e = dtype_bytes(s.dtype);
   double bytes = double(s.batch) * e *

@@ -42,7 +42,8 @@ TEST(Roofline, UnsupportedDtypeIsRefused) {
     cm.gemm({128, 128, 128, Dtype::FP8});
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("a100-sxm4-80gb has no tensor-core support for fp8"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("a100-sxm4-80gb has no tensor-core support for fp8"),
+              std::string::npos);
   }
   EXPECT_THROW(cm.gemm({0, 1, 1, Dtype::BF16}), Error);
   EXPECT_THROW(cm.memory_bound(-1), Error);

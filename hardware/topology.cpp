@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <queue>
 
 #include "model/error.hpp"
@@ -13,12 +13,18 @@ namespace infraplan::hw {
 
 const char* vertex_kind_name(VertexKind k) {
   switch (k) {
-    case VertexKind::GPU: return "gpu";
-    case VertexKind::NVSwitch: return "nvswitch";
-    case VertexKind::PCIeSwitch: return "pcie-switch";
-    case VertexKind::NIC: return "nic";
-    case VertexKind::Leaf: return "leaf";
-    case VertexKind::Spine: return "spine";
+    case VertexKind::GPU:
+      return "gpu";
+    case VertexKind::NVSwitch:
+      return "nvswitch";
+    case VertexKind::PCIeSwitch:
+      return "pcie-switch";
+    case VertexKind::NIC:
+      return "nic";
+    case VertexKind::Leaf:
+      return "leaf";
+    case VertexKind::Spine:
+      return "spine";
   }
   return "?";
 }
@@ -69,7 +75,8 @@ Topology::Topology(const Cluster& c) : cluster_(c), impl_(std::make_unique<Impl>
     } else {
       n_leaves = (nics_total + ports - 1) / ports;
     }
-    for (int l = 0; l < n_leaves; ++l) leaves.push_back(add(VertexKind::Leaf, "leaf" + std::to_string(l), -1, l));
+    for (int l = 0; l < n_leaves; ++l)
+      leaves.push_back(add(VertexKind::Leaf, "leaf" + std::to_string(l), -1, l));
     if (n_leaves > 1) spine = add(VertexKind::Spine, "spine", -1, 0);
   }
   std::vector<double> leaf_down(std::size_t(n_leaves), 0.0);
@@ -162,7 +169,8 @@ GpuPath Topology::path(int gpu_a, int gpu_b) const {
       }
     }
   }
-  if (parent[t] == -1) throw Error("no path between GPU " + std::to_string(gpu_a) + " and GPU " + std::to_string(gpu_b));
+  if (parent[t] == -1)
+    throw Error("no path between GPU " + std::to_string(gpu_a) + " and GPU " + std::to_string(gpu_b));
   std::vector<Vertex> chain;
   for (Vertex v = t; v != s; v = Vertex(parent[v])) chain.push_back(v);
   chain.push_back(s);

@@ -6,30 +6,48 @@ namespace infraplan {
 
 double dtype_bytes(Dtype d) {
   switch (d) {
-    case Dtype::FP64: return 8;
-    case Dtype::FP32: return 4;
-    case Dtype::TF32: return 4;
-    case Dtype::BF16: return 2;
-    case Dtype::FP16: return 2;
-    case Dtype::FP8: return 1;
-    case Dtype::INT8: return 1;
-    case Dtype::INT4: return 0.5;
-    case Dtype::FP4: return 0.5;
+    case Dtype::FP64:
+      return 8;
+    case Dtype::FP32:
+      return 4;
+    case Dtype::TF32:
+      return 4;
+    case Dtype::BF16:
+      return 2;
+    case Dtype::FP16:
+      return 2;
+    case Dtype::FP8:
+      return 1;
+    case Dtype::INT8:
+      return 1;
+    case Dtype::INT4:
+      return 0.5;
+    case Dtype::FP4:
+      return 0.5;
   }
   return 0;
 }
 
 std::string_view dtype_name(Dtype d) {
   switch (d) {
-    case Dtype::FP64: return "fp64";
-    case Dtype::FP32: return "fp32";
-    case Dtype::TF32: return "tf32";
-    case Dtype::BF16: return "bf16";
-    case Dtype::FP16: return "fp16";
-    case Dtype::FP8: return "fp8";
-    case Dtype::INT8: return "int8";
-    case Dtype::INT4: return "int4";
-    case Dtype::FP4: return "fp4";
+    case Dtype::FP64:
+      return "fp64";
+    case Dtype::FP32:
+      return "fp32";
+    case Dtype::TF32:
+      return "tf32";
+    case Dtype::BF16:
+      return "bf16";
+    case Dtype::FP16:
+      return "fp16";
+    case Dtype::FP8:
+      return "fp8";
+    case Dtype::INT8:
+      return "int8";
+    case Dtype::INT4:
+      return "int4";
+    case Dtype::FP4:
+      return "fp4";
   }
   return "?";
 }

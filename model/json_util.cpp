@@ -26,8 +26,8 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
     }
     std::string what = e.what();
     auto pos = what.find("syntax error");
-    throw Error(origin + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                ": malformed JSON (" + (pos == std::string::npos ? what : what.substr(pos)) + ")");
+    throw Error(origin + ":" + std::to_string(line) + ":" + std::to_string(col) + ": malformed JSON (" +
+                (pos == std::string::npos ? what : what.substr(pos)) + ")");
   }
 }
 
@@ -117,8 +117,8 @@ std::int64_t JsonObject::get_int(const std::string& key, std::int64_t fallback) 
 std::int64_t JsonObject::get_int_min(const std::string& key, std::int64_t fallback, std::int64_t min) const {
   auto v = get_int(key, fallback);
   if (v < min)
-    throw Error(field(key) + "=" + std::to_string(v) + " is invalid: must be an integer >= " +
-                std::to_string(min));
+    throw Error(field(key) + "=" + std::to_string(v) +
+                " is invalid: must be an integer >= " + std::to_string(min));
   return v;
 }
 double JsonObject::get_number(const std::string& key) const {
@@ -159,8 +159,7 @@ std::string JsonObject::get_choice(const std::string& key, const std::string& fa
 
 void JsonObject::reject_unknown(const std::vector<std::string>& known) const {
   for (auto it = j_.begin(); it != j_.end(); ++it) {
-    if (std::find(known.begin(), known.end(), it.key()) == known.end())
-    {
+    if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
       std::string msg = unknown_name_message("key", it.key(), known);
       // Name the full path ("training.micro_bacth") while matching suggestions on the key alone.
       if (!path_.empty()) msg.replace(msg.find('\'') + 1, it.key().size(), field(it.key()));
@@ -171,8 +170,9 @@ void JsonObject::reject_unknown(const std::vector<std::string>& known) const {
 
 double parse_bytes_string(const std::string& s, const std::string& field) {
   std::size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == 'e' ||
-                          s[i] == 'E' || ((s[i] == '+' || s[i] == '-') && i > 0 && (s[i - 1] == 'e' || s[i - 1] == 'E'))))
+  while (i < s.size() &&
+         (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == 'e' || s[i] == 'E' ||
+          ((s[i] == '+' || s[i] == '-') && i > 0 && (s[i - 1] == 'e' || s[i - 1] == 'E'))))
     ++i;
   double num = 0;
   try {
@@ -183,17 +183,17 @@ double parse_bytes_string(const std::string& s, const std::string& field) {
   std::string unit = s.substr(i);
   unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
   static const std::pair<const char*, double> units[] = {
-      {"", 1},       {"B", 1},       {"KB", 1e3},     {"MB", 1e6},          {"GB", 1e9},
-      {"TB", 1e12},  {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+      {"", 1},       {"B", 1},         {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+      {"TB", 1e12},  {"KiB", 1024.0},  {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
       {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0}};
   for (const auto& [name, mult] : units) {
     if (unit == name) {
-      if (num < 0 || !std::isfinite(num))
-        throw Error(field + "='" + s + "' is invalid: sizes must be >= 0");
+      if (num < 0 || !std::isfinite(num)) throw Error(field + "='" + s + "' is invalid: sizes must be >= 0");
       return num * mult;
     }
   }
-  throw Error(field + "='" + s + "': unknown unit '" + unit + "'; valid: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB");
+  throw Error(field + "='" + s + "': unknown unit '" + unit +
+              "'; valid: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB");
 }
 
 double parse_bytes(const Json& v, const std::string& field) {

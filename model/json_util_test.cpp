@@ -18,9 +18,7 @@ TEST(JsonUtil, MalformedJsonReportsLineAndColumn) {
   }
 }
 
-TEST(JsonUtil, MissingFileIsAClearError) {
-  EXPECT_THROW(read_json_file("/nonexistent/x.json"), Error);
-}
+TEST(JsonUtil, MissingFileIsAClearError) { EXPECT_THROW(read_json_file("/nonexistent/x.json"), Error); }
 
 TEST(JsonUtil, TypedReads) {
   Json j = Json::parse(R"({"n": 4, "x": 2.5, "s": "a", "b": true, "neg": -1})");

@@ -17,9 +17,9 @@ double attention_params_per_layer(const ModelSpec& m) {
       p += h * a * qk;
     }
     const double kr = double(m.mla.kv_lora_rank);
-    p += h * (kr + double(m.mla.qk_rope_head_dim));                    // joint KV down projection + rope key
+    p += h * (kr + double(m.mla.qk_rope_head_dim));                   // joint KV down projection + rope key
     p += kr * a * double(m.mla.qk_nope_head_dim + m.mla.v_head_dim);  // K and V up projections
-    p += a * double(m.mla.v_head_dim) * h;                             // output
+    p += a * double(m.mla.v_head_dim) * h;                            // output
   } else {
     const double q = double(m.q_dim()), kv = double(m.kv_dim());
     p += h * (q + 2 * kv) + q * h;
@@ -101,16 +101,18 @@ double training_flops_per_token(const ModelSpec& m, std::int64_t seq, bool causa
 
 double kv_bytes_per_token(const ModelSpec& m, Dtype kv_dtype) {
   const double bytes = dtype_bytes(kv_dtype);
-  if (m.mla.enabled())
-    return double(m.layers) * double(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * bytes;
+  if (m.mla.enabled()) return double(m.layers) * double(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * bytes;
   return 2 * double(m.layers) * double(m.kv_heads) * double(m.head_dim) * bytes;
 }
 
 const char* recompute_name(Recompute r) {
   switch (r) {
-    case Recompute::None: return "none";
-    case Recompute::Selective: return "selective";
-    case Recompute::Full: return "full";
+    case Recompute::None:
+      return "none";
+    case Recompute::Selective:
+      return "selective";
+    case Recompute::Full:
+      return "full";
   }
   return "?";
 }

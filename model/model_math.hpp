@@ -49,13 +49,13 @@ Recompute parse_recompute(const std::string& s, const std::string& field);
 
 /// How activations are stored during training.
 struct ActivationOptions {
-  std::int64_t tp = 1;           ///< tensor-parallel size t
-  bool sp = false;               ///< sequence parallelism (shards norms/dropout by t)
-  std::int64_t cp = 1;           ///< context parallelism (shards the sequence)
+  std::int64_t tp = 1;  ///< tensor-parallel size t
+  bool sp = false;      ///< sequence parallelism (shards norms/dropout by t)
+  std::int64_t cp = 1;  ///< context parallelism (shards the sequence)
   Recompute recompute = Recompute::None;
-  bool flash_attention = true;   ///< no s² score matrix stored (FlashAttention)
-  bool dropout = false;          ///< dropout masks stored (1 byte per element)
-  double act_bytes = 2;          ///< bytes per activation element (2 for 16-bit)
+  bool flash_attention = true;  ///< no s² score matrix stored (FlashAttention)
+  bool dropout = false;         ///< dropout masks stored (1 byte per element)
+  double act_bytes = 2;         ///< bytes per activation element (2 for 16-bit)
 };
 
 /// Activation bytes one transformer layer keeps for backward for one micro-batch of

@@ -78,8 +78,8 @@ TEST(ModelMath, PublishedParameterCounts) {
     const char* name;
     double total_b, active_b, tol;
   } cases[] = {
-      {"gpt3-175b", 175, 175, 1.5},      {"llama2-7b", 6.74, 6.74, 0.02},  {"llama2-13b", 13.0, 13.0, 0.1},
-      {"llama2-70b", 69.0, 69.0, 0.3},   {"llama3-8b", 8.03, 8.03, 0.02},  {"llama3-70b", 70.6, 70.6, 0.2},
+      {"gpt3-175b", 175, 175, 1.5},       {"llama2-7b", 6.74, 6.74, 0.02},   {"llama2-13b", 13.0, 13.0, 0.1},
+      {"llama2-70b", 69.0, 69.0, 0.3},    {"llama3-8b", 8.03, 8.03, 0.02},   {"llama3-70b", 70.6, 70.6, 0.2},
       {"llama3-405b", 405.9, 405.9, 1.0}, {"mixtral-8x7b", 46.7, 12.9, 0.1}, {"deepseek-v3", 671, 37, 2},
       {"qwen2.5-7b", 7.62, 7.62, 0.02},
   };
@@ -115,7 +115,8 @@ TEST(ModelMath, ActivationsMatchKorthikanti) {
   o.dropout = true;
   EXPECT_NEAR(activation_bytes_per_layer(m, 2048, 1, o), s * b * h * (34 + 5 * a * s / h), 1);
   o.tp = 8;
-  EXPECT_NEAR(activation_bytes_per_layer(m, 2048, 1, o), s * b * h * (10 + 24.0 / 8 + 5 * a * s / (h * 8)), 1);
+  EXPECT_NEAR(activation_bytes_per_layer(m, 2048, 1, o), s * b * h * (10 + 24.0 / 8 + 5 * a * s / (h * 8)),
+              1);
   o.sp = true;
   EXPECT_NEAR(activation_bytes_per_layer(m, 2048, 1, o), s * b * h / 8 * (34 + 5 * a * s / h), 1);
   o.recompute = Recompute::Selective;

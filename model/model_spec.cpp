@@ -30,16 +30,16 @@ void ModelSpec::validate() const {
   require_positive(vocab, name, "vocab");
   require_positive(max_seq, name, "max_seq");
   if (heads % kv_heads != 0)
-    throw Error("model '" + name + "': kv_heads=" + std::to_string(kv_heads) + " must divide heads=" +
-                std::to_string(heads));
+    throw Error("model '" + name + "': kv_heads=" + std::to_string(kv_heads) +
+                " must divide heads=" + std::to_string(heads));
   bool all_moe = moe.enabled() && moe.dense_layers == 0;
   if (!all_moe) require_positive(ffn_hidden, name, "ffn_hidden");
   if (moe.enabled()) {
     require_positive(moe.top_k, name, "moe.top_k");
     require_positive(moe.expert_ffn_hidden, name, "moe.expert_ffn_hidden");
     if (moe.top_k > moe.experts)
-      throw Error("model '" + name + "': moe.top_k=" + std::to_string(moe.top_k) + " exceeds moe.experts=" +
-                  std::to_string(moe.experts));
+      throw Error("model '" + name + "': moe.top_k=" + std::to_string(moe.top_k) +
+                  " exceeds moe.experts=" + std::to_string(moe.experts));
     if (moe.dense_layers < 0 || moe.dense_layers >= layers)
       throw Error("model '" + name + "': moe.dense_layers=" + std::to_string(moe.dense_layers) +
                   " must be in [0, layers)");
@@ -155,10 +155,10 @@ const std::vector<ModelSpec>& presets() {
   return p;
 }
 
-const std::vector<std::string> kModelKeys = {"name",  "hidden",   "layers",          "heads",   "kv_heads",
-                                             "head_dim", "ffn_hidden", "ffn_type",    "norm",    "position",
-                                             "vocab", "tied_embeddings", "qkv_bias", "linear_bias",
-                                             "max_seq", "moe",     "mla",             "preset"};
+const std::vector<std::string> kModelKeys = {
+    "name",       "hidden",      "layers",  "heads",    "kv_heads", "head_dim",
+    "ffn_hidden", "ffn_type",    "norm",    "position", "vocab",    "tied_embeddings",
+    "qkv_bias",   "linear_bias", "max_seq", "moe",      "mla",      "preset"};
 
 void apply_inline(ModelSpec& m, const JsonObject& o) {
   o.reject_unknown(kModelKeys);
@@ -195,12 +195,14 @@ void apply_inline(ModelSpec& m, const JsonObject& o) {
     moe->reject_unknown({"experts", "top_k", "expert_ffn_hidden", "shared_experts", "dense_layers"});
     m.moe.experts = moe->get_int("experts", m.moe.experts);
     m.moe.top_k = moe->get_int("top_k", m.moe.top_k);
-    m.moe.expert_ffn_hidden = moe->get_int("expert_ffn_hidden", m.moe.expert_ffn_hidden ? m.moe.expert_ffn_hidden : m.ffn_hidden);
+    m.moe.expert_ffn_hidden =
+        moe->get_int("expert_ffn_hidden", m.moe.expert_ffn_hidden ? m.moe.expert_ffn_hidden : m.ffn_hidden);
     m.moe.shared_experts = moe->get_int("shared_experts", m.moe.shared_experts);
     m.moe.dense_layers = moe->get_int("dense_layers", m.moe.dense_layers);
   }
   if (auto mla = o.opt_object("mla")) {
-    mla->reject_unknown({"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"});
+    mla->reject_unknown(
+        {"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"});
     m.mla.q_lora_rank = mla->get_int("q_lora_rank", m.mla.q_lora_rank);
     m.mla.kv_lora_rank = mla->get_int("kv_lora_rank", m.mla.kv_lora_rank);
     m.mla.qk_rope_head_dim = mla->get_int("qk_rope_head_dim", m.mla.qk_rope_head_dim);
@@ -303,8 +305,8 @@ ModelSpec model_from_json(const Json& j, const std::string& path) {
 ModelSpec resolve_model(const Json& v, const std::string& path) {
   if (v.is_string()) return resolve_model_arg(v.get<std::string>());
   if (v.is_object()) return model_from_json(v, path);
-  throw Error(path + ": expected a preset name, a file path or an object; valid presets: " +
-              join(preset_names()));
+  throw Error(path +
+              ": expected a preset name, a file path or an object; valid presets: " + join(preset_names()));
 }
 
 ModelSpec resolve_model_arg(const std::string& arg) {

@@ -59,7 +59,8 @@ TEST(ModelSpec, BadInlineJsonNamesTheField) {
   expect_error(R"({"hidden":64,"layers":2,"heads":4,"kv_heads":3,"ffn_hidden":8,"vocab":10})", "kv_heads=3");
   expect_error(R"({"hidden":64,"layers":2,"heads":4,"ffn_hidden":8,"vocab":10,"ffn_type":"relu"})",
                "model.ffn_type='relu' is not valid; valid choices: swiglu, gelu");
-  expect_error(R"({"hidden":64,"layers":"two","heads":4,"ffn_hidden":8,"vocab":10})", "model.layers: expected an integer");
+  expect_error(R"({"hidden":64,"layers":"two","heads":4,"ffn_hidden":8,"vocab":10})",
+               "model.layers: expected an integer");
   expect_error(R"({"hiden":64})", "unknown key 'model.hiden'");
   expect_error(R"({"preset":"gpt-5"})", "unknown model 'gpt-5'");
 }

@@ -33,14 +33,19 @@ double MemoryLedger::line(const std::string& name) const {
 std::string MemoryLedger::verdict() const {
   double t = total_bytes();
   if (t <= capacity_bytes) return "fits (" + gib(t) + " of " + gib(capacity_bytes) + " GiB)";
-  return "does not fit by " + gib(t - capacity_bytes) + " GiB (" + gib(t) + " of " + gib(capacity_bytes) + " GiB)";
+  return "does not fit by " + gib(t - capacity_bytes) + " GiB (" + gib(t) + " of " + gib(capacity_bytes) +
+         " GiB)";
 }
 
 Json MemoryLedger::to_json() const {
   Json l = Json::array();
   for (const auto& x : lines) l.push_back({{"name", x.name}, {"bytes", x.bytes}, {"note", x.note}});
-  return {{"scope", scope},      {"lines", l},       {"total_bytes", total_bytes()},
-          {"capacity_bytes", capacity_bytes}, {"fits", fits()}, {"verdict", verdict()}};
+  return {{"scope", scope},
+          {"lines", l},
+          {"total_bytes", total_bytes()},
+          {"capacity_bytes", capacity_bytes},
+          {"fits", fits()},
+          {"verdict", verdict()}};
 }
 
 StateBytes state_bytes_per_param(Precision p, Optimizer o) {
@@ -67,8 +72,10 @@ StateBytes state_bytes_per_param(Precision p, Optimizer o) {
 double inflight_microbatches(const TrainingConfig& t, int stage) {
   const double m = double(t.micro_batches());
   switch (t.pp_schedule) {
-    case PpSchedule::GPipe: return m;
-    case PpSchedule::OneFOneB: return std::min(double(t.pp - stage), m);
+    case PpSchedule::GPipe:
+      return m;
+    case PpSchedule::OneFOneB:
+      return std::min(double(t.pp - stage), m);
     case PpSchedule::Interleaved: {
       // Megatron-LM: the first stage holds (1 + (p−1)/(p·v)) × p micro-batches' worth.
       double p = t.pp, v = t.pp_virtual_stages;
@@ -79,8 +86,8 @@ double inflight_microbatches(const TrainingConfig& t, int stage) {
   return m;
 }
 
-MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t, int stage,
-                             const Reserves& r) {
+MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t,
+                             int stage, const Reserves& r) {
   if (stage < 0 || stage >= t.pp) throw Error("training_memory: stage out of range");
   if (t.dp < 1) throw Error("training_memory: resolve the training config first (dp is 0)");
   MemoryLedger L;
@@ -111,7 +118,8 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   const auto pb = model::count_params(m);
   if (stage == 0) dense += pb.embedding;
   if (stage == t.pp - 1) dense += m.tied_embeddings ? (t.pp > 1 ? pb.embedding : 0) : pb.lm_head;
-  if (stage == t.pp - 1) dense += m.norm == model::NormType::LayerNorm ? 2.0 * double(m.hidden) : double(m.hidden);
+  if (stage == t.pp - 1)
+    dense += m.norm == model::NormType::LayerNorm ? 2.0 * double(m.hidden) : double(m.hidden);
   const double tp = t.tp;
   const double dense_local = dense / tp;
   const double expert_local = expert / (tp * t.ep);
@@ -135,13 +143,15 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   L.lines.push_back({"optimizer_states", sharded(sb.optimizer, 1), note});
   if (sb.copies > 0) {
     L.lines.push_back({"weight_copies", sb.copies * params_local,
-                       t.precision == Precision::AmpBF16 ? "bf16 casts of fp32 weights kept by autocast for backward"
-                                                         : "fp8 weight copies for fp8 GEMMs"});
+                       t.precision == Precision::AmpBF16
+                           ? "bf16 casts of fp32 weights kept by autocast for backward"
+                           : "fp8 weight copies for fp8 GEMMs"});
   }
   if (t.zero >= 3) {
     // ZeRO-3 / FSDP gathers one layer's parameters (and prefetches the next) at a time.
     double layer_params = (model::attention_params_per_layer(m) + model::mlp_params_of_layer(m, first)) / tp;
-    L.lines.push_back({"zero3_gathered_params", 2 * layer_params * 2, "two layers' 16-bit parameters gathered"});
+    L.lines.push_back(
+        {"zero3_gathered_params", 2 * layer_params * 2, "two layers' 16-bit parameters gathered"});
   }
 
   // Activations.
@@ -155,18 +165,21 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   for (std::int64_t l = first; l < first + n_layers; ++l)
     per_mb += model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, l);
   const double inflight = inflight_microbatches(t, stage);
-  std::snprintf(note, sizeof note, "%lld layers × %.2f GiB per micro-batch × %.2f in flight (%s, recompute %s)",
-                static_cast<long long>(n_layers), per_mb / double(std::max<std::int64_t>(n_layers, 1)) / GiB, inflight,
-                pp_schedule_name(t.pp_schedule), model::recompute_name(t.recompute));
+  std::snprintf(note, sizeof note,
+                "%lld layers × %.2f GiB per micro-batch × %.2f in flight (%s, recompute %s)",
+                static_cast<long long>(n_layers), per_mb / double(std::max<std::int64_t>(n_layers, 1)) / GiB,
+                inflight, pp_schedule_name(t.pp_schedule), model::recompute_name(t.recompute));
   L.lines.push_back({"activations", per_mb * inflight, note});
   if (t.recompute == model::Recompute::Full && n_layers > 0) {
     ao.recompute = model::Recompute::None;
-    L.lines.push_back({"recompute_working_set", model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, first),
+    L.lines.push_back({"recompute_working_set",
+                       model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, first),
                        "one layer's full activations rebuilt during backward"});
   }
   const double tokens = double(t.seq_len) / t.cp * double(t.micro_batch);
   if (stage == 0)
-    L.lines.push_back({"embedding_output", tokens * double(m.hidden) * 2 / (t.sp ? tp : 1), "16-bit embedding output"});
+    L.lines.push_back(
+        {"embedding_output", tokens * double(m.hidden) * 2 / (t.sp ? tp : 1), "16-bit embedding output"});
   if (stage == t.pp - 1) {
     // 16-bit logits, their fp32 copy for the loss and its gradient (vocab-parallel over tp).
     L.lines.push_back({"logits_and_loss", tokens * double(m.vocab) / tp * (2 + 4 + 4),
@@ -209,7 +222,8 @@ static double workspace_bytes(const model::ModelSpec& m, const ServingConfig& s)
   // Peak transient activations of one engine step: max_batched_tokens through the widest layer
   // (QKV + FFN intermediate in 16-bit, TP-split) plus fp32 logits of the sampled rows.
   const double tokens = double(s.max_batched_tokens);
-  const double ffn = m.moe.enabled() ? double(m.moe.expert_ffn_hidden) * double(m.moe.top_k) : double(m.ffn_hidden);
+  const double ffn =
+      m.moe.enabled() ? double(m.moe.expert_ffn_hidden) * double(m.moe.top_k) : double(m.ffn_hidden);
   double act = tokens * (2 * double(m.hidden) + (double(m.q_dim() + 2 * m.kv_dim()) + 2 * ffn) / s.tp) * 2;
   double logits = double(s.max_num_seqs) * double(m.vocab) * 4 / s.tp;
   return act + logits;
@@ -221,25 +235,28 @@ MemoryLedger serving_memory(const model::ModelSpec& m, const hw::GpuSpec& g, con
   if (context < 0) throw Error("context=" + std::to_string(context) + " is invalid: must be >= 0");
   validate_serving(s, m, g);
   MemoryLedger L;
-  L.scope = "serving, one GPU of a replica (tp=" + std::to_string(s.tp) + ", pp=" + std::to_string(s.pp) + ")";
+  L.scope =
+      "serving, one GPU of a replica (tp=" + std::to_string(s.tp) + ", pp=" + std::to_string(s.pp) + ")";
   L.capacity_bytes = g.hbm_bytes;
   char note[200];
-  std::snprintf(note, sizeof note, "%s weights (%.3g B/param), split over tp×pp=%d", weight_quant_name(s.weights),
-                weight_bytes_per_param(s.weights, s.quant_group), s.tp * s.pp);
+  std::snprintf(note, sizeof note, "%s weights (%.3g B/param), split over tp×pp=%d",
+                weight_quant_name(s.weights), weight_bytes_per_param(s.weights, s.quant_group), s.tp * s.pp);
   L.lines.push_back({"weights", serving_weight_bytes_per_gpu(m, s), note});
   double kv_tok = serving_kv_bytes_per_token_per_gpu(m, s);
-  std::snprintf(note, sizeof note, "%lld seqs × %lld tokens × %.0f B/token/GPU (%s)", static_cast<long long>(batch),
-                static_cast<long long>(context), kv_tok, std::string(dtype_name(s.kv_dtype)).c_str());
+  std::snprintf(note, sizeof note, "%lld seqs × %lld tokens × %.0f B/token/GPU (%s)",
+                static_cast<long long>(batch), static_cast<long long>(context), kv_tok,
+                std::string(dtype_name(s.kv_dtype)).c_str());
   L.lines.push_back({"kv_cache", double(batch) * double(context) * kv_tok, note});
-  L.lines.push_back({"activation_workspace", workspace_bytes(m, s),
-                     "one step of max_batched_tokens=" + std::to_string(s.max_batched_tokens) + " + fp32 logits"});
+  L.lines.push_back(
+      {"activation_workspace", workspace_bytes(m, s),
+       "one step of max_batched_tokens=" + std::to_string(s.max_batched_tokens) + " + fp32 logits"});
   L.lines.push_back({"cuda_context", r.cuda_context_bytes, "CUDA context, cuBLAS workspace, CUDA graphs"});
   if (s.tp * s.pp > 1) L.lines.push_back({"nccl_buffers", r.nccl_bytes, "NCCL channels and buffers"});
   return L;
 }
 
-std::int64_t serving_kv_capacity_tokens(const model::ModelSpec& m, const hw::GpuSpec& g, const ServingConfig& s,
-                                        const Reserves& r) {
+std::int64_t serving_kv_capacity_tokens(const model::ModelSpec& m, const hw::GpuSpec& g,
+                                        const ServingConfig& s, const Reserves& r) {
   MemoryLedger L = serving_memory(m, g, s, 0, 0, r);
   double free_bytes = g.hbm_bytes * s.gpu_memory_utilization - L.total_bytes();
   if (free_bytes <= 0) return 0;

@@ -40,8 +40,8 @@ struct Reserves {
 };
 
 /// Training state of one GPU on pipeline stage `stage` (every GPU of a stage holds the same).
-MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t, int stage,
-                             const Reserves& r = {});
+MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t,
+                             int stage, const Reserves& r = {});
 /// The stage with the largest total (ties → the earliest).
 MemoryLedger training_memory_peak(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t,
                                   const Reserves& r = {});
@@ -68,7 +68,7 @@ double serving_weight_bytes_per_gpu(const model::ModelSpec& m, const ServingConf
 double serving_kv_bytes_per_token_per_gpu(const model::ModelSpec& m, const ServingConfig& s);
 /// Tokens of KV cache one replica can hold: (capacity × gpu_memory_utilization − weights −
 /// workspace − reserves) / KV bytes per token; 0 when the weights alone do not fit.
-std::int64_t serving_kv_capacity_tokens(const model::ModelSpec& m, const hw::GpuSpec& g, const ServingConfig& s,
-                                        const Reserves& r = {});
+std::int64_t serving_kv_capacity_tokens(const model::ModelSpec& m, const hw::GpuSpec& g,
+                                        const ServingConfig& s, const Reserves& r = {});
 
 }  // namespace infraplan::strat

@@ -106,10 +106,10 @@ TEST(ServingLedger, SeventyBOnTwoA100s) {
   s.weights = WeightQuant::INT8;
   EXPECT_NEAR(serving_weight_bytes_per_gpu(m, s) * 2 / 1e9, 70, 2);
   EXPECT_GT(serving_kv_capacity_tokens(m, g, s), 4 * serving_kv_capacity_tokens(m, g, [&] {
-              ServingConfig f = s;
-              f.weights = WeightQuant::FP16;
-              return f;
-            }()));
+                                                   ServingConfig f = s;
+                                                   f.weights = WeightQuant::FP16;
+                                                   return f;
+                                                 }()));
   ServingConfig q;
   q.tp = 1;
   q.weights = WeightQuant::INT4;
@@ -121,7 +121,8 @@ TEST(ServingLedger, SeventyBOnTwoA100s) {
     serving_memory(m, g, q, 1, 1);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("serving.weights=fp8 is not supported on a100-sxm4-80gb"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("serving.weights=fp8 is not supported on a100-sxm4-80gb"),
+              std::string::npos)
         << e.what();
   }
   q.weights = WeightQuant::BF16;

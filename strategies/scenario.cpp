@@ -17,13 +17,15 @@ static Json resolve_relative(const Json& v, const std::string& base_dir) {
 
 Scenario scenario_from_json(const Json& j, const std::string& origin, const std::string& base_dir) {
   JsonObject o(j, "");
-  o.reject_unknown({"name", "description", "model", "cluster", "profile", "seed", "training", "serving", "workload"});
+  o.reject_unknown(
+      {"name", "description", "model", "cluster", "profile", "seed", "training", "serving", "workload"});
   Scenario s;
   s.origin = origin;
   s.raw = j;
   s.name = o.get_string("name", fs::path(origin).stem().string());
   if (!o.has("model")) throw Error(origin + ": 'model' is required (a preset name, a file, or an object)");
-  if (!o.has("cluster")) throw Error(origin + ": 'cluster' is required (a preset name, a file, or an object)");
+  if (!o.has("cluster"))
+    throw Error(origin + ": 'cluster' is required (a preset name, a file, or an object)");
   try {
     s.model = model::resolve_model(resolve_relative(j.at("model"), base_dir), "model");
     s.cluster = hw::resolve_cluster(resolve_relative(j.at("cluster"), base_dir), "cluster");

@@ -16,16 +16,16 @@ namespace infraplan::strat {
 
 struct Scenario {
   std::string name;
-  std::string origin;         ///< file path or "inline"
+  std::string origin;  ///< file path or "inline"
   model::ModelSpec model;
   hw::Cluster cluster;
-  std::string profile;        ///< profile file path; empty = the GPU's embedded default
+  std::string profile;  ///< profile file path; empty = the GPU's embedded default
   std::uint64_t seed = 1;
   std::optional<TrainingConfig> training;
   std::optional<ServingConfig> serving;
-  Json serving_raw;           ///< the "serving" object as written (engine keys included)
-  Json workload;              ///< the "workload" object as written (null when absent)
-  Json raw;                   ///< the whole file
+  Json serving_raw;  ///< the "serving" object as written (engine keys included)
+  Json workload;     ///< the "workload" object as written (null when absent)
+  Json raw;          ///< the whole file
 };
 
 /// Parses a scenario object; relative file paths inside it resolve against `base_dir`.

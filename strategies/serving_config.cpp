@@ -6,12 +6,18 @@ namespace infraplan::strat {
 
 const char* weight_quant_name(WeightQuant q) {
   switch (q) {
-    case WeightQuant::BF16: return "bf16";
-    case WeightQuant::FP16: return "fp16";
-    case WeightQuant::FP8: return "fp8";
-    case WeightQuant::INT8: return "int8";
-    case WeightQuant::INT4: return "int4";
-    case WeightQuant::NVFP4: return "nvfp4";
+    case WeightQuant::BF16:
+      return "bf16";
+    case WeightQuant::FP16:
+      return "fp16";
+    case WeightQuant::FP8:
+      return "fp8";
+    case WeightQuant::INT8:
+      return "int8";
+    case WeightQuant::INT4:
+      return "int4";
+    case WeightQuant::NVFP4:
+      return "nvfp4";
   }
   return "?";
 }
@@ -22,29 +28,40 @@ WeightQuant parse_weight_quant(const std::string& s, const std::string& field) {
     if (s == weight_quant_name(q)) return q;
   if (s == "w8a8") return WeightQuant::INT8;
   if (s == "w4a16" || s == "awq" || s == "gptq") return WeightQuant::INT4;
-  throw Error(field + "='" + s + "' is not a known weight format; valid: bf16, fp16, fp8, int8 (W8A8), int4 (W4A16), nvfp4");
+  throw Error(field + "='" + s +
+              "' is not a known weight format; valid: bf16, fp16, fp8, int8 (W8A8), int4 (W4A16), nvfp4");
 }
 
 double weight_bytes_per_param(WeightQuant q, int group) {
   switch (q) {
     case WeightQuant::BF16:
-    case WeightQuant::FP16: return 2;
+    case WeightQuant::FP16:
+      return 2;
     case WeightQuant::FP8:
-    case WeightQuant::INT8: return 1;  // per-channel scales are negligible
-    case WeightQuant::INT4: return 0.5 + 2.0 / double(group);
-    case WeightQuant::NVFP4: return 0.5 + 1.0 / 16.0;  // one fp8 scale per 16 values
+    case WeightQuant::INT8:
+      return 1;  // per-channel scales are negligible
+    case WeightQuant::INT4:
+      return 0.5 + 2.0 / double(group);
+    case WeightQuant::NVFP4:
+      return 0.5 + 1.0 / 16.0;  // one fp8 scale per 16 values
   }
   return 2;
 }
 
 Dtype gemm_dtype(WeightQuant q) {
   switch (q) {
-    case WeightQuant::BF16: return Dtype::BF16;
-    case WeightQuant::FP16: return Dtype::FP16;
-    case WeightQuant::FP8: return Dtype::FP8;
-    case WeightQuant::INT8: return Dtype::INT8;
-    case WeightQuant::INT4: return Dtype::INT4;
-    case WeightQuant::NVFP4: return Dtype::FP4;
+    case WeightQuant::BF16:
+      return Dtype::BF16;
+    case WeightQuant::FP16:
+      return Dtype::FP16;
+    case WeightQuant::FP8:
+      return Dtype::FP8;
+    case WeightQuant::INT8:
+      return Dtype::INT8;
+    case WeightQuant::INT4:
+      return Dtype::INT4;
+    case WeightQuant::NVFP4:
+      return Dtype::FP4;
   }
   return Dtype::BF16;
 }
@@ -63,12 +80,20 @@ Json ServingConfig::to_json() const {
           {"quant_group", quant_group}};
 }
 
-ServingConfig serving_from_json(const Json& j, const std::string& path, const std::vector<std::string>& extra_keys) {
+ServingConfig serving_from_json(const Json& j, const std::string& path,
+                                const std::vector<std::string>& extra_keys) {
   JsonObject o(j, path);
-  std::vector<std::string> known = {"replicas",     "tp",           "pp",
-                                    "ep",           "weights",      "kv_dtype",
-                                    "block_size",   "max_num_seqs", "max_batched_tokens",
-                                    "gpu_memory_utilization", "quant_group"};
+  std::vector<std::string> known = {"replicas",
+                                    "tp",
+                                    "pp",
+                                    "ep",
+                                    "weights",
+                                    "kv_dtype",
+                                    "block_size",
+                                    "max_num_seqs",
+                                    "max_batched_tokens",
+                                    "gpu_memory_utilization",
+                                    "quant_group"};
   known.insert(known.end(), extra_keys.begin(), extra_keys.end());
   o.reject_unknown(known);
   ServingConfig s;
@@ -92,9 +117,12 @@ ServingConfig serving_from_json(const Json& j, const std::string& path, const st
 void validate_serving(const ServingConfig& s, const model::ModelSpec& m, const hw::GpuSpec& g) {
   if (m.heads % s.tp != 0)
     throw Error("serving.tp=" + std::to_string(s.tp) + " does not divide heads=" + std::to_string(m.heads));
-  if (s.pp > m.layers) throw Error("serving.pp=" + std::to_string(s.pp) + " exceeds layers=" + std::to_string(m.layers));
+  if (s.pp > m.layers)
+    throw Error("serving.pp=" + std::to_string(s.pp) + " exceeds layers=" + std::to_string(m.layers));
   if (s.ep > 1 && (!m.moe.enabled() || m.moe.experts % s.ep != 0))
-    throw Error("serving.ep=" + std::to_string(s.ep) + (m.moe.enabled() ? " does not divide experts=" + std::to_string(m.moe.experts) : " needs a MoE model"));
+    throw Error("serving.ep=" + std::to_string(s.ep) +
+                (m.moe.enabled() ? " does not divide experts=" + std::to_string(m.moe.experts)
+                                 : " needs a MoE model"));
   auto refuse = [&](const std::string& field, const std::string& what, const std::string& needs) {
     throw Error(field + "=" + what + " is not supported on " + g.name + ": " + needs +
                 "; valid here: bf16, fp16, int8 (W8A8), int4 (W4A16)" +
@@ -114,10 +142,10 @@ void validate_serving(const ServingConfig& s, const model::ModelSpec& m, const h
 
 namespace infraplan::strat {
 const std::vector<std::string>& serving_engine_keys() {
-  static const std::vector<std::string> k = {"scheduler",  "batching",        "prefix_cache", "chunked_prefill",
-                                             "chunk_tokens", "preemption",    "routing",      "disaggregation",
-                                             "speculative", "host_overhead_us", "swap_space_GiB", "watermark",
-                                             "priority"};
+  static const std::vector<std::string> k = {
+      "scheduler",      "batching",  "prefix_cache",   "chunked_prefill", "chunk_tokens",
+      "preemption",     "routing",   "disaggregation", "speculative",     "host_overhead_us",
+      "swap_space_GiB", "watermark", "priority"};
   return k;
 }
 }  // namespace infraplan::strat

@@ -26,11 +26,11 @@ struct ServingConfig {
   int tp = 1, pp = 1, ep = 1;
   WeightQuant weights = WeightQuant::BF16;
   Dtype kv_dtype = Dtype::BF16;
-  int block_size = 16;                   ///< tokens per paged-KV block
-  int max_num_seqs = 256;                ///< running sequences per replica
+  int block_size = 16;                     ///< tokens per paged-KV block
+  int max_num_seqs = 256;                  ///< running sequences per replica
   std::int64_t max_batched_tokens = 8192;  ///< tokens per engine step per replica
-  double gpu_memory_utilization = 0.9;   ///< fraction of HBM the engine may use (vLLM's default)
-  int quant_group = 128;                 ///< int4 group size
+  double gpu_memory_utilization = 0.9;     ///< fraction of HBM the engine may use (vLLM's default)
+  int quant_group = 128;                   ///< int4 group size
 
   int gpus_per_replica() const { return tp * pp; }
   Json to_json() const;

@@ -6,20 +6,28 @@ namespace infraplan::strat {
 
 const char* pp_schedule_name(PpSchedule s) {
   switch (s) {
-    case PpSchedule::GPipe: return "gpipe";
-    case PpSchedule::OneFOneB: return "1f1b";
-    case PpSchedule::Interleaved: return "interleaved";
+    case PpSchedule::GPipe:
+      return "gpipe";
+    case PpSchedule::OneFOneB:
+      return "1f1b";
+    case PpSchedule::Interleaved:
+      return "interleaved";
   }
   return "?";
 }
 
 const char* precision_name(Precision p) {
   switch (p) {
-    case Precision::BF16Mixed: return "bf16-mixed";
-    case Precision::FP16Mixed: return "fp16-mixed";
-    case Precision::AmpBF16: return "amp-bf16";
-    case Precision::BF16Pure: return "bf16-pure";
-    case Precision::FP8Mixed: return "fp8-mixed";
+    case Precision::BF16Mixed:
+      return "bf16-mixed";
+    case Precision::FP16Mixed:
+      return "fp16-mixed";
+    case Precision::AmpBF16:
+      return "amp-bf16";
+    case Precision::BF16Pure:
+      return "bf16-pure";
+    case Precision::FP8Mixed:
+      return "fp8-mixed";
   }
   return "?";
 }
@@ -30,9 +38,12 @@ std::vector<std::string> precision_names() {
 
 const char* optimizer_name(Optimizer o) {
   switch (o) {
-    case Optimizer::AdamW: return "adamw";
-    case Optimizer::SGD: return "sgd";
-    case Optimizer::LAMB: return "lamb";
+    case Optimizer::AdamW:
+      return "adamw";
+    case Optimizer::SGD:
+      return "sgd";
+    case Optimizer::LAMB:
+      return "lamb";
   }
   return "?";
 }
@@ -73,13 +84,18 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   t.ep = int(o.get_int_min("ep", 1, 1));
   t.sp = o.get_bool("sp", false);
   t.zero = int(o.get_int_min("zero", 0, 0));
-  if (t.zero > 3) throw Error(o.field("zero") + "=" + std::to_string(t.zero) + " is invalid; valid: 0, 1, 2, 3");
+  if (t.zero > 3)
+    throw Error(o.field("zero") + "=" + std::to_string(t.zero) + " is invalid; valid: 0, 1, 2, 3");
   std::string s = o.get_choice("pp_schedule", "1f1b", {"1f1b", "gpipe", "interleaved"});
-  t.pp_schedule = s == "gpipe" ? PpSchedule::GPipe : s == "interleaved" ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
-  t.pp_virtual_stages = int(o.get_int_min("pp_virtual_stages", t.pp_schedule == PpSchedule::Interleaved ? 2 : 1, 1));
+  t.pp_schedule = s == "gpipe"         ? PpSchedule::GPipe
+                  : s == "interleaved" ? PpSchedule::Interleaved
+                                       : PpSchedule::OneFOneB;
+  t.pp_virtual_stages =
+      int(o.get_int_min("pp_virtual_stages", t.pp_schedule == PpSchedule::Interleaved ? 2 : 1, 1));
   t.recompute = model::parse_recompute(o.get_string("recompute", "none"), o.field("recompute"));
   std::string p = o.get_choice("precision", "bf16-mixed", precision_names());
-  for (auto q : {Precision::BF16Mixed, Precision::FP16Mixed, Precision::AmpBF16, Precision::BF16Pure, Precision::FP8Mixed})
+  for (auto q : {Precision::BF16Mixed, Precision::FP16Mixed, Precision::AmpBF16, Precision::BF16Pure,
+                 Precision::FP8Mixed})
     if (p == precision_name(q)) t.precision = q;
   std::string opt = o.get_choice("optimizer", "adamw", {"adamw", "sgd", "lamb"});
   t.optimizer = opt == "sgd" ? Optimizer::SGD : opt == "lamb" ? Optimizer::LAMB : Optimizer::AdamW;
@@ -115,10 +131,11 @@ Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw
          "; try " + list(divisors(m.heads)));
   if (t.tp > m.kv_heads) {
     if (t.tp % m.kv_heads != 0)
-      fail("training.tp=" + std::to_string(t.tp) + " is not a multiple of kv_heads=" + std::to_string(m.kv_heads) +
+      fail("training.tp=" + std::to_string(t.tp) +
+           " is not a multiple of kv_heads=" + std::to_string(m.kv_heads) +
            " (KV heads can only be replicated evenly); try " + list(divisors(m.heads)));
-    w.items.push_back("tp=" + std::to_string(t.tp) + " > kv_heads=" + std::to_string(m.kv_heads) + ": each KV head is replicated on " +
-                      std::to_string(t.tp / m.kv_heads) + " TP ranks");
+    w.items.push_back("tp=" + std::to_string(t.tp) + " > kv_heads=" + std::to_string(m.kv_heads) +
+                      ": each KV head is replicated on " + std::to_string(t.tp / m.kv_heads) + " TP ranks");
   } else if (m.kv_heads % t.tp != 0) {
     fail("training.tp=" + std::to_string(t.tp) + " does not divide kv_heads=" + std::to_string(m.kv_heads));
   }
@@ -126,55 +143,65 @@ Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw
     fail("training.pp=" + std::to_string(t.pp) + " exceeds layers=" + std::to_string(m.layers));
   if (m.layers % t.pp != 0)
     w.items.push_back("pp=" + std::to_string(t.pp) + " splits " + std::to_string(m.layers) +
-                      " layers unevenly: stages hold " + std::to_string(layers_of_stage(m, t.pp, 0)) + " or " +
-                      std::to_string(layers_of_stage(m, t.pp, t.pp - 1)) + " layers");
+                      " layers unevenly: stages hold " + std::to_string(layers_of_stage(m, t.pp, 0)) +
+                      " or " + std::to_string(layers_of_stage(m, t.pp, t.pp - 1)) + " layers");
   if (t.dp == 0) {
     std::int64_t denom = std::int64_t(t.tp) * t.pp * t.cp;
     if (n % denom != 0)
-      fail("training: tp×pp×cp=" + std::to_string(denom) + " does not divide the cluster's " + std::to_string(n) + " GPUs");
+      fail("training: tp×pp×cp=" + std::to_string(denom) + " does not divide the cluster's " +
+           std::to_string(n) + " GPUs");
     t.dp = int(n / denom);
   }
   if (t.gpus() != n)
-    fail("training: tp×pp×dp×cp = " + std::to_string(t.tp) + "×" + std::to_string(t.pp) + "×" + std::to_string(t.dp) + "×" +
-         std::to_string(t.cp) + " = " + std::to_string(t.gpus()) + " but the cluster has " + std::to_string(n) +
-         " GPUs (" + std::to_string(c.nodes) + " nodes × " + std::to_string(c.gpus_per_node) + ")");
+    fail("training: tp×pp×dp×cp = " + std::to_string(t.tp) + "×" + std::to_string(t.pp) + "×" +
+         std::to_string(t.dp) + "×" + std::to_string(t.cp) + " = " + std::to_string(t.gpus()) +
+         " but the cluster has " + std::to_string(n) + " GPUs (" + std::to_string(c.nodes) + " nodes × " +
+         std::to_string(c.gpus_per_node) + ")");
   if (t.ep > 1) {
-    if (!m.moe.enabled()) fail("training.ep=" + std::to_string(t.ep) + " needs a MoE model; " + m.name + " is dense (use ep=1)");
+    if (!m.moe.enabled())
+      fail("training.ep=" + std::to_string(t.ep) + " needs a MoE model; " + m.name + " is dense (use ep=1)");
     if (m.moe.experts % t.ep != 0)
-      fail("training.ep=" + std::to_string(t.ep) + " does not divide experts=" + std::to_string(m.moe.experts) + "; try " +
-           list(divisors(m.moe.experts)));
+      fail("training.ep=" + std::to_string(t.ep) + " does not divide experts=" +
+           std::to_string(m.moe.experts) + "; try " + list(divisors(m.moe.experts)));
     if ((t.dp * t.cp) % t.ep != 0)
       fail("training.ep=" + std::to_string(t.ep) + " must divide dp×cp=" + std::to_string(t.dp * t.cp) +
            " (expert parallelism is folded into data parallelism)");
   }
   if (t.seq_len > m.max_seq)
-    w.items.push_back("seq_len=" + std::to_string(t.seq_len) + " exceeds the model's max_seq=" + std::to_string(m.max_seq));
+    w.items.push_back("seq_len=" + std::to_string(t.seq_len) +
+                      " exceeds the model's max_seq=" + std::to_string(m.max_seq));
   if (t.cp > 1 && t.seq_len % (2 * t.cp) != 0)
     fail("training.cp=" + std::to_string(t.cp) + ": seq_len=" + std::to_string(t.seq_len) +
          " must be divisible by 2×cp for load-balanced causal context parallelism");
   if (t.global_batch == 0) t.global_batch = std::int64_t(t.dp) * t.micro_batch;
   if (t.global_batch % (std::int64_t(t.dp) * t.micro_batch) != 0)
-    fail("training.global_batch=" + std::to_string(t.global_batch) + " is not a multiple of dp×micro_batch=" +
-         std::to_string(t.dp) + "×" + std::to_string(t.micro_batch) + "=" + std::to_string(std::int64_t(t.dp) * t.micro_batch));
+    fail("training.global_batch=" + std::to_string(t.global_batch) +
+         " is not a multiple of dp×micro_batch=" + std::to_string(t.dp) + "×" +
+         std::to_string(t.micro_batch) + "=" + std::to_string(std::int64_t(t.dp) * t.micro_batch));
   if (t.pp_schedule == PpSchedule::Interleaved) {
     if (t.pp == 1) fail("training.pp_schedule=interleaved needs pp > 1");
     if (m.layers % (std::int64_t(t.pp) * t.pp_virtual_stages) != 0)
-      fail("training.pp_virtual_stages=" + std::to_string(t.pp_virtual_stages) + ": layers=" + std::to_string(m.layers) +
+      fail("training.pp_virtual_stages=" + std::to_string(t.pp_virtual_stages) +
+           ": layers=" + std::to_string(m.layers) +
            " must be divisible by pp×pp_virtual_stages=" + std::to_string(t.pp * t.pp_virtual_stages));
     if (t.micro_batches() % t.pp != 0)
-      fail("training.pp_schedule=interleaved needs the number of micro-batches (" + std::to_string(t.micro_batches()) +
-           ") to be a multiple of pp=" + std::to_string(t.pp));
+      fail("training.pp_schedule=interleaved needs the number of micro-batches (" +
+           std::to_string(t.micro_batches()) + ") to be a multiple of pp=" + std::to_string(t.pp));
   } else if (t.pp_virtual_stages != 1) {
-    fail("training.pp_virtual_stages=" + std::to_string(t.pp_virtual_stages) + " needs pp_schedule=interleaved");
+    fail("training.pp_virtual_stages=" + std::to_string(t.pp_virtual_stages) +
+         " needs pp_schedule=interleaved");
   }
   if (t.zero > 0 && t.dp * t.cp == 1)
-    w.items.push_back("zero=" + std::to_string(t.zero) + " has no effect with dp×cp=1 (nothing to shard over)");
+    w.items.push_back("zero=" + std::to_string(t.zero) +
+                      " has no effect with dp×cp=1 (nothing to shard over)");
   if (t.sp && t.tp == 1) w.items.push_back("sp=true has no effect with tp=1");
   if (t.tp > c.gpus_per_node)
     w.items.push_back("tp=" + std::to_string(t.tp) + " crosses nodes (" + std::to_string(c.gpus_per_node) +
                       " GPUs per node): TP collectives run over the inter-node fabric");
   if (t.precision == Precision::FP8Mixed && !c.gpu.supports(Dtype::FP8))
-    fail("training.precision=fp8-mixed: " + c.gpu.name + " has no fp8 tensor cores (needs Hopper/Ada or newer); valid: bf16-mixed, fp16-mixed, amp-bf16, bf16-pure");
+    fail("training.precision=fp8-mixed: " + c.gpu.name +
+         " has no fp8 tensor cores (needs Hopper/Ada or newer); valid: bf16-mixed, fp16-mixed, amp-bf16, "
+         "bf16-pure");
   return w;
 }
 

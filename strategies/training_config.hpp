@@ -28,8 +28,8 @@ const char* optimizer_name(Optimizer o);
 
 struct TrainingConfig {
   std::int64_t seq_len = 4096;
-  std::int64_t global_batch = 0;  ///< sequences per iteration (0: dp × micro_batch)
-  std::int64_t micro_batch = 1;   ///< sequences per micro-batch per DP rank
+  std::int64_t global_batch = 0;               ///< sequences per iteration (0: dp × micro_batch)
+  std::int64_t micro_batch = 1;                ///< sequences per micro-batch per DP rank
   int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;  ///< dp = 0: derived from the GPU count
   bool sp = false;                             ///< sequence parallelism (needs tp > 1)
   int zero = 0;                                ///< ZeRO stage 0..3 (3 = FSDP full shard)

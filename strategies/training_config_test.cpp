@@ -33,7 +33,8 @@ TEST(TrainingConfig, DerivesDpAndChecksDivisibility) {
 
   TrainingConfig bad;
   bad.tp = 3;
-  EXPECT_NE(error_of(bad, "llama2-7b", "dgx-h100").find("training.tp=3 does not divide heads=32; try 1, 2, 4, 8, 16, 32"),
+  EXPECT_NE(error_of(bad, "llama2-7b", "dgx-h100")
+                .find("training.tp=3 does not divide heads=32; try 1, 2, 4, 8, 16, 32"),
             std::string::npos);
   TrainingConfig gpus;
   gpus.tp = 8;
@@ -76,27 +77,32 @@ TEST(TrainingConfig, JsonErrorsNameTheField) {
   };
   EXPECT_NE(err(R"({"tp": -2})").find("training.tp=-2 is invalid"), std::string::npos);
   EXPECT_NE(err(R"({"zero": 4})").find("training.zero=4 is invalid; valid: 0, 1, 2, 3"), std::string::npos);
-  EXPECT_NE(err(R"({"pp_schedule": "zb"})").find("valid choices: 1f1b, gpipe, interleaved"), std::string::npos);
+  EXPECT_NE(err(R"({"pp_schedule": "zb"})").find("valid choices: 1f1b, gpipe, interleaved"),
+            std::string::npos);
   EXPECT_NE(err(R"({"micro_bacth": 2})").find("did you mean 'micro_batch'"), std::string::npos);
   EXPECT_NE(err(R"({"precision": "fp4"})").find("bf16-mixed"), std::string::npos);
 }
 
 TEST(Scenario, ParsesAndReportsErrorsWithOrigin) {
-  auto s = scenario_from_json(Json::parse(R"({"name":"t","model":"llama3-8b","cluster":{"preset":"dgx-h100","nodes":2},
+  auto s = scenario_from_json(
+      Json::parse(R"({"name":"t","model":"llama3-8b","cluster":{"preset":"dgx-h100","nodes":2},
       "training":{"tp":8,"global_batch":32,"seq_len":8192},"serving":{"tp":2,"weights":"fp8","prefix_cache":true}})"),
-                              "t.json");
+      "t.json");
   EXPECT_EQ(s.cluster.total_gpus(), 16);
   ASSERT_TRUE(s.training);
   EXPECT_EQ(s.training->dp, 2);
   ASSERT_TRUE(s.serving);
   EXPECT_EQ(s.serving->weights, WeightQuant::FP8);
   try {
-    scenario_from_json(Json::parse(R"({"model":"llama3-8b","cluster":"dgx-a100-80gb","serving":{"weights":"fp8"}})"),
-                       "a.json");
+    scenario_from_json(
+        Json::parse(R"({"model":"llama3-8b","cluster":"dgx-a100-80gb","serving":{"weights":"fp8"}})"),
+        "a.json");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("a.json: serving.weights=fp8 is not supported"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a.json: serving.weights=fp8 is not supported"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(scenario_from_json(Json::parse(R"({"model":"llama3-8b"})"), "b.json"), Error);
-  EXPECT_THROW(scenario_from_json(Json::parse(R"({"model":"llama3-8b","cluster":"dgx-h1000"})"), "b.json"), Error);
+  EXPECT_THROW(scenario_from_json(Json::parse(R"({"model":"llama3-8b","cluster":"dgx-h1000"})"), "b.json"),
+               Error);
 }
