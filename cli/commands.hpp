@@ -24,5 +24,6 @@ void write_file_atomic(const std::string& path, const std::string& content);
 int cmd_models(const std::vector<std::string>& args);
 int cmd_hardware(const std::vector<std::string>& args);
 int cmd_memory(const std::vector<std::string>& args);
+int cmd_calibrate(const std::vector<std::string>& args);
 
 }  // namespace infraplan::cli

@@ -1,0 +1,67 @@
+// infraplan calibrate [comm] --out FILE.json [--quick] ...: runs the CUDA calibration tool
+// (infraplan-calibrate, built when nvcc is found) beside this binary or on PATH.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "cli/commands.hpp"
+#include "model/error.hpp"
+
+namespace infraplan::cli {
+
+namespace {
+
+std::string find_tool() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path beside = self.parent_path() / "infraplan-calibrate";
+    if (fs::exists(beside, ec)) return beside.string();
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::string p = path;
+    std::size_t start = 0;
+    while (start <= p.size()) {
+      std::size_t end = p.find(':', start);
+      if (end == std::string::npos) end = p.size();
+      fs::path cand = fs::path(p.substr(start, end - start)) / "infraplan-calibrate";
+      if (!p.substr(start, end - start).empty() && fs::exists(cand, ec)) return cand.string();
+      start = end + 1;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+int cmd_calibrate(const std::vector<std::string>& args) {
+  std::string tool = find_tool();
+  bool help = args.empty();
+  for (const auto& a : args) help |= a == "--help" || a == "-h";
+  if (tool.empty()) {
+    if (help) {
+      std::printf(
+          "Usage: infraplan calibrate --out FILE.json [--quick] [--gpu NAME] [--comm]\n"
+          "       infraplan calibrate comm --out FILE.json [--quick]\n\n"
+          "Runs CUDA kernels, cuBLAS/cuBLASLt sweeps and NCCL collectives on this machine's GPUs and\n"
+          "writes a hardware profile (docs/calibration.md). Needs the infraplan-calibrate tool,\n"
+          "built when nvcc is found at configure time.\n");
+      return 0;
+    }
+    throw Error(
+        "infraplan-calibrate was not built (no CUDA toolkit found at configure time); install the CUDA "
+        "toolkit, reconfigure with -DINFRAPLAN_WITH_CUDA=ON, or copy a built infraplan-calibrate onto PATH");
+  }
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(tool.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  execv(tool.c_str(), argv.data());
+  throw Error("cannot run " + tool);
+}
+
+}  // namespace infraplan::cli
