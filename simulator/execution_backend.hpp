@@ -1,0 +1,105 @@
+#pragma once
+// ExecutionBackend: how long one engine step takes. The simulated backend prices the step with a
+// CostModel (roofline or calibrated): per layer the TP-split GEMMs for the step's token count in
+// the weight format's GEMM dtype, attention per prefill chunk and one paged-decode kernel for all
+// decodes, norms and activations, two TP all-reduces; then the LM head and sampling for the
+// sequences that sample, and a fixed host overhead per step. A CUDA backend that runs a real
+// model implements the same interface.
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "hardware/cost_model.hpp"
+#include "model/model_spec.hpp"
+#include "strategies/serving_config.hpp"
+
+namespace infraplan::sim::serve {
+
+/// One sequence's part of a step, as the backend sees it.
+struct BatchItem {
+  std::int64_t q_tokens = 0;  ///< new tokens computed (prefill chunk, 1 for a decode, 1 + k to verify)
+  std::int64_t context = 0;   ///< KV length after the step, tokens
+  bool prefill = false;
+  bool samples = false;       ///< logits and sampling needed
+};
+
+/// What a step computes.
+struct BatchShape {
+  std::vector<BatchItem> items;
+  std::int64_t padding_seqs = 0;     ///< static batching: finished members still computed (1 token each)
+  std::int64_t padding_context = 0;  ///< their KV length, tokens
+};
+
+/// Time split of one step, seconds.
+struct StepCost {
+  double total_s = 0;
+  double gemm_s = 0, attention_s = 0, comm_s = 0, other_s = 0, host_s = 0;
+};
+
+class ExecutionBackend {
+ public:
+  virtual ~ExecutionBackend() = default;
+  /// Duration of one step over `b`.
+  virtual StepCost step(const BatchShape& b) = 0;
+};
+
+/// All-reduce time inside a TP group; plug in the collectives library's model here.
+class TpCommModel {
+ public:
+  virtual ~TpCommModel() = default;
+  /// Seconds for an all-reduce of `bytes` (nccl-tests size) over `ranks` GPUs of one replica.
+  virtual double all_reduce_seconds(double bytes, int ranks) const = 0;
+};
+
+/// Alpha-beta ring all-reduce on the node's GPU interconnect: 2(n−1)/n · bytes / bw + a fixed
+/// latency per step. `GBps`: per-GPU bandwidth, 1e9 B/s; `efficiency`: achievable fraction.
+class AlphaBetaTpComm final : public TpCommModel {
+ public:
+  AlphaBetaTpComm(double GBps, double step_latency_s, double base_latency_s = 8e-6, double efficiency = 0.8)
+      : GBps_(GBps), step_(step_latency_s), base_(base_latency_s), eff_(efficiency) {}
+  double all_reduce_seconds(double bytes, int ranks) const override;
+
+ private:
+  double GBps_, step_, base_, eff_;
+};
+
+/// Engine costs outside the GPU kernels.
+struct BackendOptions {
+  double host_overhead_s = 50e-6;  ///< scheduler + input preparation per step, seconds
+  int quant_group = 128;           ///< int4 group size (dequantisation cost)
+  double w4a16_dequant_factor = 1.15;  ///< compute-bound W4A16 GEMMs run this much slower than fp16
+};
+
+/// CostModel-priced step of a model on one replica (tp GPUs, pp stages run back to back).
+class SimulatedBackend final : public ExecutionBackend {
+ public:
+  SimulatedBackend(const model::ModelSpec& m, const strat::ServingConfig& s, const hw::CostModel& cm,
+                   const TpCommModel* comm, BackendOptions o = {});
+  StepCost step(const BatchShape& b) override;
+
+  /// Per-layer dense cost (GEMMs, norms, all-reduces) for `tokens` tokens, memoised; seconds.
+  double dense_layer_seconds(std::int64_t tokens);
+  /// One GEMM in the configured weight format: activations [m, k] × weights [k, n].
+  double weight_gemm_seconds(std::int64_t m, std::int64_t n, std::int64_t k) const;
+  const model::ModelSpec& model() const { return m_; }
+
+ private:
+  struct Dense {
+    double gemm = 0, comm = 0, other = 0;
+  };
+  const Dense& dense(std::int64_t tokens);
+  double lm_head_seconds(std::int64_t rows);
+
+  model::ModelSpec m_;
+  strat::ServingConfig s_;
+  const hw::CostModel& cm_;
+  const TpCommModel* comm_;
+  BackendOptions o_;
+  std::int64_t tp_heads_, tp_kv_heads_;
+  std::unordered_map<std::int64_t, Dense> dense_cache_;
+  std::unordered_map<std::int64_t, double> head_cache_;
+  std::unordered_map<std::int64_t, double> prefill_attn_cache_;  // key: q_len·2^32 + context
+};
+
+}  // namespace infraplan::sim::serve

@@ -1,0 +1,393 @@
+#include "simulator/serving_sim.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include "model/error.hpp"
+#include "model/model_math.hpp"
+#include "simulator/router.hpp"
+#include "simulator/serving_engine.hpp"
+#include "simulator/serving_events.hpp"
+#include "strategies/memory_ledger.hpp"
+
+namespace infraplan::sim::serve {
+
+ServingSetup serving_setup_from_scenario(const strat::Scenario& sc) {
+  if (!sc.serving) throw Error(sc.origin + ": no 'serving' object; add one (docs/serving.md)");
+  ServingSetup s;
+  s.name = sc.name;
+  s.model = sc.model;
+  s.cluster = sc.cluster;
+  s.serving = *sc.serving;
+  try {
+    s.engine = engine_options_from_json(sc.serving_raw, s.serving);
+    s.workload = workload_from_json(sc.workload, sc.seed, std::filesystem::path(sc.origin).parent_path().string());
+  } catch (const Error& e) {
+    throw Error(sc.origin + ": " + e.what());
+  }
+  return s;
+}
+
+namespace {
+
+struct Pending {  // PD: a request between its prefill and its decode
+  double first_token_s = 0, first_scheduled_s = 0;
+  std::int64_t cached = 0;
+  int preemptions = 0;
+  int prefill_instance = 0;
+};
+
+class Simulation {
+ public:
+  Simulation(const ServingSetup& s, const hw::CostModel& cm, const SimOptions& o) : s_(s), cm_(cm), o_(o) {}
+  ServingResult run();
+
+ private:
+  void build();
+  void on_arrival(double now, std::int64_t id);
+  void on_step_done(double now, int inst);
+  void on_kv_arrived(double now, int inst, std::int64_t id);
+  void try_start(double now, int inst);
+  void complete(const Sequence& s, int inst, double now);
+  void sample(double now);
+
+  const ServingSetup& s_;
+  const hw::CostModel& cm_;
+  SimOptions o_;
+  std::vector<Request> reqs_;
+  std::vector<RequestRecord> recs_;
+  std::vector<char> done_;
+  std::vector<std::vector<std::int64_t>> dependents_;
+  std::vector<std::unique_ptr<ServingEngine>> engines_;
+  std::vector<int> front_, decode_;  // instances receiving new requests; PD decode instances
+  std::unique_ptr<AlphaBetaTpComm> tp_comm_;
+  std::unique_ptr<ClusterKvTransfer> kv_default_;
+  const KvTransferModel* kv_ = nullptr;
+  std::vector<std::unique_ptr<SpecProposer>> proposers_;
+  std::unique_ptr<Router> router_;
+  EventQueue q_;
+  LogHistogram itl_;
+  std::vector<Pending> pending_;
+  std::vector<double> egress_free_, ingress_free_;
+  std::int64_t finished_ = 0, transfers_ = 0;
+  double transfer_s_ = 0, next_sample_ = 0, kv_usage_sum_ = 0, kv_peak_ = 0, end_s_ = 0;
+  std::int64_t kv_samples_ = 0;
+  std::string kv_link_;
+  std::vector<TimePoint> series_;
+};
+
+void Simulation::build() {
+  const auto& m = s_.model;
+  const auto& c = s_.cluster;
+  const auto& e = s_.engine;
+  tp_comm_ = std::make_unique<AlphaBetaTpComm>(c.intra_GBps() > 0 ? c.intra_GBps() : c.gpu.pcie_GBps,
+                                               c.nvlink_latency_us * 1e-6);
+  const TpCommModel* comm = o_.tp_comm ? o_.tp_comm : tp_comm_.get();
+  kv_default_ = std::make_unique<ClusterKvTransfer>(c);
+  kv_ = o_.kv_transfer ? o_.kv_transfer : kv_default_.get();
+
+  struct Pool {
+    Role role;
+    int count, tp;
+  };
+  std::vector<Pool> pools;
+  if (e.pd.enabled) {
+    pools = {{Role::Prefill, e.pd.prefill_instances, e.pd.prefill_tp}, {Role::Decode, e.pd.decode_instances, e.pd.decode_tp}};
+  } else {
+    pools = {{Role::Aggregated, s_.serving.replicas, s_.serving.tp}};
+  }
+  int gpus = 0;
+  for (const auto& p : pools) gpus += p.count * p.tp * s_.serving.pp;
+  if (gpus > c.total_gpus())
+    throw Error("the deployment needs " + std::to_string(gpus) + " GPUs (instances × tp × pp) but cluster '" + c.name +
+                "' has " + std::to_string(c.total_gpus()) + "; add nodes or lower serving.replicas/tp");
+  int rank = 0;
+  for (const auto& p : pools) {
+    strat::ServingConfig sc = s_.serving;
+    sc.tp = p.tp;
+    strat::validate_serving(sc, m, c.gpu);
+    std::unique_ptr<SpecProposer> prop;
+    if (e.spec.enabled() && p.role != Role::Prefill) prop = std::make_unique<SpecProposer>(e.spec, m, sc, cm_);
+    const double kv_tok = strat::serving_kv_bytes_per_token_per_gpu(m, sc);
+    std::int64_t cap = strat::serving_kv_capacity_tokens(m, c.gpu, sc);
+    if (prop) cap -= std::int64_t(prop->weight_bytes() / kv_tok);
+    if (cap < s_.serving.block_size)
+      throw Error("serving: the weights of " + m.name + " leave no room for KV cache on " + c.gpu.name + " with tp=" +
+                  std::to_string(p.tp) + " (see 'infraplan memory serve'); raise tp or quantize the weights");
+    for (int i = 0; i < p.count; ++i) {
+      InstanceSpec is;
+      is.role = p.role;
+      is.tp = p.tp;
+      for (int g = 0; g < p.tp * s_.serving.pp; ++g) is.gpus.push_back(rank++);
+      is.block_size = s_.serving.block_size;
+      is.num_blocks = std::int32_t(std::min<std::int64_t>(cap / s_.serving.block_size, 1LL << 30));
+      is.block_bytes_per_gpu = kv_tok * double(s_.serving.block_size);
+      is.host_blocks = std::int64_t(e.swap_space_GiB * 1073741824.0 / is.block_bytes_per_gpu);
+      is.pcie_GBps = c.gpu.pcie_GBps > 0 ? c.gpu.pcie_GBps : 32;
+      BackendOptions bo;
+      bo.host_overhead_s = e.host_overhead_us * 1e-6;
+      bo.quant_group = s_.serving.quant_group;
+      auto backend = std::make_unique<SimulatedBackend>(m, sc, cm_, comm, bo);
+      const int idx = int(engines_.size());
+      engines_.push_back(std::make_unique<ServingEngine>(idx, is, e, std::move(backend), prop.get(),
+                                                         Rng::derive(s_.workload.seed, 1000 + std::uint64_t(idx))));
+      if (p.role == Role::Decode) decode_.push_back(idx);
+      else front_.push_back(idx);
+      if (o_.trace) o_.trace->name_process(idx, std::string(role_name(p.role)) + " " + std::to_string(i) + " (tp=" + std::to_string(p.tp) + ")");
+    }
+    if (prop) proposers_.push_back(std::move(prop));
+  }
+  router_ = std::make_unique<Router>(e.routing, int(front_.size()));
+  egress_free_.assign(engines_.size(), 0);
+  ingress_free_.assign(engines_.size(), 0);
+  if (o_.trace) o_.trace->name_process(int(engines_.size()), "KV transfers");
+}
+
+void Simulation::on_arrival(double now, std::int64_t id) {
+  Request& r = reqs_[std::size_t(id)];
+  r.arrival_s = now;
+  std::vector<std::int64_t> load(front_.size());
+  for (std::size_t i = 0; i < front_.size(); ++i) load[i] = engines_[std::size_t(front_[i])]->outstanding();
+  const int pick = router_->pick(r, load, [&](int i) { return engines_[std::size_t(front_[std::size_t(i)])]->cached_blocks(r); });
+  const int inst = front_[std::size_t(pick)];
+  engines_[std::size_t(inst)]->add(r);
+  q_.push(now, EventClass::TryStart, inst);
+}
+
+void Simulation::try_start(double now, int inst) {
+  ServingEngine& e = *engines_[std::size_t(inst)];
+  if (e.busy()) return;
+  auto info = e.start_step(now);
+  if (!info) return;
+  q_.push(now + info->duration_s, EventClass::StepDone, inst);
+  if (o_.trace) {
+    const char* what = info->prefill_tokens == 0 ? "decode" : info->prefill_tokens == info->tokens ? "prefill" : "mixed";
+    o_.trace->span(inst, 0, what, "step", now, info->duration_s,
+                   {{"tokens", info->tokens}, {"prefill_tokens", info->prefill_tokens}, {"seqs", info->seqs},
+                    {"padding_seqs", info->padding_seqs}, {"swap_ms", info->swap_s * 1e3}});
+  }
+}
+
+void Simulation::complete(const Sequence& s, int inst, double now) {
+  const std::int64_t id = s.id();
+  if (done_[std::size_t(id)]) throw std::logic_error("request " + std::to_string(id) + " finished twice");
+  if (s.num_generated != s.request().output_tokens)
+    throw std::logic_error("request " + std::to_string(id) + " finished with " + std::to_string(s.num_generated) +
+                           " of " + std::to_string(s.request().output_tokens) + " tokens");
+  done_[std::size_t(id)] = 1;
+  ++finished_;
+  RequestRecord& rec = recs_[std::size_t(id)];
+  const Request& r = reqs_[std::size_t(id)];
+  rec.id = id;
+  rec.klass = r.klass;
+  rec.instance = inst;
+  rec.arrival_s = r.arrival_s;
+  rec.first_scheduled_s = s.first_scheduled_s;
+  rec.first_token_s = s.first_token_s;
+  rec.finish_s = now;
+  rec.prompt_tokens = r.prompt_tokens;
+  rec.output_tokens = r.output_tokens;
+  rec.cached_tokens = s.cached_tokens;
+  rec.preemptions = s.num_preemptions;
+  rec.max_itl_s = s.max_itl_s;
+  if (s.kv_remote || s_.engine.pd.enabled) {
+    const Pending& p = pending_[std::size_t(id)];
+    if (p.first_token_s > 0 || s.kv_remote) {
+      rec.first_scheduled_s = p.first_scheduled_s;
+      rec.cached_tokens = p.cached;
+      rec.preemptions += p.preemptions;
+    }
+  }
+  end_s_ = std::max(end_s_, now);
+  for (std::int64_t d : dependents_[std::size_t(id)]) {
+    const double t = now + reqs_[std::size_t(d)].think_time_s;
+    q_.push(t, EventClass::Arrival, -1, d);
+  }
+}
+
+void Simulation::on_step_done(double now, int inst) {
+  ServingEngine& e = *engines_[std::size_t(inst)];
+  auto finished = e.finish_step(now, itl_);
+  for (Sequence* s : finished) {
+    const std::int64_t id = s->id();
+    if (e.spec().role == Role::Prefill) {
+      Pending& p = pending_[std::size_t(id)];
+      p.first_token_s = s->first_token_s;
+      p.first_scheduled_s = s->first_scheduled_s;
+      p.cached = s->cached_tokens;
+      p.preemptions = s->num_preemptions;
+      p.prefill_instance = inst;
+      if (s->request().output_tokens <= 1) {
+        complete(*s, inst, now);
+        e.release(id);
+        continue;
+      }
+      // KV transfer to the least-loaded decode instance over the cluster's links.
+      int dst = decode_.front();
+      for (int d : decode_)
+        if (engines_[std::size_t(d)]->outstanding() < engines_[std::size_t(dst)]->outstanding()) dst = d;
+      const double bytes = double(s->prompt_tokens()) * model::kv_bytes_per_token(s_.model, s_.serving.kv_dtype);
+      const auto& src_g = e.spec().gpus;
+      const auto& dst_g = engines_[std::size_t(dst)]->spec().gpus;
+      const double start = std::max({now, egress_free_[std::size_t(inst)], ingress_free_[std::size_t(dst)]});
+      const double dur = kv_->transfer_seconds(src_g, dst_g, bytes);
+      egress_free_[std::size_t(inst)] = ingress_free_[std::size_t(dst)] = start + dur;
+      ++transfers_;
+      transfer_s_ += start + dur - now;
+      if (kv_link_.empty()) kv_link_ = kv_->link_name(src_g, dst_g);
+      q_.push(start + dur, EventClass::KvArrived, dst, id);
+      if (o_.trace)
+        o_.trace->span(int(engines_.size()), inst, "kv " + std::to_string(id), "kv_transfer", start, dur,
+                       {{"bytes", bytes}, {"to", dst}});
+      continue;
+    }
+    complete(*s, inst, now);
+    e.forget(id);
+  }
+  if (o_.check_invariants_every > 0 && e.steps % o_.check_invariants_every == 0) e.check_invariants();
+  sample(now);
+  q_.push(now, EventClass::TryStart, inst);
+}
+
+void Simulation::on_kv_arrived(double now, int inst, std::int64_t id) {
+  const Pending& p = pending_[std::size_t(id)];
+  engines_[std::size_t(p.prefill_instance)]->release(id);
+  q_.push(now, EventClass::TryStart, p.prefill_instance);
+  engines_[std::size_t(inst)]->add_prefilled(reqs_[std::size_t(id)], p.first_token_s);
+  q_.push(now, EventClass::TryStart, inst);
+}
+
+void Simulation::sample(double now) {
+  double usage = 0;
+  for (const auto& e : engines_) usage += e->blocks().usage();
+  usage /= double(engines_.size());
+  kv_usage_sum_ += usage;
+  ++kv_samples_;
+  kv_peak_ = std::max(kv_peak_, usage);
+  if (now < next_sample_ || series_.size() >= 20000) return;
+  while (next_sample_ <= now) next_sample_ += o_.sample_interval_s;
+  TimePoint t;
+  t.t_s = now;
+  t.kv_usage = usage;
+  std::int64_t q = 0, h = 0;
+  for (const auto& e : engines_) {
+    t.running += std::int64_t(e->scheduler().running().size());
+    t.waiting += std::int64_t(e->scheduler().waiting().size());
+    t.preemptions += e->scheduler().num_preemptions();
+    q += e->blocks().cache().stats.queried_tokens;
+    h += e->blocks().cache().stats.hit_tokens;
+  }
+  t.prefix_hit_rate = q > 0 ? double(h) / double(q) : 0;
+  series_.push_back(t);
+  if (o_.trace) {
+    o_.trace->counter(0, "kv_usage", now, {{"kv_usage", usage}});
+    o_.trace->counter(0, "queue", now, {{"running", t.running}, {"waiting", t.waiting}});
+  }
+}
+
+ServingResult Simulation::run() {
+  reqs_ = s_.requests.empty() ? make_requests(s_.workload) : s_.requests;
+  for (std::size_t i = 0; i < reqs_.size(); ++i)
+    if (reqs_[i].id != std::int64_t(i)) throw Error("setup.requests: ids must be 0..n-1 in order");
+  build();
+  recs_.assign(reqs_.size(), RequestRecord{});
+  done_.assign(reqs_.size(), 0);
+  dependents_.assign(reqs_.size(), {});
+  pending_.assign(reqs_.size(), Pending{});
+  for (const auto& r : reqs_) {
+    if (r.after_request >= 0) dependents_[std::size_t(r.after_request)].push_back(r.id);
+    else q_.push(r.arrival_s, EventClass::Arrival, -1, r.id);
+  }
+  next_sample_ = reqs_.empty() ? 0 : reqs_.front().arrival_s;
+  while (!q_.empty()) {
+    const Event ev = q_.pop();
+    switch (ev.cls) {
+      case EventClass::Arrival: on_arrival(ev.time_s, ev.request); break;
+      case EventClass::StepDone: on_step_done(ev.time_s, ev.instance); break;
+      case EventClass::KvArrived: on_kv_arrived(ev.time_s, ev.instance, ev.request); break;
+      case EventClass::TryStart: try_start(ev.time_s, ev.instance); break;
+    }
+  }
+  if (finished_ != std::int64_t(reqs_.size()))
+    throw std::logic_error("serving simulation ended with " + std::to_string(reqs_.size() - std::size_t(finished_)) +
+                           " unfinished requests");
+
+  ServingResult res;
+  ServingMetrics& m = res.metrics;
+  m = latency_metrics(recs_, s_.workload.slo);
+  m.itl_ms = itl_.summary(1e3);
+  std::int64_t steps = 0, tokens = 0, padding = 0, q = 0, h = 0;
+  double busy = 0;
+  for (const auto& e : engines_) {
+    InstanceSummary is;
+    is.role = role_name(e->spec().role);
+    is.tp = e->spec().tp;
+    is.gpus = e->spec().gpus;
+    is.kv_capacity_tokens = std::int64_t(e->spec().num_blocks) * e->spec().block_size;
+    is.steps = e->steps;
+    is.busy_fraction = e->busy_s / m.duration_s;
+    is.preemptions = e->scheduler().num_preemptions();
+    is.prefix_hit_rate = e->blocks().cache().stats.hit_rate();
+    res.instances.push_back(is);
+    steps += e->steps;
+    tokens += e->tokens;
+    padding += e->padding_tokens;
+    busy += e->busy_s;
+    m.preemptions += is.preemptions;
+    q += e->blocks().cache().stats.queried_tokens;
+    h += e->blocks().cache().stats.hit_tokens;
+  }
+  m.steps = std::max<std::int64_t>(steps, 1);
+  m.mean_batch_tokens = double(tokens) / double(m.steps);
+  m.useful_compute_fraction = tokens + padding > 0 ? double(tokens) / double(tokens + padding) : 1;
+  m.busy_fraction = busy / (double(engines_.size()) * m.duration_s);
+  m.prefix_hit_rate = q > 0 ? double(h) / double(q) : 0;
+  m.mean_kv_usage = kv_samples_ ? kv_usage_sum_ / double(kv_samples_) : 0;
+  m.peak_kv_usage = kv_peak_;
+  m.series = std::move(series_);
+  if (s_.workload.classes.size() > 1 && s_.workload.trace_path.empty()) {
+    for (std::size_t c = 0; c < s_.workload.classes.size(); ++c) {
+      std::vector<RequestRecord> sub;
+      for (const auto& r : recs_)
+        if (r.klass == int(c)) sub.push_back(r);
+      m.class_names.push_back(s_.workload.classes[c].name);
+      m.per_class.push_back(latency_metrics(sub, s_.workload.slo));
+    }
+  }
+  res.kv_transfers = transfers_;
+  res.kv_transfer_ms_mean = transfers_ ? transfer_s_ / double(transfers_) * 1e3 : 0;
+  res.kv_link = kv_link_;
+  res.config = {{"name", s_.name},
+                {"model", s_.model.name},
+                {"cluster", s_.cluster.name},
+                {"gpu", s_.cluster.gpu.name},
+                {"serving", s_.serving.to_json()},
+                {"engine", s_.engine.to_json()},
+                {"workload", s_.workload.to_json()}};
+  if (o_.keep_requests) res.requests = std::move(recs_);
+  return res;
+}
+
+}  // namespace
+
+Json ServingResult::to_json(bool with_series) const {
+  Json j = {{"config", config}, {"metrics", metrics.to_json(with_series)}};
+  Json inst = Json::array();
+  for (const auto& i : instances)
+    inst.push_back({{"role", i.role}, {"tp", i.tp}, {"gpus", i.gpus}, {"kv_capacity_tokens", i.kv_capacity_tokens},
+                    {"steps", i.steps}, {"busy_fraction", std::round(i.busy_fraction * 1e6) / 1e6},
+                    {"preemptions", i.preemptions}, {"prefix_hit_rate", std::round(i.prefix_hit_rate * 1e6) / 1e6}});
+  j["instances"] = inst;
+  if (kv_transfers > 0)
+    j["kv_transfer"] = {{"count", kv_transfers}, {"mean_ms", std::round(kv_transfer_ms_mean * 1e4) / 1e4}, {"link", kv_link}};
+  return j;
+}
+
+ServingResult simulate_serving(const ServingSetup& setup, const hw::CostModel& cm, const SimOptions& opt) {
+  Simulation sim(setup, cm, opt);
+  return sim.run();
+}
+
+}  // namespace infraplan::sim::serve

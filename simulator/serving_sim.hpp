@@ -1,0 +1,82 @@
+#pragma once
+// simulate_serving: runs a workload through a serving deployment in simulated time and reports
+// latency, throughput, goodput and engine statistics. Deterministic: the same setup and seed
+// give the same result, byte for byte. No global state: each call owns its clock, event queue,
+// ids and random streams, so calls may run concurrently (the CostModel is only read).
+//
+// Deployment: `serving.replicas` aggregated replicas of `serving.tp` GPUs each, or, with
+// engine.pd.enabled, prefill and decode pools with their own instance counts and TP. KV
+// capacity per instance comes from the memory ledger (strategies/memory_ledger.hpp) minus the
+// draft model's weights when speculative decoding uses one.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hardware/cluster.hpp"
+#include "hardware/cost_model.hpp"
+#include "model/model_spec.hpp"
+#include "simulator/chrome_trace.hpp"
+#include "simulator/execution_backend.hpp"
+#include "simulator/metrics.hpp"
+#include "simulator/serving_kv_transfer.hpp"
+#include "simulator/serving_options.hpp"
+#include "simulator/workload.hpp"
+#include "strategies/scenario.hpp"
+#include "strategies/serving_config.hpp"
+
+namespace infraplan::sim::serve {
+
+/// Everything a serving simulation needs besides the cost model.
+struct ServingSetup {
+  std::string name;
+  model::ModelSpec model;
+  hw::Cluster cluster;
+  strat::ServingConfig serving;
+  EngineOptions engine;
+  WorkloadSpec workload;
+  /// When non-empty, replayed instead of generating requests from `workload` (ids must be
+  /// 0..n−1 in arrival order).
+  std::vector<Request> requests;
+};
+
+/// Builds a setup from a loaded scenario (serving engine keys and workload parsed here).
+ServingSetup serving_setup_from_scenario(const strat::Scenario& sc);
+
+struct SimOptions {
+  bool keep_requests = true;        ///< fill ServingResult::requests
+  ChromeTrace* trace = nullptr;     ///< record steps and KV transfers here when set
+  double sample_interval_s = 0.5;   ///< time-series period, simulated seconds
+  std::int64_t check_invariants_every = 0;  ///< > 0: check block-manager invariants every N steps (tests)
+  const KvTransferModel* kv_transfer = nullptr;  ///< nullptr: ClusterKvTransfer on setup.cluster
+  const TpCommModel* tp_comm = nullptr;          ///< nullptr: alpha-beta ring on the node interconnect
+};
+
+/// One instance of the deployment.
+struct InstanceSummary {
+  std::string role;            ///< "replica", "prefill" or "decode"
+  int tp = 1;
+  std::vector<int> gpus;       ///< cluster GPU ranks
+  std::int64_t kv_capacity_tokens = 0;
+  std::int64_t steps = 0;
+  double busy_fraction = 0;
+  std::int64_t preemptions = 0;
+  double prefix_hit_rate = 0;
+};
+
+struct ServingResult {
+  ServingMetrics metrics;
+  std::vector<RequestRecord> requests;  ///< by id (when keep_requests)
+  std::vector<InstanceSummary> instances;
+  std::int64_t kv_transfers = 0;        ///< PD: KV transfers made
+  double kv_transfer_ms_mean = 0;       ///< PD: mean transfer time including link queueing, ms
+  std::string kv_link;                  ///< PD: link class of the first transfer ("nvlink", "ib", ...)
+  Json config;                          ///< resolved setup (serving, engine, workload, seed)
+  /// {"scenario", "config", "metrics", "instances", ...}: the stable machine-readable report.
+  Json to_json(bool with_series = true) const;
+};
+
+/// Runs the simulation. Throws infraplan::Error when the deployment cannot serve the workload
+/// (weights do not fit, more GPUs than the cluster has, a request larger than the KV cache).
+ServingResult simulate_serving(const ServingSetup& setup, const hw::CostModel& cm, const SimOptions& opt = {});
+
+}  // namespace infraplan::sim::serve
