@@ -30,13 +30,15 @@ CommModel::CommModel(const hw::Cluster& cluster, CommProfile profile)
 CommModel::~CommModel() = default;
 
 const CommModel::GroupEntry& CommModel::group(CollectiveOp op, const std::vector<int>& ranks) const {
-  std::string key(1 + ranks.size() * sizeof(int), '\0');
-  key[0] = char(op);
-  std::memcpy(key.data() + 1, ranks.data(), ranks.size() * sizeof(int));
+  std::uint64_t h = 1469598103934665603ull ^ std::uint64_t(op);
+  for (int r : ranks) h = (h ^ std::uint64_t(std::uint32_t(r))) * 1099511628211ull;
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = cache_.find(key);
-  if (it != cache_.end()) return *it->second;
+  auto& bucket = cache_[h];
+  for (const auto& e : bucket)
+    if (e->op == op && e->ranks == ranks) return *e;
   auto g = std::make_unique<GroupEntry>();
+  g->op = op;
+  g->ranks = ranks;
   g->shape = group_shape(cluster(), ranks);
   if (op == CollectiveOp::AllToAll && g->shape.n > 256)
     throw Error("alltoall is modelled for groups of up to 256 ranks (got " + std::to_string(g->shape.n) + ")");
@@ -44,12 +46,21 @@ const CommModel::GroupEntry& CommModel::group(CollectiveOp op, const std::vector
   for (Algorithm a : g->algorithms) {
     auto e = std::make_unique<PlanEntry>();
     e->plan = make_plan(op, a, g->shape, cluster(), profile_, ranks);
-    for (const auto& pat : e->plan.patterns) e->costs.push_back(pattern_cost(fabric_, pat));
+    for (const auto& pat : e->plan.patterns) {
+      e->costs.push_back(pattern_cost(fabric_, pat));
+      const PatternCost& c = e->costs.back();
+      std::string name;
+      if (c.bottleneck_link >= 0) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " (%.4g GB/s)", c.bottleneck_Bps / 1e9);
+        name = fabric_.link_name(c.bottleneck_link) + buf;
+      }
+      e->bottleneck.push_back(std::move(name));
+    }
     g->plans.push_back(std::move(e));
   }
-  auto& ref = *g;
-  cache_.emplace(std::move(key), std::move(g));
-  return ref;
+  bucket.push_back(std::move(g));
+  return *bucket.back();
 }
 
 double CommModel::plan_seconds(const PlanEntry& e, double bytes, Protocol p, std::vector<Phase>* phases) const {
@@ -99,17 +110,21 @@ CollectiveEstimate CommModel::finish(CollectiveOp op, double bytes, const GroupE
     return r;
   }
   // Busiest sender and the slowest pattern's limiting link.
-  std::vector<Phase> phases = phases_for(e->plan, bytes, profile_.pipeline_chunk_bytes);
   double worst = -1;
-  for (const auto& ph : phases) {
-    const PatternCost& c = e->costs[std::size_t(ph.pattern)];
-    r.bytes_per_rank += double(ph.steps) * ph.unit_bytes * c.max_src_fraction;
-    const double t = double(ph.steps) * c.step_seconds(ph.unit_bytes, 1.0);
+  for (const auto& t_ : e->plan.phases) {
+    const double data = t_.coef * bytes;
+    double steps = double(t_.depth), unit = data;
+    if (t_.pipelined) {
+      const double slices = std::max(1.0, std::ceil(data / profile_.pipeline_chunk_bytes));
+      steps += slices - 1;
+      unit = data / slices;
+    }
+    const PatternCost& c = e->costs[std::size_t(t_.pattern)];
+    r.bytes_per_rank += steps * unit * c.max_src_fraction;
+    const double t = steps * c.step_seconds(unit, 1.0);
     if (t > worst && c.bottleneck_link >= 0) {
       worst = t;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, " (%.4g GB/s)", c.bottleneck_Bps / 1e9);
-      r.bottleneck = fabric_.link_name(c.bottleneck_link) + buf;
+      r.bottleneck = e->bottleneck[std::size_t(t_.pattern)];
     }
   }
   return r;

@@ -9,6 +9,7 @@
 // and unit the bytes each step moves (ring all-reduce: S/n over 2(n-1) steps). With
 // CommProfile::ideal() this is exactly alpha-beta on the cluster's links, and it is what the
 // SimGrid flow simulation reproduces when nothing else shares the links.
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -84,8 +85,11 @@ class CommModel {
   struct PlanEntry {
     GroupPlan plan;
     std::vector<PatternCost> costs;
+    std::vector<std::string> bottleneck;  // per pattern: "link (bandwidth)"
   };
   struct GroupEntry {
+    CollectiveOp op;
+    std::vector<int> ranks;  // as given
     GroupShape shape;
     std::vector<Algorithm> algorithms;
     std::vector<std::unique_ptr<PlanEntry>> plans;  // parallel to algorithms
@@ -98,7 +102,8 @@ class CommModel {
   net::Fabric fabric_;
   CommProfile profile_;
   mutable std::mutex mu_;
-  mutable std::unordered_map<std::string, std::unique_ptr<GroupEntry>> cache_;
+  /// Keyed by a hash of (op, ranks); entries compare the full key.
+  mutable std::unordered_map<std::uint64_t, std::vector<std::unique_ptr<GroupEntry>>> cache_;
 };
 
 }  // namespace infraplan::coll
