@@ -1,0 +1,304 @@
+#include "hardware/calibrated_cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "hardware/roofline_cost_model.hpp"
+#include "model/error.hpp"
+
+namespace infraplan::hw {
+namespace {
+
+/// Where x falls on an ascending axis, in log space.
+struct Pos {
+  std::size_t i0 = 0, i1 = 0;
+  double w = 0;         ///< weight of i1
+  bool inside = true;   ///< x within [front, back]
+  double clamped = 0;   ///< x clamped into the axis range
+};
+
+Pos locate(const std::vector<double>& a, double x) {
+  Pos p;
+  const double eps = 1e-9;
+  p.inside = x >= a.front() * (1 - eps) && x <= a.back() * (1 + eps);
+  p.clamped = std::clamp(x, a.front(), a.back());
+  if (a.size() == 1) return p;
+  auto it = std::upper_bound(a.begin(), a.end(), p.clamped);
+  p.i1 = std::clamp<std::size_t>(std::size_t(it - a.begin()), 1, a.size() - 1);
+  p.i0 = p.i1 - 1;
+  p.w = (std::log(p.clamped) - std::log(a[p.i0])) / (std::log(a[p.i1]) - std::log(a[p.i0]));
+  p.w = std::clamp(p.w, 0.0, 1.0);
+  return p;
+}
+
+double lerp_log(double a, double b, double w) {
+  if (w == 0) return a;
+  if (w == 1) return b;
+  return std::exp((1 - w) * std::log(a) + w * std::log(b));
+}
+
+/// Trilinear interpolation of log seconds; NaN if a needed corner is unmeasured.
+double gemm_interp(const GemmTable& t, const Pos& pm, const Pos& pn, const Pos& pk) {
+  double acc = 0;
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 2; ++c) {
+        double w = (a ? pm.w : 1 - pm.w) * (b ? pn.w : 1 - pn.w) * (c ? pk.w : 1 - pk.w);
+        if (w == 0) continue;
+        double v = t.at(a ? pm.i1 : pm.i0, b ? pn.i1 : pn.i0, c ? pk.i1 : pk.i0);
+        if (!(v > 0)) return NAN;
+        acc += w * std::log(v);
+      }
+  return std::exp(acc);
+}
+
+std::string fmt_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
+  std::ostringstream o;
+  o << m << "x" << n << "x" << k;
+  return o.str();
+}
+
+}  // namespace
+
+CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu) : profile_(std::move(profile)), gpu_(std::move(gpu)) {
+  check_profile_gpu(profile_, gpu_.name, false);
+}
+
+CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) throw Error("gemm: m, n, k and batch must be > 0");
+  if (!gpu_.supports(s.dtype) && s.dtype != Dtype::INT4)
+    throw Error(gpu_.name + " has no tensor-core support for " + std::string(dtype_name(s.dtype)) + " GEMMs");
+  const double bw = profile_.ceilings.copy_GBps * 1e9;
+  const GemmTable* t = profile_.gemm_table(s.dtype);
+  std::string detail;
+  double ceiling = 0;
+  if (t) {
+    ceiling = profile_.ceilings.gemm_TFLOPs.at(s.dtype) * 1e12;
+  } else {
+    // No table for this format: the bf16 table's efficiency on this format's roofline, its
+    // ceiling scaled from bf16 by the datasheet ratio.
+    t = profile_.gemm_table(Dtype::BF16);
+    if (!t) throw Error("profile " + profile_.origin + " has no GEMM table for " + std::string(dtype_name(s.dtype)) + " or bf16");
+    double peak_d = gpu_.peak(s.dtype).value_or(*gpu_.peak(Dtype::FP16));
+    ceiling = profile_.ceilings.gemm_TFLOPs.at(Dtype::BF16) * 1e12 * peak_d / *gpu_.peak(Dtype::BF16);
+    detail = "no " + std::string(dtype_name(s.dtype)) + " table: bf16 efficiency on the " +
+             std::string(dtype_name(s.dtype)) + " roofline; ";
+  }
+  GemmShape one = s;
+  one.batch = 1;
+  Pos pm = locate(t->m, double(s.m)), pn = locate(t->n, double(s.n)), pk = locate(t->k, double(s.k));
+  bool own_table = t->dtype == s.dtype;
+  double secs = NAN;
+  CostEstimate e;
+  if (own_table && pm.inside && pn.inside && pk.inside) secs = gemm_interp(*t, pm, pn, pk);
+  if (std::isfinite(secs)) {
+    e.source = CostSource::Measured;
+    detail += std::string(dtype_name(s.dtype)) + " table, log-space interpolation";
+  } else {
+    // Nearest point of the table (clamped), its efficiency against the table format's roofline.
+    GemmShape c = one;
+    c.m = std::int64_t(std::llround(pm.clamped));
+    c.n = std::int64_t(std::llround(pn.clamped));
+    c.k = std::int64_t(std::llround(pk.clamped));
+    c.dtype = t->dtype;
+    double tc = gemm_interp(*t, pm, pn, pk);
+    if (!std::isfinite(tc)) throw Error("profile " + profile_.origin + ": GEMM table has unmeasured cells near " + fmt_shape(c.m, c.n, c.k));
+    double c_ceiling = profile_.ceilings.gemm_TFLOPs.at(t->dtype) * 1e12;
+    double roof_c = std::max(c.flops() / c_ceiling, gemm_min_bytes(c) / bw);
+    double eff = roof_c / tc;
+    double roof = std::max(one.flops() / ceiling, gemm_min_bytes(one) / bw);
+    secs = std::max(roof / eff, launch_overhead_seconds());
+    e.source = CostSource::Extrapolated;
+    std::ostringstream d;
+    d.precision(3);
+    d << "roofline × efficiency " << eff << " of table point " << fmt_shape(c.m, c.n, c.k);
+    detail += d.str();
+  }
+  e.seconds = secs * double(s.batch);
+  e.achieved = s.flops() / e.seconds;
+  e.ceiling = ceiling;
+  e.detail = detail;
+  return e;
+}
+
+CostEstimate CalibratedCostModel::attention_prefill(const AttentionPrefillShape& s) const {
+  if (s.batch <= 0 || s.q_len <= 0 || s.kv_len < s.q_len || s.heads <= 0 || s.kv_heads <= 0 || s.head_dim <= 0)
+    throw Error("attention_prefill: need batch, q_len, heads, kv_heads, head_dim > 0 and kv_len >= q_len");
+  const PrefillTable* t = profile_.prefill_table(int(s.head_dim));
+  if (!t) throw Error("profile " + profile_.origin + " has no attention_prefill table");
+  // Achieved FLOP/s of the table at (seq_len, batch): interpolated along batch inside each
+  // seq_len row (over its measured prefix), then along seq_len.
+  auto table_flops = [&](std::size_t i, std::size_t j) {
+    double S = t->seq_len[i], b = t->batch[j];
+    double pairs = t->causal ? S * (S + 1) / 2 : S * S;
+    return 4.0 * b * t->heads * pairs * t->head_dim;
+  };
+  double S = double(s.q_len), b = double(s.batch) * double(s.heads) / double(t->heads);
+  Pos ps = locate(t->seq_len, S);
+  bool inside = ps.inside && t->head_dim == s.head_dim;
+  auto row_rate = [&](std::size_t i) {
+    std::size_t last = 0;
+    while (last + 1 < t->batch.size() && std::isfinite(t->at(i, last + 1))) ++last;
+    std::vector<double> ax(t->batch.begin(), t->batch.begin() + std::ptrdiff_t(last + 1));
+    Pos pb = locate(ax, b);
+    inside = inside && pb.inside;
+    double r0 = table_flops(i, pb.i0) / t->at(i, pb.i0), r1 = table_flops(i, pb.i1) / t->at(i, pb.i1);
+    return lerp_log(r0, r1, pb.w);
+  };
+  double r0 = row_rate(ps.i0);
+  double r1 = row_rate(ps.i1);
+  double rate = lerp_log(r0, r1, ps.w);
+  CostEstimate e;
+  e.seconds = std::max(s.flops() / rate, inside ? 0.0 : launch_overhead_seconds());
+  e.achieved = s.flops() / e.seconds;
+  e.ceiling = profile_.ceilings.gemm_TFLOPs.count(Dtype::BF16) ? profile_.ceilings.gemm_TFLOPs.at(Dtype::BF16) * 1e12 : 0;
+  e.source = inside ? CostSource::Measured : CostSource::Extrapolated;
+  std::ostringstream d;
+  d << "prefill table d" << t->head_dim << (t->causal ? " causal" : "") << ", "
+    << (inside ? "interpolated" : "nearest table point's FLOP/s") << (s.causal == t->causal ? "" : " (mask differs)");
+  e.detail = d.str();
+  return e;
+}
+
+CostEstimate CalibratedCostModel::attention_decode(const AttentionDecodeShape& s) const {
+  if (s.batch <= 0 || s.total_context_tokens < 0 || s.heads <= 0 || s.kv_heads <= 0 || s.head_dim <= 0)
+    throw Error("attention_decode: need batch, heads, kv_heads, head_dim > 0 and total_context_tokens >= 0");
+  if (!profile_.decode) throw Error("profile " + profile_.origin + " has no attention_decode table");
+  const DecodeTable& t = *profile_.decode;
+  double bytes_per_token = double(s.kv_heads) * double(s.head_dim) * dtype_bytes(s.kv_dtype);
+  double table_bytes_per_token = double(t.kv_heads) * t.head_dim * dtype_bytes(t.kv_dtype);
+  // Context per sequence expressed in the table's KV bytes per token.
+  double ctx = std::max(1.0, double(s.total_context_tokens) / double(s.batch) * bytes_per_token / table_bytes_per_token);
+  Pos pb = locate(t.batch, double(s.batch)), pc = locate(t.context, ctx);
+  auto cell = [&](std::size_t i, std::size_t j) { return t.at(i, j); };
+  double t00 = cell(pb.i0, pc.i0), t01 = cell(pb.i0, pc.i1), t10 = cell(pb.i1, pc.i0), t11 = cell(pb.i1, pc.i1);
+  double tin = lerp_log(lerp_log(t00, t01, pc.w), lerp_log(t10, t11, pc.w), pb.w);
+  CostEstimate e;
+  double bytes = s.kv_bytes();
+  if (pb.inside && pc.inside) {
+    e.seconds = tin;
+    e.source = CostSource::Measured;
+    e.detail = "decode table, log-space interpolation";
+  } else {
+    // Efficiency of the clamped table point against the copy ceiling, on this shape's bytes.
+    double bytes_c = 2.0 * pb.clamped * pc.clamped * table_bytes_per_token;
+    double eff = bytes_c / (profile_.ceilings.copy_GBps * 1e9) / tin;
+    e.seconds = std::max(bytes / (profile_.ceilings.copy_GBps * 1e9) / eff, tin * std::min(1.0, bytes / bytes_c));
+    e.seconds = std::max(e.seconds, launch_overhead_seconds());
+    e.source = CostSource::Extrapolated;
+    e.detail = "decode: bandwidth efficiency of the nearest table point";
+  }
+  e.achieved = bytes / e.seconds;
+  e.ceiling = profile_.ceilings.copy_GBps * 1e9;
+  return e;
+}
+
+CostEstimate CalibratedCostModel::memory_bound(double bytes) const {
+  if (!(bytes >= 0)) throw Error("memory_bound: bytes must be >= 0");
+  const MemoryTable& t = profile_.memory;
+  CostEstimate e;
+  e.ceiling = profile_.ceilings.copy_GBps * 1e9;
+  if (bytes <= t.bytes.front()) {
+    e.seconds = t.seconds.front();  // launch-bound floor
+    e.source = bytes == t.bytes.front() ? CostSource::Measured : CostSource::Extrapolated;
+    e.detail = "memory table: at or below its smallest size (launch-bound)";
+  } else if (bytes > t.bytes.back() * (1 + 1e-9)) {
+    e.seconds = t.seconds.back() * bytes / t.bytes.back();
+    e.source = CostSource::Extrapolated;
+    e.detail = "memory table: bandwidth of its largest size";
+  } else {
+    Pos p = locate(t.bytes, bytes);
+    e.seconds = lerp_log(t.seconds[p.i0], t.seconds[p.i1], p.w);
+    e.source = CostSource::Measured;
+    e.detail = "memory table, log-space interpolation";
+  }
+  e.achieved = bytes / e.seconds;
+  return e;
+}
+
+std::unique_ptr<CalibratedCostModel> make_calibrated_cost_model(const std::string& gpu_name,
+                                                                const std::string& profile_path, bool force) {
+  const GpuSpec& spec = find_gpu(gpu_name);
+  Profile p = profile_path.empty() ? default_profile(gpu_name) : load_profile_for(profile_path, gpu_name, force);
+  if (force) p.gpu = gpu_name;  // forced: use the other GPU's numbers under this name
+  return std::make_unique<CalibratedCostModel>(std::move(p), spec);
+}
+
+std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, double min_gemm_seconds) {
+  std::vector<HoldoutRow> rows;
+  auto push = [&](const char* kind, std::string shape, double measured, const CostEstimate& e) {
+    HoldoutRow r;
+    r.kind = kind;
+    r.shape = std::move(shape);
+    r.measured_seconds = measured;
+    r.predicted_seconds = e.seconds;
+    r.rel_error = std::fabs(e.seconds - measured) / measured;
+    r.source = e.source;
+    rows.push_back(std::move(r));
+  };
+  for (const auto& h : p.holdout_gemm) {
+    if (h.seconds < min_gemm_seconds) continue;
+    GemmShape s;
+    s.m = h.m;
+    s.n = h.n;
+    s.k = h.k;
+    s.dtype = h.dtype;
+    push("gemm", std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k), h.seconds, cm.gemm(s));
+  }
+  for (const auto& h : p.holdout_prefill) {
+    AttentionPrefillShape s;
+    s.batch = h.batch;
+    s.q_len = s.kv_len = h.seq_len;
+    s.heads = h.heads;
+    s.kv_heads = h.kv_heads;
+    s.head_dim = h.head_dim;
+    s.causal = h.causal;
+    std::ostringstream o;
+    o << "b" << h.batch << " S" << h.seq_len << " h" << h.heads << "/" << h.kv_heads << " d" << h.head_dim;
+    push("attention_prefill", o.str(), h.seconds, cm.attention_prefill(s));
+  }
+  for (const auto& h : p.holdout_decode) {
+    AttentionDecodeShape s;
+    s.batch = h.batch;
+    s.total_context_tokens = h.batch * h.context;
+    s.heads = h.heads;
+    s.kv_heads = h.kv_heads;
+    s.head_dim = h.head_dim;
+    std::ostringstream o;
+    o << "b" << h.batch << " ctx" << h.context << " h" << h.heads << "/" << h.kv_heads << " d" << h.head_dim;
+    push("attention_decode", o.str(), h.seconds, cm.attention_decode(s));
+  }
+  for (const auto& h : p.holdout_memory) {
+    std::ostringstream o;
+    o << std::int64_t(h.bytes) << " B";
+    push("memory_bound", o.str(), h.seconds, cm.memory_bound(h.bytes));
+  }
+  return rows;
+}
+
+std::vector<HoldoutStats> holdout_stats(const std::vector<HoldoutRow>& rows) {
+  std::vector<HoldoutStats> out;
+  for (const char* kind : {"gemm", "attention_prefill", "attention_decode", "memory_bound"}) {
+    std::vector<double> e;
+    for (const auto& r : rows)
+      if (r.kind == kind) e.push_back(r.rel_error);
+    if (e.empty()) continue;
+    std::sort(e.begin(), e.end());
+    HoldoutStats s;
+    s.kind = kind;
+    s.count = e.size();
+    auto q = [&](double f) {
+      double idx = f * double(e.size() - 1);
+      std::size_t lo = std::size_t(std::floor(idx)), hi = std::size_t(std::ceil(idx));
+      return e[lo] + (e[hi] - e[lo]) * (idx - double(lo));
+    };
+    s.median = q(0.5);
+    s.p90 = q(0.9);
+    s.max = e.back();
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace infraplan::hw

@@ -1,0 +1,71 @@
+#pragma once
+// CalibratedCostModel: op durations from a Profile. Inside a measured table: interpolation in
+// log space (log seconds, or log achieved rate, linear in the logs of the shape's coordinates);
+// exact at grid points. Outside: the nearest table point's efficiency applied to the roofline
+// of the actual shape ("roofline × fitted efficiency"), with the measured launch time as a floor.
+// Every estimate says which of the two it is (CostSource::Measured / Extrapolated).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hardware/cost_model.hpp"
+#include "hardware/profile.hpp"
+
+namespace infraplan::hw {
+
+class CalibratedCostModel final : public CostModel {
+ public:
+  /// `gpu` supplies datasheet facts (memory size, formats the chip supports); the profile
+  /// supplies every time. Throws infraplan::Error when the profile is for another GPU.
+  CalibratedCostModel(Profile profile, GpuSpec gpu);
+
+  const GpuSpec& gpu() const override { return gpu_; }
+  /// GEMM from the format's table; a format without a table (fp32, fp4, int4) uses the bf16
+  /// table's efficiency on its own roofline. `batch` > 1 costs batch × one GEMM.
+  CostEstimate gemm(const GemmShape& s) const override;
+  /// Prefill from the table of the nearest head_dim, keyed by (q_len, batch·heads / table heads);
+  /// achieved FLOP/s is interpolated and applied to s.flops().
+  CostEstimate attention_prefill(const AttentionPrefillShape& s) const override;
+  /// Decode from the table keyed by (batch, per-sequence context in the table's KV bytes per token).
+  CostEstimate attention_decode(const AttentionDecodeShape& s) const override;
+  /// Device-copy table keyed by bytes moved (read + written).
+  CostEstimate memory_bound(double bytes) const override;
+  /// Measured back-to-back launch time per kernel.
+  double launch_overhead_seconds() const override { return profile_.ceilings.launch_us * 1e-6; }
+
+  const Profile& profile() const { return profile_; }
+
+ private:
+  Profile profile_;
+  GpuSpec gpu_;
+};
+
+/// The model for catalog GPU `gpu_name`: from `profile_path` when given (refused if it names
+/// another GPU, unless `force`), else from the embedded default profile.
+std::unique_ptr<CalibratedCostModel> make_calibrated_cost_model(const std::string& gpu_name,
+                                                                const std::string& profile_path = "",
+                                                                bool force = false);
+
+/// One held-out measurement against the model's prediction.
+struct HoldoutRow {
+  std::string kind;   ///< "gemm", "attention_prefill", "attention_decode", "memory_bound"
+  std::string shape;  ///< e.g. "bf16 777x5120x3000"
+  double measured_seconds = 0, predicted_seconds = 0;
+  double rel_error = 0;  ///< |predicted − measured| / measured
+  CostSource source = CostSource::Measured;
+};
+
+/// Error statistics of one kind.
+struct HoldoutStats {
+  std::string kind;
+  std::size_t count = 0;
+  double median = 0, p90 = 0, max = 0;  ///< of rel_error
+};
+
+/// Predicts every held-out measurement of `p` with `cm`. GEMMs shorter than `min_gemm_seconds`
+/// are left out (launch-bound: the accuracy target applies to GEMMs > 10 µs).
+std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, double min_gemm_seconds = 10e-6);
+/// Median, 90th percentile and max relative error per kind (kinds in a fixed order).
+std::vector<HoldoutStats> holdout_stats(const std::vector<HoldoutRow>& rows);
+
+}  // namespace infraplan::hw

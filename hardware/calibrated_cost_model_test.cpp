@@ -1,0 +1,200 @@
+#include "hardware/calibrated_cost_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "model/error.hpp"
+
+namespace infraplan::hw {
+namespace {
+
+const CalibratedCostModel& h200() {
+  static const auto cm = make_calibrated_cost_model("h200-sxm-141gb");
+  return *cm;
+}
+
+GemmShape gemm(std::int64_t m, std::int64_t n, std::int64_t k, Dtype d = Dtype::BF16) {
+  GemmShape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.dtype = d;
+  return s;
+}
+
+TEST(CalibratedCostModel, ExactAtGemmGridPoints) {
+  const Profile& p = h200().profile();
+  for (Dtype d : {Dtype::BF16, Dtype::FP8, Dtype::INT8, Dtype::TF32}) {
+    const GemmTable* t = p.gemm_table(d);
+    ASSERT_NE(t, nullptr);
+    for (std::size_t i = 0; i < t->m.size(); i += 3)
+      for (std::size_t j = 0; j < t->n.size(); j += 2)
+        for (std::size_t l = 0; l < t->k.size(); l += 2) {
+          double want = t->at(i, j, l);
+          if (!(want > 0)) continue;
+          CostEstimate e = h200().gemm(gemm(std::int64_t(t->m[i]), std::int64_t(t->n[j]), std::int64_t(t->k[l]), d));
+          EXPECT_NEAR(e.seconds, want, want * 1e-9);
+          EXPECT_EQ(e.source, CostSource::Measured);
+        }
+  }
+}
+
+TEST(CalibratedCostModel, GemmGrowsWithLargeSizes) {
+  for (std::int64_t base : {2048, 8192}) {
+    double prev = 0;
+    for (std::int64_t m = 512; m <= 32768; m = m * 3 / 2) {
+      double t = h200().gemm(gemm(m, base, base)).seconds;
+      EXPECT_GE(t, prev * 0.97) << "m=" << m;  // allow measurement noise and wave effects
+      prev = t;
+    }
+    prev = 0;
+    for (std::int64_t k = 512; k <= 32768; k = k * 3 / 2) {
+      double t = h200().gemm(gemm(base, base, k)).seconds;
+      EXPECT_GE(t, prev * 0.97) << "k=" << k;
+      prev = t;
+    }
+  }
+}
+
+TEST(CalibratedCostModel, GemmExtrapolatesOutsideTheTable) {
+  CostEstimate in = h200().gemm(gemm(32768, 8192, 8192));
+  CostEstimate out = h200().gemm(gemm(65536, 8192, 8192));
+  EXPECT_EQ(in.source, CostSource::Measured);
+  EXPECT_EQ(out.source, CostSource::Extrapolated);
+  EXPECT_NEAR(out.seconds / in.seconds, 2.0, 0.1);  // compute-bound: twice the FLOPs
+  CostEstimate thin = h200().gemm(gemm(4096, 64, 4096));
+  EXPECT_EQ(thin.source, CostSource::Extrapolated);
+  EXPECT_GE(thin.seconds, h200().launch_overhead_seconds());
+  EXPECT_LT(thin.achieved, thin.ceiling);
+  GemmShape b = gemm(1024, 1024, 1024);
+  b.batch = 8;
+  EXPECT_NEAR(h200().gemm(b).seconds, 8 * h200().gemm(gemm(1024, 1024, 1024)).seconds, 1e-12);
+}
+
+TEST(CalibratedCostModel, FormatsWithoutTableUseBf16Efficiency) {
+  CostEstimate f32 = h200().gemm(gemm(8192, 8192, 8192, Dtype::FP32));
+  CostEstimate tf32 = h200().gemm(gemm(8192, 8192, 8192, Dtype::TF32));
+  EXPECT_EQ(f32.source, CostSource::Extrapolated);
+  EXPECT_GT(f32.seconds, 3 * tf32.seconds);
+  EXPECT_NE(f32.detail.find("bf16"), std::string::npos);
+}
+
+TEST(CalibratedCostModel, UnsupportedFormatIsAnError) {
+  auto a100 = make_calibrated_cost_model("a100-sxm4-80gb");
+  EXPECT_THROW(a100->gemm(gemm(1024, 1024, 1024, Dtype::FP8)), Error);
+  EXPECT_GT(a100->gemm(gemm(8192, 8192, 8192)).seconds, 2.5 * h200().gemm(gemm(8192, 8192, 8192)).seconds);
+}
+
+TEST(CalibratedCostModel, MemoryBound) {
+  const MemoryTable& t = h200().profile().memory;
+  for (std::size_t i = 0; i < t.bytes.size(); ++i) {
+    CostEstimate e = h200().memory_bound(t.bytes[i]);
+    EXPECT_NEAR(e.seconds, t.seconds[i], t.seconds[i] * 1e-9);
+    EXPECT_EQ(e.source, CostSource::Measured);
+  }
+  double prev = 0;
+  for (double b = 1e4; b < 1e10; b *= 1.7) {
+    double s = h200().memory_bound(b).seconds;
+    EXPECT_GE(s, prev * 0.97) << b;
+    prev = s;
+  }
+  CostEstimate big = h200().memory_bound(4 * t.bytes.back());
+  EXPECT_EQ(big.source, CostSource::Extrapolated);
+  EXPECT_NEAR(big.seconds, 4 * t.seconds.back(), 1e-12);
+  EXPECT_LE(big.achieved, big.ceiling * 1.001);
+  EXPECT_THROW(h200().memory_bound(-1), Error);
+}
+
+TEST(CalibratedCostModel, AttentionPrefill) {
+  const Profile& p = h200().profile();
+  const PrefillTable* t = p.prefill_table(128);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->head_dim, 128);
+  AttentionPrefillShape s;
+  s.heads = t->heads;
+  s.kv_heads = t->kv_heads;
+  s.head_dim = 128;
+  for (std::size_t i = 0; i < t->seq_len.size(); ++i) {
+    s.batch = std::int64_t(t->batch[0]);
+    s.q_len = s.kv_len = std::int64_t(t->seq_len[i]);
+    CostEstimate e = h200().attention_prefill(s);
+    EXPECT_NEAR(e.seconds, t->at(i, 0), t->at(i, 0) * 1e-9) << s.q_len;
+    EXPECT_EQ(e.source, CostSource::Measured);
+  }
+  double prev = 0;
+  s.batch = 1;
+  for (std::int64_t S = 200; S < 30000; S = S * 3 / 2) {
+    s.q_len = s.kv_len = S;
+    double x = h200().attention_prefill(s).seconds;
+    EXPECT_GT(x, prev);
+    prev = x;
+  }
+  s.q_len = s.kv_len = 131072;
+  EXPECT_EQ(h200().attention_prefill(s).source, CostSource::Extrapolated);
+  s.head_dim = 96;
+  EXPECT_EQ(h200().attention_prefill(s).source, CostSource::Extrapolated);
+}
+
+TEST(CalibratedCostModel, AttentionDecode) {
+  const DecodeTable& t = *h200().profile().decode;
+  AttentionDecodeShape s;
+  s.heads = t.heads;
+  s.kv_heads = t.kv_heads;
+  s.head_dim = t.head_dim;
+  for (std::size_t i = 0; i < t.batch.size(); ++i)
+    for (std::size_t j = 0; j < t.context.size(); ++j) {
+      s.batch = std::int64_t(t.batch[i]);
+      s.total_context_tokens = s.batch * std::int64_t(t.context[j]);
+      CostEstimate e = h200().attention_decode(s);
+      EXPECT_NEAR(e.seconds, t.at(i, j), t.at(i, j) * 1e-9);
+      EXPECT_EQ(e.source, CostSource::Measured);
+    }
+  s.batch = 64;
+  s.total_context_tokens = 64 * 4096;
+  double gqa8 = h200().attention_decode(s).seconds;
+  s.kv_heads = 2;  // a quarter of the KV bytes
+  EXPECT_LT(h200().attention_decode(s).seconds, gqa8 * 0.6);
+  s.kv_heads = t.kv_heads;
+  s.batch = 1024;
+  s.total_context_tokens = 1024 * 4096;
+  CostEstimate big = h200().attention_decode(s);
+  EXPECT_EQ(big.source, CostSource::Extrapolated);
+  EXPECT_GT(big.seconds, gqa8 * 10);
+}
+
+TEST(CalibratedCostModel, LaunchOverheadIsMeasured) {
+  EXPECT_DOUBLE_EQ(h200().launch_overhead_seconds(), h200().profile().ceilings.launch_us * 1e-6);
+  EXPECT_GT(h200().launch_overhead_seconds(), 1e-7);
+  EXPECT_LT(h200().launch_overhead_seconds(), 1e-4);
+}
+
+TEST(CalibratedCostModel, ProfileForAnotherGpuIsRefusedUnlessForced) {
+  std::string path = std::string(INFRAPLAN_SOURCE_DIR) + "/hardware/profiles/h200-sxm-141gb.json";
+  EXPECT_THROW(make_calibrated_cost_model("h100-sxm5-80gb", path), Error);
+  auto forced = make_calibrated_cost_model("h100-sxm5-80gb", path, true);
+  EXPECT_EQ(forced->gpu().name, "h100-sxm5-80gb");
+  EXPECT_THROW(make_calibrated_cost_model("h200-sxm-141gb", "/nonexistent.json"), Error);
+}
+
+// The accuracy report of docs/calibration.md: held-out shapes measured in the same run.
+TEST(CalibratedCostModel, HeldOutAccuracy) {
+  auto rows = holdout_rows(h200(), h200().profile());
+  auto stats = holdout_stats(rows);
+  ASSERT_FALSE(stats.empty());
+  for (const auto& s : stats) {
+    std::printf("holdout %-18s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n", s.kind.c_str(), s.count,
+                100 * s.median, 100 * s.p90, 100 * s.max);
+    EXPECT_LE(s.median, 0.05) << s.kind;
+    EXPECT_LE(s.p90, 0.10) << s.kind;
+  }
+  if (std::getenv("INFRAPLAN_HOLDOUT_ROWS"))
+    for (const auto& r : rows)
+      std::printf("%-18s %-28s measured %10.2f us predicted %10.2f us err %5.1f%% %s\n", r.kind.c_str(),
+                  r.shape.c_str(), r.measured_seconds * 1e6, r.predicted_seconds * 1e6, 100 * r.rel_error,
+                  cost_source_name(r.source));
+}
+
+}  // namespace
+}  // namespace infraplan::hw

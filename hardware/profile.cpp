@@ -1,0 +1,291 @@
+#include "hardware/profile.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "hardware/profile_embedded.hpp"
+#include "model/error.hpp"
+
+namespace infraplan::hw {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+[[noreturn]] void fail(const std::string& origin, const std::string& field, const std::string& what) {
+  throw Error("profile " + origin + ": " + field + ": " + what);
+}
+
+const Json& need(const Json& j, const std::string& key, const std::string& path, const std::string& origin) {
+  if (!j.is_object()) fail(origin, path.empty() ? "top level" : path, "expected a JSON object");
+  if (!j.contains(key) || j.at(key).is_null())
+    fail(origin, path.empty() ? key : path + "." + key, "missing (required)");
+  return j.at(key);
+}
+
+double number(const Json& v, const std::string& field, const std::string& origin, double min = -1e300) {
+  if (!v.is_number()) fail(origin, field, "expected a number, got " + v.dump());
+  double d = v.get<double>();
+  if (!std::isfinite(d) || d < min) fail(origin, field, "expected a finite number >= " + std::to_string(min) + ", got " + v.dump());
+  return d;
+}
+
+/// An ascending axis of positive numbers.
+std::vector<double> axis(const Json& v, const std::string& field, const std::string& origin) {
+  if (!v.is_array() || v.empty()) fail(origin, field, "expected a non-empty array of numbers");
+  std::vector<double> a;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    double d = number(v[i], field + "[" + std::to_string(i) + "]", origin, 0);
+    if (d <= 0) fail(origin, field + "[" + std::to_string(i) + "]", "must be > 0");
+    if (!a.empty() && d <= a.back()) fail(origin, field, "must be strictly ascending");
+    a.push_back(d);
+  }
+  return a;
+}
+
+/// Flattens nested arrays of seconds (null → NaN) and checks the count.
+void flatten(const Json& v, const std::string& field, const std::string& origin, std::vector<double>& out) {
+  if (v.is_array()) {
+    for (std::size_t i = 0; i < v.size(); ++i) flatten(v[i], field + "[" + std::to_string(i) + "]", origin, out);
+  } else if (v.is_null()) {
+    out.push_back(kNaN);
+  } else {
+    double d = number(v, field, origin, 0);
+    if (d <= 0) fail(origin, field, "a time must be > 0 seconds");
+    out.push_back(d);
+  }
+}
+
+std::vector<double> seconds_grid(const Json& v, const std::string& field, const std::string& origin,
+                                 std::size_t expected, const std::string& dims) {
+  std::vector<double> out;
+  if (!v.is_array()) fail(origin, field, "expected a nested array of seconds");
+  flatten(v, field, origin, out);
+  if (out.size() != expected)
+    fail(origin, field, "expected " + std::to_string(expected) + " entries (" + dims + "), got " + std::to_string(out.size()));
+  return out;
+}
+
+std::string str(const Json& j, const std::string& key, const std::string& fallback) {
+  if (j.is_object() && j.contains(key) && j.at(key).is_string()) return j.at(key).get<std::string>();
+  return fallback;
+}
+
+double num_or(const Json& j, const std::string& key, double fallback) {
+  if (j.is_object() && j.contains(key) && j.at(key).is_number()) return j.at(key).get<double>();
+  return fallback;
+}
+
+Dtype gemm_dtype(const std::string& name, const std::string& field, const std::string& origin) {
+  try {
+    return parse_dtype(name, field);
+  } catch (const Error& e) {
+    fail(origin, field, e.what());
+  }
+}
+
+}  // namespace
+
+const GemmTable* Profile::gemm_table(Dtype d) const {
+  for (const auto& t : gemm)
+    if (t.dtype == d) return &t;
+  return nullptr;
+}
+
+const PrefillTable* Profile::prefill_table(int head_dim) const {
+  const PrefillTable* best = nullptr;
+  for (const auto& t : prefill)
+    if (!best || std::abs(std::log(double(t.head_dim) / head_dim)) < std::abs(std::log(double(best->head_dim) / head_dim)))
+      best = &t;
+  return best;
+}
+
+Profile parse_profile(const Json& j, const std::string& origin) {
+  Profile p;
+  p.origin = origin;
+  if (!j.is_object()) fail(origin, "top level", "expected a JSON object");
+  std::string schema = str(j, "schema", "");
+  if (schema != "infraplan-profile/1")
+    fail(origin, "schema", "expected \"infraplan-profile/1\", got " + (j.contains("schema") ? j["schema"].dump() : "nothing"));
+  const Json& gpu = need(j, "gpu", "", origin);
+  if (!gpu.is_string() || gpu.get<std::string>().empty()) fail(origin, "gpu", "expected a catalog GPU name");
+  p.gpu = gpu.get<std::string>();
+  p.source = str(j, "source", "");
+  if (p.source != "measured" && p.source != "derived")
+    fail(origin, "source", "expected \"measured\" or \"derived\", got " + (j.contains("source") ? j["source"].dump() : "nothing"));
+  if (p.source == "derived") {
+    const Json& d = need(j, "derived_from", "", origin);
+    p.derived_from = str(d, "gpu", "");
+    p.derivation = str(d, "method", "");
+    if (p.derived_from.empty()) fail(origin, "derived_from.gpu", "missing (a derived profile names its measured source)");
+  }
+  p.date = str(j, "date", "");
+  p.command = str(j, "command", "");
+  const Json& dev = need(j, "device", "", origin);
+  p.device_name = str(dev, "name", "");
+  p.sms = int(number(need(dev, "sms", "device", origin), "device.sms", origin, 1));
+  p.memory_bytes = number(need(dev, "memory_bytes", "device", origin), "device.memory_bytes", origin, 1);
+  p.l2_bytes = num_or(dev, "l2_bytes", 0);
+  p.driver_version = str(dev, "driver_version", "");
+  p.cuda_version = str(dev, "cuda_runtime_version", "");
+
+  const Json& c = need(j, "ceilings", "", origin);
+  p.ceilings.copy_GBps = number(need(c, "copy_GBps", "ceilings", origin), "ceilings.copy_GBps", origin, 1e-9);
+  p.ceilings.launch_us = number(need(c, "launch_us", "ceilings", origin), "ceilings.launch_us", origin, 0);
+  p.ceilings.read_GBps = num_or(c, "read_GBps", p.ceilings.copy_GBps);
+  p.ceilings.h2d_pinned_GBps = num_or(c, "h2d_pinned_GBps", 0);
+  p.ceilings.d2h_pinned_GBps = num_or(c, "d2h_pinned_GBps", 0);
+  p.ceilings.launch_sync_us = num_or(c, "launch_sync_us", 0);
+  p.ceilings.graph_kernel_us = num_or(c, "graph_kernel_us", 0);
+  if (c.contains("gemm_TFLOPs")) {
+    const Json& g = c["gemm_TFLOPs"];
+    if (!g.is_object()) fail(origin, "ceilings.gemm_TFLOPs", "expected an object {format: TFLOP/s}");
+    for (auto it = g.begin(); it != g.end(); ++it) {
+      std::string f = "ceilings.gemm_TFLOPs." + it.key();
+      p.ceilings.gemm_TFLOPs[gemm_dtype(it.key(), f, origin)] = number(it.value(), f, origin, 1e-9);
+    }
+  }
+
+  const Json& tables = need(j, "tables", "", origin);
+  {
+    const Json& m = need(tables, "memory_bound", "tables", origin);
+    p.memory.bytes = axis(need(m, "bytes", "tables.memory_bound", origin), "tables.memory_bound.bytes", origin);
+    p.memory.seconds = seconds_grid(need(m, "seconds", "tables.memory_bound", origin), "tables.memory_bound.seconds",
+                                    origin, p.memory.bytes.size(), "one per bytes entry");
+    for (double s : p.memory.seconds)
+      if (std::isnan(s)) fail(origin, "tables.memory_bound.seconds", "null entries are not allowed");
+  }
+  if (tables.contains("gemm")) {
+    const Json& g = tables["gemm"];
+    if (!g.is_object()) fail(origin, "tables.gemm", "expected an object {format: table}");
+    for (auto it = g.begin(); it != g.end(); ++it) {
+      std::string f = "tables.gemm." + it.key();
+      GemmTable t;
+      t.dtype = gemm_dtype(it.key(), f, origin);
+      t.m = axis(need(it.value(), "m", f, origin), f + ".m", origin);
+      t.n = axis(need(it.value(), "n", f, origin), f + ".n", origin);
+      t.k = axis(need(it.value(), "k", f, origin), f + ".k", origin);
+      std::size_t want = t.m.size() * t.n.size() * t.k.size();
+      t.seconds = seconds_grid(need(it.value(), "seconds", f, origin), f + ".seconds", origin, want,
+                               std::to_string(t.m.size()) + "×" + std::to_string(t.n.size()) + "×" +
+                                   std::to_string(t.k.size()));
+      if (!p.ceilings.gemm_TFLOPs.count(t.dtype)) fail(origin, "ceilings.gemm_TFLOPs." + it.key(), "missing for a tabled format");
+      p.gemm.push_back(std::move(t));
+    }
+  }
+  if (tables.contains("attention_prefill")) {
+    const Json& a = tables["attention_prefill"];
+    if (!a.is_array()) fail(origin, "tables.attention_prefill", "expected an array of tables");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      std::string f = "tables.attention_prefill[" + std::to_string(i) + "]";
+      PrefillTable t;
+      t.head_dim = int(number(need(a[i], "head_dim", f, origin), f + ".head_dim", origin, 1));
+      t.heads = int(number(need(a[i], "heads", f, origin), f + ".heads", origin, 1));
+      t.kv_heads = int(number(need(a[i], "kv_heads", f, origin), f + ".kv_heads", origin, 1));
+      t.causal = a[i].value("causal", true);
+      t.seq_len = axis(need(a[i], "seq_len", f, origin), f + ".seq_len", origin);
+      t.batch = axis(need(a[i], "batch", f, origin), f + ".batch", origin);
+      t.seconds = seconds_grid(need(a[i], "seconds", f, origin), f + ".seconds", origin,
+                               t.seq_len.size() * t.batch.size(), "seq_len × batch");
+      for (std::size_t s = 0; s < t.seq_len.size(); ++s)
+        if (std::isnan(t.at(s, 0))) fail(origin, f + ".seconds[" + std::to_string(s) + "][0]", "the first batch column must be measured");
+      p.prefill.push_back(std::move(t));
+    }
+  }
+  if (tables.contains("attention_decode")) {
+    const Json& d = tables["attention_decode"];
+    std::string f = "tables.attention_decode";
+    DecodeTable t;
+    t.heads = int(number(need(d, "heads", f, origin), f + ".heads", origin, 1));
+    t.kv_heads = int(number(need(d, "kv_heads", f, origin), f + ".kv_heads", origin, 1));
+    t.head_dim = int(number(need(d, "head_dim", f, origin), f + ".head_dim", origin, 1));
+    t.block_size = int(num_or(d, "block_size", 16));
+    t.kv_dtype = gemm_dtype(str(d, "kv_dtype", "bf16"), f + ".kv_dtype", origin);
+    t.batch = axis(need(d, "batch", f, origin), f + ".batch", origin);
+    t.context = axis(need(d, "context", f, origin), f + ".context", origin);
+    t.seconds = seconds_grid(need(d, "seconds", f, origin), f + ".seconds", origin, t.batch.size() * t.context.size(),
+                             "batch × context");
+    for (double s : t.seconds)
+      if (std::isnan(s)) fail(origin, f + ".seconds", "null entries are not allowed");
+    p.decode = std::move(t);
+  }
+
+  if (j.contains("holdout") && j["holdout"].is_object()) {
+    const Json& h = j["holdout"];
+    auto rows = [&](const char* key) -> const Json& {
+      static const Json empty = Json::array();
+      if (!h.contains(key)) return empty;
+      if (!h[key].is_array()) fail(origin, std::string("holdout.") + key, "expected an array");
+      return h[key];
+    };
+    for (const auto& r : rows("gemm"))
+      p.holdout_gemm.push_back({gemm_dtype(str(r, "dtype", ""), "holdout.gemm.dtype", origin),
+                                std::int64_t(num_or(r, "m", 0)), std::int64_t(num_or(r, "n", 0)),
+                                std::int64_t(num_or(r, "k", 0)), num_or(r, "seconds", 0)});
+    for (const auto& r : rows("attention_prefill"))
+      p.holdout_prefill.push_back({int(num_or(r, "head_dim", 128)), int(num_or(r, "heads", 32)),
+                                   int(num_or(r, "kv_heads", 8)), std::int64_t(num_or(r, "batch", 1)),
+                                   std::int64_t(num_or(r, "seq_len", 0)), r.value("causal", true),
+                                   num_or(r, "seconds", 0)});
+    for (const auto& r : rows("attention_decode"))
+      p.holdout_decode.push_back({int(num_or(r, "heads", 32)), int(num_or(r, "kv_heads", 8)),
+                                  int(num_or(r, "head_dim", 128)), std::int64_t(num_or(r, "batch", 1)),
+                                  std::int64_t(num_or(r, "context", 0)), num_or(r, "seconds", 0)});
+    for (const auto& r : rows("memory_bound")) p.holdout_memory.push_back({num_or(r, "bytes", 0), num_or(r, "seconds", 0)});
+  }
+  if (j.contains("kernels") && j["kernels"].is_array())
+    for (const auto& r : j["kernels"])
+      p.kernels.push_back({str(r, "name", ""), str(r, "group", ""), str(r, "shape", ""), str(r, "unit", ""),
+                           str(r, "ceiling_name", ""), num_or(r, "seconds", 0), num_or(r, "achieved", 0),
+                           num_or(r, "ceiling", 0)});
+  if (j.contains("comm")) p.comm = j["comm"];
+  return p;
+}
+
+Profile load_profile_file(const std::string& path) { return parse_profile(read_json_file(path), path); }
+
+void check_profile_gpu(const Profile& p, const std::string& gpu_name, bool force) {
+  if (p.gpu == gpu_name || force) return;
+  throw Error("profile " + p.origin + " describes gpu '" + p.gpu + "', not '" + gpu_name +
+              "'; use a profile calibrated on " + gpu_name + " (infraplan calibrate), or force it");
+}
+
+Profile load_profile_for(const std::string& path, const std::string& gpu_name, bool force) {
+  Profile p = load_profile_file(path);
+  check_profile_gpu(p, gpu_name, force);
+  return p;
+}
+
+std::vector<std::string> default_profile_gpus() {
+  std::vector<std::string> v;
+  for (int i = 0; i < embedded::kProfileCount; ++i) v.emplace_back(embedded::kProfiles[i].gpu);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::string default_profile_json(const std::string& gpu_name) {
+  for (int i = 0; i < embedded::kProfileCount; ++i) {
+    const auto& e = embedded::kProfiles[i];
+    if (gpu_name == e.gpu) {
+      std::string s;
+      for (int k = 0; k < e.piece_count; ++k) s += e.pieces[k];
+      return s;
+    }
+  }
+  return {};
+}
+
+bool has_default_profile(const std::string& gpu_name) { return !default_profile_json(gpu_name).empty(); }
+
+Profile default_profile(const std::string& gpu_name) {
+  std::string text = default_profile_json(gpu_name);
+  if (text.empty())
+    throw Error("no built-in profile for gpu '" + gpu_name + "'; built-in profiles: " + join(default_profile_gpus()) +
+                "; run infraplan calibrate on that GPU and pass the file");
+  std::string origin = "embedded:" + gpu_name;
+  Profile p = parse_profile(parse_json_text(text, origin), origin);
+  check_profile_gpu(p, gpu_name, false);
+  return p;
+}
+
+}  // namespace infraplan::hw

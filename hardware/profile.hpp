@@ -1,0 +1,145 @@
+#pragma once
+// Profile: what infraplan knows about one GPU from measurement — ceilings, timing tables the
+// CalibratedCostModel interpolates, held-out measurements for accuracy, per-kernel results and
+// NCCL sweeps. Written by `infraplan-calibrate` (calib_kernels/), stored as JSON (schema in
+// docs/calibration.md), shipped embedded for the catalog GPUs (hardware/profiles/*.json).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/gpu_spec.hpp"
+#include "model/dtype.hpp"
+#include "model/json_util.hpp"
+
+namespace infraplan::hw {
+
+/// GEMM times Y[m,n] = X[m,k]·W[n,k]ᵀ over a grid; axes ascending; NaN = not measured.
+struct GemmTable {
+  Dtype dtype = Dtype::BF16;
+  std::vector<double> m, n, k;   ///< grid axes (elements)
+  std::vector<double> seconds;   ///< [m.size()][n.size()][k.size()], row-major
+  double at(std::size_t i, std::size_t j, std::size_t l) const { return seconds[(i * n.size() + j) * k.size() + l]; }
+};
+
+/// Causal (or not) attention-prefill forward times with q_len = kv_len = seq_len.
+struct PrefillTable {
+  int head_dim = 128;
+  bool causal = true;
+  int heads = 32, kv_heads = 8;   ///< heads of every measured case
+  std::vector<double> seq_len;    ///< axis 0 (tokens per sequence)
+  std::vector<double> batch;      ///< axis 1 (sequences)
+  std::vector<double> seconds;    ///< [seq_len][batch]; NaN = not measured (too many tokens)
+  double at(std::size_t i, std::size_t j) const { return seconds[i * batch.size() + j]; }
+};
+
+/// Paged decode-attention times: batch sequences, each with `context` cached tokens.
+struct DecodeTable {
+  int heads = 32, kv_heads = 8, head_dim = 128, block_size = 16;
+  Dtype kv_dtype = Dtype::BF16;
+  std::vector<double> batch, context;  ///< axes
+  std::vector<double> seconds;         ///< [batch][context]
+  double at(std::size_t i, std::size_t j) const { return seconds[i * context.size() + j]; }
+};
+
+/// A memory-bound kernel (device copy) moving `bytes` (read + written).
+struct MemoryTable {
+  std::vector<double> bytes;    ///< ascending
+  std::vector<double> seconds;
+};
+
+/// Measured ceilings (all rates in 1e9 B/s or 1e12 FLOP/s; times in µs).
+struct Ceilings {
+  double copy_GBps = 0;          ///< device copy, bytes read + written per second
+  double read_GBps = 0;          ///< read-only stream
+  double h2d_pinned_GBps = 0, d2h_pinned_GBps = 0;
+  double launch_us = 0;          ///< back-to-back kernel launches from one host thread, per launch
+  double launch_sync_us = 0;     ///< one launch plus stream synchronisation
+  double graph_kernel_us = 0;    ///< per kernel when replayed from a CUDA graph
+  std::map<Dtype, double> gemm_TFLOPs;  ///< best GEMM rate seen per format (1e12 FLOP/s)
+};
+
+/// Held-out measurements: shapes not on the grids, timed in the same run.
+struct HoldoutGemm {
+  Dtype dtype = Dtype::BF16;
+  std::int64_t m = 0, n = 0, k = 0;
+  double seconds = 0;
+};
+struct HoldoutPrefill {
+  int head_dim = 128, heads = 32, kv_heads = 8;
+  std::int64_t batch = 1, seq_len = 0;
+  bool causal = true;
+  double seconds = 0;
+};
+struct HoldoutDecode {
+  int heads = 32, kv_heads = 8, head_dim = 128;
+  std::int64_t batch = 1, context = 0;  ///< context per sequence
+  double seconds = 0;
+};
+struct HoldoutMemory {
+  double bytes = 0, seconds = 0;
+};
+
+/// One measured kernel (the calibrate summary table).
+struct KernelRecord {
+  std::string name, group, shape, unit, ceiling_name;
+  double seconds = 0, achieved = 0, ceiling = 0;
+};
+
+struct Profile {
+  std::string origin;        ///< file path or "embedded:<gpu>", for messages
+  std::string gpu;           ///< catalog name, e.g. "h200-sxm-141gb"
+  std::string source;        ///< "measured" or "derived"
+  std::string derived_from;  ///< for derived profiles: the measured profile's GPU
+  std::string derivation;    ///< for derived profiles: how (one sentence)
+  std::string date, command;
+  std::string device_name;   ///< as the driver names it, e.g. "NVIDIA H200"
+  int sms = 0;
+  double memory_bytes = 0, l2_bytes = 0;
+  std::string driver_version, cuda_version;
+  Ceilings ceilings;
+  std::vector<GemmTable> gemm;
+  std::vector<PrefillTable> prefill;
+  std::optional<DecodeTable> decode;
+  MemoryTable memory;
+  std::vector<HoldoutGemm> holdout_gemm;
+  std::vector<HoldoutPrefill> holdout_prefill;
+  std::vector<HoldoutDecode> holdout_decode;
+  std::vector<HoldoutMemory> holdout_memory;
+  std::vector<KernelRecord> kernels;
+  Json comm;                 ///< the NCCL section as written (null when absent); see docs/calibration.md
+
+  /// The GEMM table for `d`, or nullptr.
+  const GemmTable* gemm_table(Dtype d) const;
+  /// The prefill table whose head_dim is closest to `head_dim` (nullptr when none).
+  const PrefillTable* prefill_table(int head_dim) const;
+};
+
+/// Parses and validates a profile. Errors are infraplan::Error naming `origin` and the field
+/// (e.g. "p.json: tables.gemm.bf16.seconds: expected 1024 entries (16×8×8), got 1000").
+Profile parse_profile(const Json& j, const std::string& origin);
+/// Reads a profile file (missing file or malformed JSON → infraplan::Error naming the path).
+Profile load_profile_file(const std::string& path);
+/// Throws infraplan::Error when `p` describes another GPU than `gpu_name`, unless `force`.
+void check_profile_gpu(const Profile& p, const std::string& gpu_name, bool force = false);
+/// Loads a profile file meant for `gpu_name` (refused for another GPU unless `force`).
+Profile load_profile_for(const std::string& path, const std::string& gpu_name, bool force = false);
+
+/// Catalog names that ship an embedded default profile (sorted).
+std::vector<std::string> default_profile_gpus();
+/// True when `gpu_name` has an embedded default profile.
+bool has_default_profile(const std::string& gpu_name);
+/// The embedded default profile for `gpu_name`; throws infraplan::Error listing the GPUs that
+/// have one otherwise.
+Profile default_profile(const std::string& gpu_name);
+/// The embedded JSON text for `gpu_name` (empty when none).
+std::string default_profile_json(const std::string& gpu_name);
+
+/// Builds a derived profile for `target` from a measured one: every measured time keeps its
+/// efficiency relative to the roofline (datasheet peak per format for GEMMs and attention, HBM
+/// bandwidth for memory-bound work), the launch part stays as measured. GEMM formats the target
+/// lacks are dropped; held-out data, kernel results and NCCL sweeps are not carried over.
+Json derive_profile(const Json& measured, const GpuSpec& measured_gpu, const GpuSpec& target);
+
+}  // namespace infraplan::hw

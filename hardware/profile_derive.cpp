@@ -1,0 +1,114 @@
+// derive_profile: a profile for a GPU nobody has measured yet, from one that was measured.
+#include <algorithm>
+#include <cmath>
+
+#include "hardware/profile.hpp"
+#include "hardware/roofline_cost_model.hpp"
+#include "model/error.hpp"
+
+namespace infraplan::hw {
+namespace {
+
+/// The measured time with its non-launch part scaled by `ratio`.
+double scale_time(double t, double launch, double ratio) {
+  if (t <= launch) return t;
+  return launch + (t - launch) * ratio;
+}
+
+double peak_or_throw(const GpuSpec& g, Dtype d) {
+  auto p = g.peak(d);
+  if (!p) throw Error(g.name + ": no datasheet peak for " + std::string(dtype_name(d)));
+  return *p;
+}
+
+}  // namespace
+
+Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to) {
+  Profile check = parse_profile(measured, "derive source");  // validates the input
+  if (check.source != "measured") throw Error("derive_profile: the source profile must be measured, not " + check.source);
+  if (check.gpu != from.name)
+    throw Error("derive_profile: source profile is for '" + check.gpu + "', not '" + from.name + "'");
+  const double launch = check.ceilings.launch_us * 1e-6;
+  const double bw_ratio = from.hbm_GBps / to.hbm_GBps;  // time ratio for bandwidth-bound work
+  const double bf16_ratio = peak_or_throw(from, Dtype::BF16) / peak_or_throw(to, Dtype::BF16);
+
+  Json out = measured;
+  for (const char* k : {"holdout", "kernels", "checks", "comm", "run_seconds", "quick", "seed"}) out.erase(k);
+  out["gpu"] = to.name;
+  out["source"] = "derived";
+  out["command"] = "derive_profile (hardware/profile_derive.cpp)";
+  out["derived_from"] = {
+      {"gpu", from.name},
+      {"date", check.date},
+      {"command", check.command},
+      {"method",
+       "each measured time keeps its efficiency against the datasheet roofline: GEMM cells scale by the ratio of "
+       "max(FLOPs/peak, bytes/HBM bandwidth) on the two GPUs, attention prefill by the bf16 peak ratio, decode and "
+       "memory-bound tables by the HBM bandwidth ratio; the launch part (ceilings.launch_us) is kept as measured"}};
+  Json& dev = out["device"];
+  dev = {{"name", to.display_name}, {"sms", to.sms}, {"memory_bytes", to.hbm_bytes}, {"l2_bytes", to.l2_bytes},
+         {"compute_capability", std::to_string(to.compute_capability / 10) + "." + std::to_string(to.compute_capability % 10)}};
+
+  Json& c = out["ceilings"];
+  for (const char* k : {"copy_GBps", "read_GBps"})
+    if (c.contains(k)) c[k] = c[k].get<double>() / bw_ratio;
+  if (from.pcie_GBps > 0 && to.pcie_GBps > 0)
+    for (const char* k : {"h2d_pinned_GBps", "d2h_pinned_GBps"})
+      if (c.contains(k)) c[k] = c[k].get<double>() * to.pcie_GBps / from.pcie_GBps;
+
+  Json& tables = out["tables"];
+  if (tables.contains("gemm")) {
+    Json gemm = Json::object(), ceil = Json::object();
+    for (const auto& t : check.gemm) {
+      std::string name(dtype_name(t.dtype));
+      if (!to.supports(t.dtype)) continue;  // e.g. fp8 on an A100
+      double pf = peak_or_throw(from, t.dtype), pt = peak_or_throw(to, t.dtype);
+      Json secs = Json::array();
+      for (std::size_t i = 0; i < t.m.size(); ++i) {
+        Json plane = Json::array();
+        for (std::size_t j = 0; j < t.n.size(); ++j) {
+          Json row = Json::array();
+          for (std::size_t l = 0; l < t.k.size(); ++l) {
+            double v = t.at(i, j, l);
+            if (!(v > 0)) {
+              row.push_back(nullptr);
+              continue;
+            }
+            GemmShape s;
+            s.m = std::int64_t(t.m[i]);
+            s.n = std::int64_t(t.n[j]);
+            s.k = std::int64_t(t.k[l]);
+            s.dtype = t.dtype;
+            double bytes = gemm_min_bytes(s);
+            double rf = std::max(s.flops() / pf, bytes / (from.hbm_GBps * 1e9));
+            double rt = std::max(s.flops() / pt, bytes / (to.hbm_GBps * 1e9));
+            row.push_back(scale_time(v, launch, rt / rf));
+          }
+          plane.push_back(row);
+        }
+        secs.push_back(plane);
+      }
+      Json tj = measured["tables"]["gemm"][name];
+      tj["seconds"] = secs;
+      gemm[name] = tj;
+      ceil[name] = check.ceilings.gemm_TFLOPs.at(t.dtype) * pt / pf;
+    }
+    tables["gemm"] = gemm;
+    c["gemm_TFLOPs"] = ceil;
+  }
+  auto scale_nested = [&](Json& arr, double ratio, auto&& self) -> void {
+    for (auto& v : arr) {
+      if (v.is_array())
+        self(v, ratio, self);
+      else if (v.is_number())
+        v = scale_time(v.get<double>(), launch, ratio);
+    }
+  };
+  if (tables.contains("attention_prefill"))
+    for (auto& t : tables["attention_prefill"]) scale_nested(t["seconds"], bf16_ratio, scale_nested);
+  if (tables.contains("attention_decode")) scale_nested(tables["attention_decode"]["seconds"], bw_ratio, scale_nested);
+  scale_nested(tables["memory_bound"]["seconds"], bw_ratio, scale_nested);
+  return out;
+}
+
+}  // namespace infraplan::hw

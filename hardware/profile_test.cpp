@@ -1,0 +1,166 @@
+#include "hardware/profile.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "model/error.hpp"
+
+namespace infraplan::hw {
+namespace {
+
+const std::string kDir = std::string(INFRAPLAN_SOURCE_DIR) + "/hardware/profiles/";
+
+Json h200_json() { return read_json_file(kDir + "h200-sxm-141gb.json"); }
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Profile, EmbeddedH200IsMeasuredAndComplete) {
+  Profile p = default_profile("h200-sxm-141gb");
+  EXPECT_EQ(p.gpu, "h200-sxm-141gb");
+  EXPECT_EQ(p.source, "measured");
+  EXPECT_EQ(p.device_name, "NVIDIA H200");
+  EXPECT_EQ(p.sms, 132);
+  EXPECT_FALSE(p.date.empty());
+  EXPECT_GT(p.ceilings.copy_GBps, 2000);
+  EXPECT_GT(p.ceilings.launch_us, 0);
+  for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8, Dtype::INT8}) {
+    ASSERT_NE(p.gemm_table(d), nullptr) << dtype_name(d);
+    EXPECT_GT(p.ceilings.gemm_TFLOPs.at(d), 100) << dtype_name(d);
+  }
+  EXPECT_EQ(p.prefill.size(), 2u);
+  ASSERT_TRUE(p.decode.has_value());
+  EXPECT_GE(p.memory.bytes.size(), 10u);
+  EXPECT_FALSE(p.holdout_gemm.empty());
+  EXPECT_FALSE(p.kernels.empty());
+}
+
+TEST(Profile, EmbeddedProfilesMatchTheFiles) {
+  for (const auto& g : default_profile_gpus()) {
+    Json file = read_json_file(kDir + g + ".json");
+    EXPECT_EQ(parse_json_text(default_profile_json(g), g), file) << g;
+  }
+}
+
+TEST(Profile, DefaultsCoverTheCatalogTrainingGpus) {
+  std::vector<std::string> want = {"a100-sxm4-80gb", "b200-sxm-180gb", "h100-sxm5-80gb", "h200-sxm-141gb"};
+  EXPECT_EQ(default_profile_gpus(), want);
+  for (const auto& g : want) EXPECT_TRUE(has_default_profile(g));
+  EXPECT_FALSE(has_default_profile("l40s"));
+}
+
+TEST(Profile, DerivedProfilesAreLabelled) {
+  for (const char* g : {"a100-sxm4-80gb", "h100-sxm5-80gb", "b200-sxm-180gb"}) {
+    Profile p = default_profile(g);
+    EXPECT_EQ(p.source, "derived") << g;
+    EXPECT_EQ(p.derived_from, "h200-sxm-141gb") << g;
+    EXPECT_FALSE(p.derivation.empty());
+    EXPECT_TRUE(p.holdout_gemm.empty()) << "held-out data is never carried into a derived profile";
+  }
+  EXPECT_EQ(default_profile("a100-sxm4-80gb").gemm_table(Dtype::FP8), nullptr) << "A100 has no fp8";
+  EXPECT_NE(default_profile("h100-sxm5-80gb").gemm_table(Dtype::FP8), nullptr);
+  // Faster chips get shorter large GEMMs, slower ones longer.
+  auto t = [](const char* g) {
+    Profile p = default_profile(g);
+    const GemmTable* b = p.gemm_table(Dtype::BF16);
+    return b->at(b->m.size() - 1, b->n.size() - 1, b->k.size() - 1);
+  };
+  EXPECT_GT(t("a100-sxm4-80gb"), t("h200-sxm-141gb") * 2.5);
+  EXPECT_LT(t("b200-sxm-180gb"), t("h200-sxm-141gb") * 0.6);
+}
+
+// The derived files are generated, never edited: this test regenerates them in memory and
+// compares. INFRAPLAN_REGENERATE_PROFILES=1 rewrites them (after a new H200 measurement).
+TEST(Profile, DerivedFilesAreUpToDate) {
+  Json measured = h200_json();
+  const GpuSpec& from = find_gpu("h200-sxm-141gb");
+  bool regen = std::getenv("INFRAPLAN_REGENERATE_PROFILES") != nullptr;
+  for (const char* g : {"a100-sxm4-80gb", "h100-sxm5-80gb", "b200-sxm-180gb"}) {
+    Json d = derive_profile(measured, from, find_gpu(g));
+    std::string path = kDir + g + ".json";
+    if (regen) {
+      std::ofstream(path) << d.dump(1) << "\n";
+    }
+    EXPECT_EQ(read_json_file(path), d) << path << " is stale; run hardware_tests with INFRAPLAN_REGENERATE_PROFILES=1";
+  }
+}
+
+TEST(Profile, MissingFileNamesThePath) {
+  std::string e = error_of([] { load_profile_file("/nonexistent/p.json"); });
+  EXPECT_NE(e.find("/nonexistent/p.json"), std::string::npos) << e;
+}
+
+TEST(Profile, MalformedJsonNamesThePath) {
+  std::string path = testing::TempDir() + "bad_profile.json";
+  std::ofstream(path) << "{ \"gpu\": ";
+  std::string e = error_of([&] { load_profile_file(path); });
+  EXPECT_NE(e.find(path), std::string::npos) << e;
+  EXPECT_NE(e.find("malformed JSON"), std::string::npos) << e;
+}
+
+TEST(Profile, ErrorsNameTheField) {
+  {
+    Json j = h200_json();
+    j["ceilings"].erase("copy_GBps");
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("x.json"), std::string::npos) << e;
+    EXPECT_NE(e.find("ceilings.copy_GBps"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j["tables"]["gemm"]["bf16"]["seconds"][0][0].erase(0);
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("tables.gemm.bf16.seconds"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j["source"] = "guessed";
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("source"), std::string::npos) << e;
+    EXPECT_NE(e.find("measured"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j["tables"]["memory_bound"]["bytes"][1] = 1;  // not ascending
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("tables.memory_bound.bytes"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j["tables"]["gemm"]["bf17"] = j["tables"]["gemm"]["bf16"];
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("tables.gemm.bf17"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j.erase("schema");
+    EXPECT_NE(error_of([&] { parse_profile(j, "x.json"); }).find("schema"), std::string::npos);
+  }
+}
+
+TEST(Profile, AnotherGpusProfileIsRefusedUnlessForced) {
+  Profile p = default_profile("h200-sxm-141gb");
+  std::string e = error_of([&] { check_profile_gpu(p, "h100-sxm5-80gb"); });
+  EXPECT_NE(e.find("h200-sxm-141gb"), std::string::npos) << e;
+  EXPECT_NE(e.find("h100-sxm5-80gb"), std::string::npos) << e;
+  EXPECT_NO_THROW(check_profile_gpu(p, "h100-sxm5-80gb", true));
+  EXPECT_NO_THROW(load_profile_for(kDir + "h200-sxm-141gb.json", "h200-sxm-141gb"));
+  EXPECT_THROW(load_profile_for(kDir + "h200-sxm-141gb.json", "a100-sxm4-80gb"), Error);
+}
+
+TEST(Profile, UnknownDefaultListsTheBuiltIns) {
+  std::string e = error_of([] { default_profile("l40s"); });
+  EXPECT_NE(e.find("h200-sxm-141gb"), std::string::npos) << e;
+  EXPECT_NE(e.find("calibrate"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace infraplan::hw
