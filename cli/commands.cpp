@@ -15,6 +15,7 @@ const std::vector<Command>& commands() {
        cmd_hardware},
       {"memory", "'memory train|serve --scenario F': per-GPU memory ledger, fits or not", cmd_memory},
       {"calibrate", "run CUDA/cuBLAS/NCCL calibration on this machine's GPUs, write a profile", cmd_calibrate},
+      {"simulate", "'simulate train --scenario F': iteration time, MFU, memory, time breakdown, trace", cmd_simulate},
   };
   return c;
 }

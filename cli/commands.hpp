@@ -25,5 +25,8 @@ int cmd_models(const std::vector<std::string>& args);
 int cmd_hardware(const std::vector<std::string>& args);
 int cmd_memory(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
+/// `simulate train|serve`; `simulate train` is cmd_simulate_train.
+int cmd_simulate(const std::vector<std::string>& args);
+int cmd_simulate_train(const std::vector<std::string>& args);
 
 }  // namespace infraplan::cli

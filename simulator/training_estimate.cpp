@@ -1,0 +1,191 @@
+// Closed-form training estimate (see training_sim.hpp): one layer's ops per stage, priced and
+// run through a tiny in-order list schedule, then the pipeline schedule's bubble and the
+// exposed part of the data-parallel synchronisation.
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "simulator/training_sim.hpp"
+#include "strategies/training_schedule.hpp"
+
+namespace infraplan::sim::train {
+
+coll::CollectiveOp to_coll(strat::CommOp c);
+
+namespace {
+
+using strat::GroupKind;
+using strat::OpCategory;
+using strat::OpTemplate;
+
+struct Priced {
+  double span = 0;      ///< time of the template run alone (streams overlapping)
+  double compute = 0;   ///< compute-category kernels
+  double recompute = 0;
+  double comm[5] = {0, 0, 0, 0, 0};  ///< comm time per kind (tp, cp, ep, pp, dp)
+};
+
+class Pricer {
+ public:
+  Pricer(const strat::TrainingConfig& t, const coll::CommModel& comm) : layout_(t), comm_(comm) {}
+
+  double comm_seconds(strat::CommOp op, double bytes, GroupKind kind, int rank) {
+    if (bytes <= 0) return 0;
+    auto key = std::make_tuple(int(op), bytes, int(kind), rank);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    std::vector<int> g = layout_.group(kind, rank);
+    double s = g.size() > 1 ? comm_.estimate(to_coll(op), bytes, g).seconds : 0;
+    cache_.emplace(key, s);
+    return s;
+  }
+
+  Priced run(const std::vector<OpTemplate>& tpl, int rank) {
+    Priced p;
+    std::vector<double> end(tpl.size(), 0);
+    double stream_free[strat::kStreams] = {0, 0, 0, 0, 0, 0, 0};
+    for (std::size_t i = 0; i < tpl.size(); ++i) {
+      const auto& o = tpl[i];
+      double ready = 0;
+      if (o.explicit_deps) {
+        for (int d : o.deps) ready = std::max(ready, end[std::size_t(d)]);
+      } else if (i > 0) {
+        ready = end[i - 1];
+      }
+      double d = o.seconds;
+      if (o.group != GroupKind::None) d = comm_seconds(o.comm, o.bytes, o.group, rank);
+      const double start = std::max(ready, stream_free[int(o.stream)]);
+      end[i] = start + d;
+      stream_free[int(o.stream)] = end[i];
+      p.span = std::max(p.span, end[i]);
+      if (strat::is_comm(o.category)) p.comm[int(o.category) - int(OpCategory::CommTP)] += d;
+      else if (o.category == OpCategory::Recompute) p.recompute += d;
+      else p.compute += d;
+    }
+    return p;
+  }
+
+  const strat::RankLayout& layout() const { return layout_; }
+
+ private:
+  strat::RankLayout layout_;
+  const coll::CommModel& comm_;
+  std::map<std::tuple<int, double, int, int>, double> cache_;
+};
+
+void add(Priced& a, const Priced& b, double times = 1) {
+  a.span += times * b.span, a.compute += times * b.compute, a.recompute += times * b.recompute;
+  for (int k = 0; k < 5; ++k) a.comm[k] += times * b.comm[k];
+}
+
+}  // namespace
+
+TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
+                                   const hw::CostModel& cost, const coll::CommModel& comm) {
+  TrainingEstimate e;
+  const strat::OpContext ctx(m, t, cost);
+  Pricer pr(t, comm);
+  const int p = t.pp;
+  const int v = t.pp_schedule == strat::PpSchedule::Interleaved ? t.pp_virtual_stages : 1;
+  const double mb = double(t.micro_batches());
+  const double pg = strat::param_gather_bytes(t.precision), gb = strat::grad_comm_bytes(t.precision);
+  const auto dense_f = strat::layer_forward_ops(ctx, 0), dense_b = strat::layer_backward_ops(ctx, 0);
+  const bool moe = m.moe.enabled();
+  const auto moe_f = moe ? strat::layer_forward_ops(ctx, m.layers - 1) : dense_f;
+  const auto moe_b = moe ? strat::layer_backward_ops(ctx, m.layers - 1) : dense_b;
+  const auto emb_f = strat::embedding_forward_ops(ctx), emb_b = strat::embedding_backward_ops(ctx);
+  const auto head_f = strat::head_forward_ops(ctx), head_b = strat::head_backward_ops(ctx);
+
+  double t_max = 0, t_pipe_sum = 0;
+  int slow = 0;
+  std::vector<Priced> per_mb(static_cast<std::size_t>(p));
+  std::vector<double> dp_exposed(static_cast<std::size_t>(p), 0.0), opt(static_cast<std::size_t>(p), 0.0);
+  for (int s = 0; s < p; ++s) {
+    const int rank = pr.layout().rank({0, 0, 0, s});
+    Priced f, b;
+    strat::RankParams params;
+    double ag_total = 0, ag_first = 0, grad_dense = 0, grad_expert = 0;
+    int layers = 0;
+    for (int ch = 0; ch < v; ++ch) {
+      auto r = strat::stage_layers(m.layers, p, v, s, ch);
+      const int vs = ch * p + s;
+      if (vs == 0) add(f, pr.run(emb_f, rank)), add(b, pr.run(emb_b, rank));
+      if (vs == p * v - 1) add(f, pr.run(head_f, rank)), add(b, pr.run(head_b, rank));
+      std::int64_t n_moe = 0;
+      for (std::int64_t l = r.first; l < r.first + r.count; ++l) {
+        auto lp = strat::layer_params_on_rank(m, t, l);
+        if (l == 0) lp.dense += strat::embedding_params_on_rank(m, t).dense;
+        if (l == m.layers - 1) lp.dense += strat::head_params_on_rank(m, t).dense;
+        params.dense += lp.dense, params.expert += lp.expert;
+        const double ag = pr.comm_seconds(strat::CommOp::AllGather, lp.total() * pg, GroupKind::DP, rank);
+        if (layers == 0) ag_first = ag;
+        ag_total += ag;
+        ++layers;
+        if (moe && l >= m.moe.dense_layers) ++n_moe;
+      }
+      add(f, pr.run(dense_f, rank), double(r.count - n_moe)), add(b, pr.run(dense_b, rank), double(r.count - n_moe));
+      if (n_moe) add(f, pr.run(moe_f, rank), double(n_moe)), add(b, pr.run(moe_b, rank), double(n_moe));
+    }
+    grad_dense = pr.comm_seconds(t.zero >= 1 ? strat::CommOp::ReduceScatter : strat::CommOp::AllReduce,
+                                 params.dense * gb, GroupKind::DP, rank);
+    grad_expert = pr.comm_seconds(t.zero >= 1 ? strat::CommOp::ReduceScatter : strat::CommOp::AllReduce,
+                                  params.expert * gb, GroupKind::ExpertDP, rank);
+    const double grad = grad_dense + grad_expert;
+    const double buckets = std::max(1.0, std::ceil(params.total() / 40e6));
+    if (t.zero == 3) {
+      // Per micro-batch: layer gathers overlap the pass they feed, grads reduce-scatter during backward.
+      f.span = std::max(f.span, ag_total) + ag_first;
+      b.span = std::max(b.span, std::max(ag_total, grad)) + grad / buckets;
+      dp_exposed[std::size_t(s)] = 0;
+    } else {
+      double exposed = std::max(grad / buckets, grad - b.span * (1 - 1 / buckets));
+      if (t.zero >= 1 && s == 0) exposed += std::max(ag_first, ag_total - f.span * (1 - 1 / buckets));
+      dp_exposed[std::size_t(s)] = exposed;
+    }
+    const double shard = t.zero >= 1 ? double(t.dp) * t.cp : 1.0;
+    const double eshard = t.zero >= 1 ? double(t.dp) * t.cp / std::max(1, t.ep) : 1.0;
+    opt[std::size_t(s)] = cost.memory_bound((params.dense / shard + params.expert / eshard) *
+                                            strat::optimizer_bytes_per_param(t.precision, t.optimizer)).seconds;
+    Priced both = f;
+    add(both, b);
+    per_mb[std::size_t(s)] = both;
+    t_pipe_sum += both.span;
+    if (both.span > t_max) t_max = both.span, slow = s;
+  }
+  double t_pp = 0;
+  if (p > 1) {
+    const double act = double(ctx.tokens) * double(m.hidden) * ctx.act_bytes / (t.sp ? t.tp : 1);
+    t_pp = pr.comm_seconds(strat::CommOp::SendRecv, act, GroupKind::PPNext, pr.layout().rank({0, 0, 0, 0}));
+  }
+  const double bubble = p > 1 ? double(p - 1) / v * t_max : 0;
+  const double pp_exposed = p > 1 ? 2.0 * (p - 1) * t_pp : 0;
+  const double steady = mb * t_max;
+  const double tail = dp_exposed[0] + opt[std::size_t(slow)];
+  e.iteration_time_s = steady + bubble + pp_exposed + tail;
+  e.tokens_per_s = double(t.global_batch) * double(t.seq_len) / e.iteration_time_s;
+  const double model_flops =
+      model::training_flops_per_token(m, t.seq_len) * double(t.global_batch) * double(t.seq_len);
+  const double peak = peak_flops_of(c.gpu, t.precision);
+  e.mfu = model_flops / (double(c.total_gpus()) * e.iteration_time_s * peak);
+  const Priced& w = per_mb[std::size_t(slow)];
+  e.hfu = w.compute > 0 ? e.mfu * (w.compute + w.recompute) / w.compute : e.mfu;
+  auto ledger = strat::training_memory_peak(m, c, t);
+  e.peak_bytes = ledger.total_bytes();
+  e.fits = ledger.fits();
+  auto& bd = e.breakdown;
+  bd.compute = mb * w.compute;
+  bd.recompute = mb * w.recompute;
+  bd.optimizer = opt[std::size_t(slow)];
+  const double comm_sum = w.comm[0] + w.comm[1] + w.comm[2];
+  const double exposed_in_layers = std::max(0.0, w.span - w.compute - w.recompute);
+  const char* kinds[3] = {"tp", "cp", "ep"};
+  for (int k = 0; k < 3; ++k)
+    if (w.comm[k] > 0 && comm_sum > 0) bd.exposed_comm[kinds[k]] = mb * exposed_in_layers * w.comm[k] / comm_sum;
+  if (pp_exposed > 0) bd.exposed_comm["pp"] = pp_exposed;
+  if (dp_exposed[0] > 0) bd.exposed_comm["dp"] = dp_exposed[0];
+  bd.bubble = bubble;
+  (void)t_pipe_sum;
+  return e;
+}
+
+}  // namespace infraplan::sim::train

@@ -1,0 +1,243 @@
+#include "simulator/training_sim.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <tuple>
+
+#include "model/error.hpp"
+
+namespace infraplan::sim::train {
+
+using strat::OpCategory;
+
+double TimeBreakdown::exposed_comm_total() const {
+  double s = 0;
+  for (const auto& [k, v] : exposed_comm) s += v;
+  return s;
+}
+
+Json TimeBreakdown::to_json() const {
+  Json e = Json::object();
+  for (const auto& [k, v] : exposed_comm) e[k] = v;
+  return {{"compute_s", compute}, {"recompute_s", recompute}, {"optimizer_s", optimizer},
+          {"exposed_comm_s", e},  {"bubble_s", bubble}};
+}
+
+Json TrainingEstimate::to_json() const {
+  return {{"iteration_time_s", iteration_time_s}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu}, {"hfu", hfu},
+          {"peak_bytes", peak_bytes}, {"fits", fits}, {"breakdown", breakdown.to_json()}};
+}
+
+Json TrainingResult::to_json() const {
+  Json cp = Json::array();
+  for (const auto& s : critical_path) cp.push_back({{"category", s.category}, {"seconds", s.seconds}, {"ops", s.ops}});
+  Json stages = Json::array();
+  for (const auto& b : stage_breakdown) stages.push_back(b.to_json());
+  Json bytes = Json::object(), sizes = Json::object();
+  for (const auto& [k, v] : comm_bytes_per_gpu) bytes[k] = v;
+  for (const auto& [k, v] : comm_size_per_gpu) sizes[k] = v;
+  return {{"mode", mode},
+          {"iteration_time_s", iteration_time_s},
+          {"tokens_per_s", tokens_per_s},
+          {"mfu", mfu},
+          {"hfu", hfu},
+          {"model_flops_per_iteration", model_flops},
+          {"peak_flops_per_gpu", peak_flops},
+          {"peak_bytes", peak_bytes},
+          {"memory", ledger.to_json()},
+          {"breakdown", breakdown.to_json()},
+          {"reported_stage", reported_stage},
+          {"stage_breakdown", stages},
+          {"critical_path", cp},
+          {"comm_wire_bytes_per_gpu", bytes},
+          {"comm_size_bytes_per_gpu", sizes},
+          {"ops", ops},
+          {"lanes", lanes},
+          {"warnings", warnings}};
+}
+
+double peak_flops_of(const hw::GpuSpec& g, strat::Precision p) {
+  const Dtype d = strat::gemm_dtype_of(p);
+  if (auto v = g.peak(d)) return *v;
+  if (auto v = g.peak(Dtype::BF16)) return *v;
+  throw Error("gpu " + g.name + " has no dense peak for " + std::string(dtype_name(d)));
+}
+
+coll::CollectiveOp to_coll(strat::CommOp c);
+coll::CollectiveOp to_coll(strat::CommOp c) {
+  switch (c) {
+    case strat::CommOp::AllReduce: return coll::CollectiveOp::AllReduce;
+    case strat::CommOp::AllGather: return coll::CollectiveOp::AllGather;
+    case strat::CommOp::ReduceScatter: return coll::CollectiveOp::ReduceScatter;
+    case strat::CommOp::AllToAll: return coll::CollectiveOp::AllToAll;
+    case strat::CommOp::SendRecv: return coll::CollectiveOp::SendRecv;
+  }
+  return coll::CollectiveOp::AllReduce;
+}
+
+void price_comm_ops(strat::WorkGraph& g, const coll::CommModel& comm) {
+  std::map<std::tuple<int, double, int>, double> cache;
+  for (auto& op : g.ops) {
+    if (op.group < 0) continue;
+    auto k = std::make_tuple(int(op.comm), op.bytes, op.group);
+    auto it = cache.find(k);
+    if (it == cache.end()) {
+      const auto& ranks = g.groups[std::size_t(op.group)];
+      double s = 0;
+      if (ranks.size() > 1 && op.bytes > 0) {
+        if (op.comm == strat::CommOp::SendRecv) {
+          // Point-to-point: the sender's route to its peer.
+          s = comm.estimate(coll::CollectiveOp::SendRecv, op.bytes, ranks).seconds;
+        } else {
+          s = comm.estimate(to_coll(op.comm), op.bytes, ranks).seconds;
+        }
+      }
+      it = cache.emplace(k, s).first;
+    }
+    op.seconds = it->second;
+  }
+}
+
+namespace {
+
+int comm_kind_index(OpCategory c) { return int(c) - int(OpCategory::CommTP); }
+const std::array<const char*, 5> kKinds = {"tp", "cp", "ep", "pp", "dp"};
+
+TimeBreakdown lane_breakdown(const strat::WorkGraph& g, const ExecutionTimes& x, int lane) {
+  TimeBreakdown b;
+  struct Pt {
+    double t;
+    int delta;
+    int kind;  // -1 compute, 0..4 comm kinds
+  };
+  std::vector<Pt> pts;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const auto& op = g.ops[i];
+    if (op.lane != lane) continue;
+    const double d = x.end[i] - x.start[i];
+    if (d <= 0) continue;
+    int kind = -1;
+    if (strat::is_comm(op.category)) {
+      kind = comm_kind_index(op.category);
+    } else if (op.category == OpCategory::Recompute) {
+      b.recompute += d;
+    } else if (op.category == OpCategory::Optimizer) {
+      b.optimizer += d;
+    } else {
+      b.compute += d;
+    }
+    pts.push_back({x.start[i], +1, kind});
+    pts.push_back({x.end[i], -1, kind});
+  }
+  std::sort(pts.begin(), pts.end(), [](const Pt& a, const Pt& c) {
+    return a.t != c.t ? a.t < c.t : a.delta < c.delta;
+  });
+  int compute = 0;
+  std::array<int, 5> active{};
+  std::array<double, 5> exposed{};
+  double prev = 0;
+  auto account = [&](double until) {
+    const double d = until - prev;
+    if (d <= 0 || compute > 0) return;
+    for (int k = 0; k < 5; ++k)
+      if (active[std::size_t(k)] > 0) {
+        exposed[std::size_t(k)] += d;
+        return;
+      }
+    b.bubble += d;
+  };
+  for (const auto& p : pts) {
+    account(p.t);
+    prev = std::max(prev, p.t);
+    if (p.kind < 0) compute += p.delta;
+    else active[std::size_t(p.kind)] += p.delta;
+  }
+  account(x.makespan);
+  for (int k = 0; k < 5; ++k)
+    if (exposed[std::size_t(k)] > 0) b.exposed_comm[kKinds[std::size_t(k)]] = exposed[std::size_t(k)];
+  return b;
+}
+
+std::vector<CriticalSegment> critical_path(const strat::WorkGraph& g, const ExecutionTimes& x) {
+  std::vector<int> path;
+  for (int op = x.last_op; op >= 0; op = x.released_by[std::size_t(op)]) {
+    path.push_back(op);
+    if (path.size() > g.ops.size()) break;
+  }
+  std::reverse(path.begin(), path.end());
+  std::vector<CriticalSegment> out;
+  for (int op : path) {
+    const auto& o = g.ops[std::size_t(op)];
+    const double d = x.end[std::size_t(op)] - x.start[std::size_t(op)];
+    const std::string cat = strat::op_category_name(o.category);
+    if (out.empty() || out.back().category != cat) out.push_back({cat, 0, 0});
+    out.back().seconds += d;
+    out.back().ops += 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
+                                 const hw::CostModel& cost, const coll::CommModel& comm, const TrainingOptions& o) {
+  TrainingResult r;
+  {
+    strat::TrainingConfig copy = t;
+    r.warnings = strat::resolve_training(copy, m, c).items;
+  }
+  strat::WorkGraphOptions go = o.graph;
+  go.exact = o.mode == Mode::Exact || (o.mode == Mode::Auto && c.total_gpus() <= o.exact_max_gpus);
+  r.mode = go.exact ? "exact" : "symmetric";
+  strat::WorkGraph g = strat::build_work_graph(m, c, t, cost, go);
+  price_comm_ops(g, comm);
+  if (o.free_comm)
+    for (auto& op : g.ops)
+      if (op.group >= 0) op.seconds = 0;
+  ExecutionTimes x = execute_work_graph(g);
+  r.iteration_time_s = x.makespan;
+  r.tokens_per_s = double(t.global_batch) * double(t.seq_len) / x.makespan;
+  r.model_flops = g.model_flops;
+  r.peak_flops = peak_flops_of(c.gpu, t.precision);
+  r.mfu = g.model_flops / (double(c.total_gpus()) * x.makespan * r.peak_flops);
+  double all = 0, model_part = 0;
+  for (const auto& op : g.ops) {
+    all += op.flops;
+    if (op.category != OpCategory::Recompute) model_part += op.flops;
+  }
+  r.hfu = model_part > 0 ? r.mfu * all / model_part : r.mfu;
+  r.ledger = strat::training_memory_peak(m, c, t);
+  r.peak_bytes = r.ledger.total_bytes();
+  // Per-stage breakdown on the rank with tp = cp = dp = 0 of each stage.
+  strat::RankLayout layout(t);
+  double busiest = -1;
+  for (int s = 0; s < t.pp; ++s) {
+    int lane = go.exact ? layout.rank({0, 0, 0, s}) : s;
+    TimeBreakdown b = lane_breakdown(g, x, lane);
+    const double busy = b.compute + b.recompute + b.optimizer;
+    if (busy > busiest) busiest = busy, r.reported_stage = s, r.breakdown = b;
+    r.stage_breakdown.push_back(b);
+    // Communication volume of the busiest lane.
+  }
+  {
+    const int lane = go.exact ? layout.rank({0, 0, 0, r.reported_stage}) : r.reported_stage;
+    for (const auto& op : g.ops) {
+      if (op.lane != lane || op.group < 0) continue;
+      const int n = int(g.groups[std::size_t(op.group)].size());
+      const std::string k = strat::op_category_name(op.category);
+      r.comm_size_per_gpu[k] += op.bytes;
+      r.comm_bytes_per_gpu[k] += op.comm == strat::CommOp::SendRecv ? op.bytes : coll::bytes_per_rank(to_coll(op.comm), n, op.bytes);
+    }
+  }
+  r.critical_path = critical_path(g, x);
+  r.ops = g.ops.size();
+  r.lanes = g.lanes.size();
+  if (o.keep_graph) {
+    r.graph = std::move(g);
+    r.times = std::move(x);
+  }
+  return r;
+}
+
+}  // namespace infraplan::sim::train

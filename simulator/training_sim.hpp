@@ -1,0 +1,107 @@
+#pragma once
+// Training simulation: iteration time, throughput, MFU/HFU, memory and where the time goes for
+// one (model, cluster, training config), with op durations from a hw::CostModel and collective
+// times from coll::CommModel on the cluster's real topology.
+//
+// Two entry points over the same ops (strategies/training_ops.hpp):
+//  - estimate_training: closed form from one layer's ops per stage and the schedule's bubble
+//    (microseconds; the planner's inner loop).
+//  - simulate_training: builds the work graph of one iteration (strategies/work_graph.hpp) and
+//    executes it event by event: per GPU a compute stream and communication streams, so overlap
+//    of DP buckets with backward, of ring-attention passes with attention, and pipeline bubbles
+//    come out of the execution rather than a formula. Symmetric mode (one lane per pipeline
+//    stage) for any size; exact mode (every GPU) for small clusters.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collectives/comm_model.hpp"
+#include "hardware/cluster.hpp"
+#include "hardware/cost_model.hpp"
+#include "model/json_util.hpp"
+#include "model/model_spec.hpp"
+#include "strategies/memory_ledger.hpp"
+#include "strategies/training_config.hpp"
+#include "strategies/work_graph.hpp"
+#include "simulator/work_graph_executor.hpp"
+
+namespace infraplan::sim::train {
+
+enum class Mode { Auto, Symmetric, Exact };
+
+struct TrainingOptions {
+  Mode mode = Mode::Auto;
+  int exact_max_gpus = 64;             ///< Auto: exact up to this many GPUs, symmetric above
+  strat::WorkGraphOptions graph;       ///< bucket size, Ulysses CP (graph.exact is set by mode)
+  bool keep_graph = false;             ///< keep the graph and times in the result (for traces)
+  bool free_comm = false;              ///< every communication op takes 0 s (schedule checks)
+};
+
+/// Seconds of one iteration by what the GPU was doing (on the reported lane). The parts add up
+/// to the iteration time: compute + recompute + optimizer + Σ exposed_comm + bubble.
+struct TimeBreakdown {
+  double compute = 0;     ///< forward/backward kernels (GEMMs, attention, norms, elementwise)
+  double recompute = 0;   ///< activation-recompute kernels
+  double optimizer = 0;   ///< optimizer step
+  std::map<std::string, double> exposed_comm;  ///< "tp","cp","ep","pp","dp": compute stream idle waiting on it
+  double bubble = 0;      ///< compute stream idle with nothing in flight (pipeline fill/drain)
+  double exposed_comm_total() const;
+  Json to_json() const;
+};
+
+/// One stretch of the critical path.
+struct CriticalSegment {
+  std::string category;  ///< op category ("compute", "tp", "pp", ...)
+  double seconds = 0;
+  int ops = 0;
+};
+
+struct TrainingEstimate {
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;          ///< model FLOPs / (GPUs × time × dense peak of the GEMM dtype)
+  double hfu = 0;          ///< hardware FLOPs (recompute included) on the same basis
+  double peak_bytes = 0;   ///< largest per-GPU memory over stages (memory ledger)
+  bool fits = true;        ///< peak_bytes ≤ GPU memory
+  TimeBreakdown breakdown; ///< of the slowest stage
+  Json to_json() const;
+};
+
+struct TrainingResult {
+  std::string mode;              ///< "exact" or "symmetric"
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0, hfu = 0;
+  double model_flops = 0;        ///< per iteration, whole cluster
+  double peak_flops = 0;         ///< per GPU, FLOP/s of the GEMM dtype
+  double peak_bytes = 0;
+  strat::MemoryLedger ledger;    ///< the peak stage's ledger
+  TimeBreakdown breakdown;       ///< of the reported lane (the busiest stage)
+  int reported_stage = 0;
+  std::vector<TimeBreakdown> stage_breakdown;  ///< per pipeline stage (first lane of each)
+  std::vector<CriticalSegment> critical_path;  ///< consecutive ops merged by category, in time order
+  std::map<std::string, double> comm_bytes_per_gpu;  ///< wire bytes a GPU sends per kind (busiest lane)
+  std::map<std::string, double> comm_size_per_gpu;   ///< nccl-tests sizes summed per kind (busiest lane)
+  std::size_t ops = 0, lanes = 0;
+  std::vector<std::string> warnings;
+  strat::WorkGraph graph;        ///< filled when keep_graph
+  ExecutionTimes times;          ///< filled when keep_graph
+  Json to_json() const;
+};
+
+/// Dense peak FLOP/s of the precision recipe's GEMM dtype on the GPU.
+double peak_flops_of(const hw::GpuSpec& g, strat::Precision p);
+
+/// Fast closed-form estimate. `t` must be resolved (strat::resolve_training).
+TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
+                                   const hw::CostModel& cost, const coll::CommModel& comm);
+
+/// Event-driven simulation of one iteration. `t` must be resolved.
+TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
+                                 const hw::CostModel& cost, const coll::CommModel& comm,
+                                 const TrainingOptions& o = {});
+
+/// Prices the communication ops of `g` with `comm` (one estimate per distinct (op, size, group)).
+void price_comm_ops(strat::WorkGraph& g, const coll::CommModel& comm);
+
+}  // namespace infraplan::sim::train

@@ -1,0 +1,241 @@
+#include "simulator/training_sim.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "hardware/roofline_cost_model.hpp"
+#include "model/error.hpp"
+#include "strategies/training_schedule.hpp"
+
+namespace infraplan::sim::train {
+namespace {
+
+// A model whose embedding and LM head are negligible, so pipeline stages are uniform.
+model::ModelSpec uniform_model(std::int64_t layers) {
+  model::ModelSpec m = model::preset("llama2-7b");
+  m.name = "uniform";
+  m.layers = layers;
+  m.vocab = 256;
+  return m;
+}
+
+strat::TrainingConfig cfg(int tp, int pp, std::int64_t mb_count, strat::PpSchedule s = strat::PpSchedule::OneFOneB,
+                          int v = 1) {
+  strat::TrainingConfig t;
+  t.seq_len = 2048;
+  t.micro_batch = 1;
+  t.tp = tp, t.pp = pp;
+  t.pp_schedule = s;
+  t.pp_virtual_stages = v;
+  t.global_batch = mb_count;  // dp is derived; set below by resolve
+  return t;
+}
+
+struct Fixture {
+  hw::Cluster c;
+  hw::RooflineCostModel cost;
+  coll::CommModel comm;
+  explicit Fixture(const std::string& cluster, int nodes, coll::CommProfile p = {})
+      : c(hw::cluster_preset(cluster, nodes)), cost(c.gpu), comm(c, std::move(p)) {}
+};
+
+double bubble_share(const TrainingResult& r) {
+  return r.breakdown.bubble / (r.iteration_time_s - r.breakdown.optimizer);
+}
+
+TEST(TrainingSim, PipelineBubbleMatchesTheoryWhenCommIsFree) {
+  Fixture f("dgx-h100", 1);
+  const auto m = uniform_model(16);
+  struct Case {
+    strat::PpSchedule s;
+    int v;
+    std::int64_t mbs;
+  };
+  for (Case k : {Case{strat::PpSchedule::GPipe, 1, 8}, Case{strat::PpSchedule::OneFOneB, 1, 8},
+                 Case{strat::PpSchedule::OneFOneB, 1, 16}, Case{strat::PpSchedule::Interleaved, 2, 8},
+                 Case{strat::PpSchedule::Interleaved, 4, 8}}) {
+    auto t = cfg(2, 4, 0, k.s, k.v);
+    t.dp = 1;
+    t.global_batch = k.mbs;
+    strat::resolve_training(t, m, f.c);
+    TrainingOptions o;
+    o.mode = Mode::Symmetric;
+    o.free_comm = true;
+    auto r = simulate_training(m, f.c, t, f.cost, f.comm, o);
+    const double want = strat::ideal_bubble_fraction(4, k.mbs, k.v);
+    EXPECT_NEAR(bubble_share(r), want, 0.02) << strat::pp_schedule_name(k.s) << " v=" << k.v << " m=" << k.mbs;
+  }
+}
+
+TEST(TrainingSim, ExactAndSymmetricModesAgree) {
+  Fixture f("dgx-h100", 1);
+  const auto m = uniform_model(8);
+  auto t = cfg(2, 2, 0);
+  t.dp = 2;
+  t.global_batch = 8;
+  t.zero = 1;
+  strat::resolve_training(t, m, f.c);
+  TrainingOptions o;
+  o.mode = Mode::Exact;
+  auto exact = simulate_training(m, f.c, t, f.cost, f.comm, o);
+  o.mode = Mode::Symmetric;
+  auto sym = simulate_training(m, f.c, t, f.cost, f.comm, o);
+  EXPECT_EQ(exact.mode, "exact");
+  EXPECT_EQ(exact.lanes, 8u);
+  EXPECT_EQ(sym.lanes, 2u);
+  EXPECT_NEAR(exact.iteration_time_s, sym.iteration_time_s, 1e-6 * sym.iteration_time_s);
+}
+
+TEST(TrainingSim, BreakdownAddsUpToIterationTime) {
+  Fixture f("dgx-h100", 2);
+  const auto m = model::preset("llama2-7b");
+  strat::TrainingConfig t;
+  t.seq_len = 4096, t.tp = 4, t.pp = 2, t.sp = true, t.global_batch = 16, t.zero = 1;
+  strat::resolve_training(t, m, f.c);
+  auto r = simulate_training(m, f.c, t, f.cost, f.comm);
+  const auto& b = r.breakdown;
+  EXPECT_NEAR(b.compute + b.recompute + b.optimizer + b.exposed_comm_total() + b.bubble, r.iteration_time_s,
+              1e-6 * r.iteration_time_s);
+  EXPECT_GT(r.mfu, 0.2);
+  EXPECT_LT(r.mfu, 0.8);
+  EXPECT_FALSE(r.critical_path.empty());
+  EXPECT_GT(r.peak_bytes, 0);
+}
+
+TEST(TrainingSim, EstimateAgreesWithSimulation) {
+  Fixture f("dgx-h100", 4);
+  const auto m = model::preset("llama2-13b");
+  for (int zero : {0, 1, 3}) {
+    strat::TrainingConfig t;
+    t.seq_len = 4096, t.tp = 8, t.pp = 2, t.sp = true, t.global_batch = 32, t.zero = zero;
+    strat::resolve_training(t, m, f.c);
+    auto r = simulate_training(m, f.c, t, f.cost, f.comm);
+    auto e = estimate_training(m, f.c, t, f.cost, f.comm);
+    EXPECT_NEAR(e.iteration_time_s / r.iteration_time_s, 1.0, 0.1) << "zero=" << zero;
+  }
+}
+
+TEST(TrainingSim, MegatronLayoutKeepsTpOnNvlinkAndTpAcrossNodesIsSlower) {
+  // 64 GPUs (8 nodes × 8): TP=8 inside nodes, PP=4, DP=2.
+  Fixture f("dgx-h100", 8);
+  const auto m = model::preset("llama2-70b");
+  strat::TrainingConfig t;
+  t.seq_len = 4096, t.tp = 8, t.pp = 4, t.dp = 2, t.global_batch = 16;
+  strat::resolve_training(t, m, f.c);
+  strat::RankLayout L(t);
+  auto nodes = [&](const std::vector<int>& g) {
+    std::set<int> n;
+    for (int r : g) n.insert(f.c.node_of(r));
+    return n.size();
+  };
+  for (int rank : {0, 17, 63}) {
+    EXPECT_EQ(nodes(L.group(strat::GroupKind::TP, rank)), 1u);  // NVLink
+    EXPECT_EQ(nodes(L.group(strat::GroupKind::DP, rank)), 2u);  // IB
+    EXPECT_EQ(nodes(L.group(strat::GroupKind::PPNext, rank)), 2u);
+  }
+  TrainingOptions o;
+  o.mode = Mode::Symmetric;
+  auto inside = simulate_training(m, f.c, t, f.cost, f.comm, o);
+  // Same 64 GPUs as 16 nodes × 4: every TP group of 8 spans two nodes.
+  hw::Cluster c4 = f.c;
+  c4.nodes = 16, c4.gpus_per_node = 4, c4.inter.nics_per_node = 4;
+  coll::CommModel comm4(c4);
+  auto t4 = t;
+  strat::resolve_training(t4, m, c4);
+  EXPECT_EQ(nodes(strat::RankLayout(t4).group(strat::GroupKind::TP, 0)), 2u);
+  auto across = simulate_training(m, c4, t4, f.cost, comm4, o);
+  EXPECT_GT(across.iteration_time_s, 1.3 * inside.iteration_time_s);
+  EXPECT_GT(across.breakdown.exposed_comm["tp"], 3 * inside.breakdown.exposed_comm["tp"]);
+}
+
+TEST(TrainingSim, Zero2MovesTwoPsiAndZero3ThreePsi) {
+  Fixture f("dgx-h100", 1);
+  const auto m = model::preset("gpt2-350m");
+  const double psi = model::count_params(m).total;
+  const int n = 8;
+  std::map<int, double> wire;
+  for (int zero : {2, 3}) {
+    strat::TrainingConfig t;
+    t.seq_len = 1024, t.dp = n, t.global_batch = n, t.zero = zero, t.precision = strat::Precision::BF16Pure;
+    strat::resolve_training(t, m, f.c);
+    TrainingOptions o;
+    o.mode = Mode::Symmetric;
+    auto r = simulate_training(m, f.c, t, f.cost, f.comm, o);
+    wire[zero] = r.comm_bytes_per_gpu["dp"];
+    // Elements per GPU on the wire, in units of Ψ·(n−1)/n (2 bytes each).
+    const double units = wire[zero] / (2.0 * psi * (n - 1) / n);
+    EXPECT_NEAR(units, zero == 2 ? 2.0 : 3.0, 0.02) << "zero=" << zero;
+  }
+  EXPECT_NEAR(wire[3] / wire[2], 1.5, 0.01);
+  // Model states per GPU fall to 1/N under ZeRO-3.
+  auto states = [&](int zero) {
+    strat::TrainingConfig t;
+    t.seq_len = 1024, t.dp = n, t.global_batch = n, t.zero = zero;
+    strat::resolve_training(t, m, f.c);
+    auto L = strat::training_memory(m, f.c, t, 0);
+    return L.line("parameters") + L.line("gradients") + L.line("optimizer_states");
+  };
+  EXPECT_NEAR(states(3) / states(0), 1.0 / n, 0.01);
+}
+
+TEST(TrainingSim, RecomputeTradesTimeForMemory) {
+  Fixture f("dgx-h100", 1);
+  const auto m = model::preset("llama2-7b");
+  std::map<model::Recompute, TrainingResult> r;
+  for (auto rc : {model::Recompute::None, model::Recompute::Selective, model::Recompute::Full}) {
+    strat::TrainingConfig t;
+    t.seq_len = 4096, t.tp = 8, t.sp = true, t.global_batch = 4, t.recompute = rc;
+    strat::resolve_training(t, m, f.c);
+    r[rc] = simulate_training(m, f.c, t, f.cost, f.comm);
+  }
+  const double none = r[model::Recompute::None].iteration_time_s;
+  const double sel = r[model::Recompute::Selective].iteration_time_s;
+  const double full = r[model::Recompute::Full].iteration_time_s;
+  // Full recompute adds one more forward: ~1/3 of fwd+bwd compute.
+  EXPECT_GT(full / none, 1.2);
+  EXPECT_LT(full / none, 1.45);
+  EXPECT_GT(sel, none);
+  EXPECT_LT(sel / none, 1.15);
+  EXPECT_GT(r[model::Recompute::Full].breakdown.recompute, 0.2 * r[model::Recompute::Full].breakdown.compute);
+  auto act = [&](model::Recompute rc) { return r[rc].ledger.line("activations"); };
+  EXPECT_LT(act(model::Recompute::Full), 0.2 * act(model::Recompute::None));
+  EXPECT_LE(act(model::Recompute::Selective), act(model::Recompute::None));
+  EXPECT_LT(r[model::Recompute::Full].peak_bytes, r[model::Recompute::None].peak_bytes);
+}
+
+TEST(TrainingSim, MoeAndContextParallelRun) {
+  Fixture f("dgx-h100", 2);
+  const auto m = model::preset("mixtral-8x7b");
+  strat::TrainingConfig t;
+  t.seq_len = 8192, t.tp = 2, t.cp = 2, t.ep = 4, t.global_batch = 8, t.moe_imbalance = 1.3, t.sp = true;
+  strat::resolve_training(t, m, f.c);
+  TrainingOptions o;
+  o.mode = Mode::Symmetric;
+  auto r = simulate_training(m, f.c, t, f.cost, f.comm, o);
+  EXPECT_GT(r.comm_size_per_gpu["ep"], 0);
+  EXPECT_GT(r.comm_size_per_gpu["cp"], 0);
+  EXPECT_GT(r.iteration_time_s, 0);
+  auto t2 = t;
+  t2.moe_imbalance = 2.0;
+  auto r2 = simulate_training(m, f.c, t2, f.cost, f.comm, o);
+  EXPECT_GT(r2.iteration_time_s, r.iteration_time_s);
+}
+
+TEST(TrainingSim, InvalidConfigsNameTheFieldAndChoices) {
+  Fixture f("dgx-h100", 1);
+  const auto m = model::preset("llama2-7b");
+  strat::TrainingConfig t;
+  t.tp = 3;
+  try {
+    strat::resolve_training(t, m, f.c);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("training.tp=3"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("try 1, 2, 4, 8"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace infraplan::sim::train

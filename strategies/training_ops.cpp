@@ -1,0 +1,413 @@
+#include "strategies/training_ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/model_math.hpp"
+
+namespace infraplan::strat {
+
+const char* op_category_name(OpCategory c) {
+  switch (c) {
+    case OpCategory::Compute: return "compute";
+    case OpCategory::Recompute: return "recompute";
+    case OpCategory::Optimizer: return "optimizer";
+    case OpCategory::CommTP: return "tp";
+    case OpCategory::CommCP: return "cp";
+    case OpCategory::CommEP: return "ep";
+    case OpCategory::CommPP: return "pp";
+    case OpCategory::CommDP: return "dp";
+  }
+  return "?";
+}
+
+const char* stream_name(Stream s) {
+  switch (s) {
+    case Stream::Compute: return "compute";
+    case Stream::TP: return "tp";
+    case Stream::CP: return "cp";
+    case Stream::EP: return "ep";
+    case Stream::PP: return "pp";
+    case Stream::DP: return "dp";
+    case Stream::DPGather: return "dp-gather";
+  }
+  return "?";
+}
+
+const char* comm_op_name(CommOp c) {
+  switch (c) {
+    case CommOp::AllReduce: return "all_reduce";
+    case CommOp::AllGather: return "all_gather";
+    case CommOp::ReduceScatter: return "reduce_scatter";
+    case CommOp::AllToAll: return "alltoall";
+    case CommOp::SendRecv: return "sendrecv";
+  }
+  return "?";
+}
+
+Dtype gemm_dtype_of(Precision p) {
+  switch (p) {
+    case Precision::FP8Mixed: return Dtype::FP8;
+    case Precision::FP16Mixed: return Dtype::FP16;
+    default: return Dtype::BF16;
+  }
+}
+
+double grad_comm_bytes(Precision p) { return p == Precision::BF16Pure ? 2 : 4; }
+double param_gather_bytes(Precision p) { return p == Precision::AmpBF16 ? 4 : 2; }
+
+double optimizer_bytes_per_param(Precision p, Optimizer o) {
+  // Adam/LAMB read param, grad, m, v and write param, m, v; SGD reads param, grad, momentum and
+  // writes param, momentum. Mixed recipes also write the 16-bit working copy; +1 grad read for
+  // the gradient-norm pass (clipping).
+  const double states = o == Optimizer::SGD ? 1 : 2;
+  double master = 4, grad = 4, state = 4, copy = 0;
+  switch (p) {
+    case Precision::BF16Mixed:
+    case Precision::FP16Mixed: copy = 2; break;
+    case Precision::FP8Mixed: copy = 3; break;
+    case Precision::AmpBF16: break;
+    case Precision::BF16Pure: master = 2, grad = 2, state = 2; break;
+  }
+  return 2 * master + 2 * grad + 2 * states * state + copy;
+}
+
+OpContext::OpContext(const model::ModelSpec& m, const TrainingConfig& t, const hw::CostModel& c, bool ulysses)
+    : model(&m), cfg(&t), cost(&c), gemm_dtype(gemm_dtype_of(t.precision)),
+      tokens(t.micro_batch * t.seq_len / std::max(1, t.cp)), act_bytes(2), cp_all_to_all(ulysses) {}
+
+namespace {
+
+/// Appends ops to a template; tracks the main compute chain.
+class Builder {
+ public:
+  explicit Builder(const OpContext& c) : c_(c) {}
+  std::vector<OpTemplate> ops;
+
+  int gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k, OpCategory cat = OpCategory::Compute,
+           std::int64_t batch = 1, double mult = 1) {
+    hw::GemmShape s{std::max<std::int64_t>(m, 1), std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1),
+                    c_.gemm_dtype, std::max<std::int64_t>(batch, 1)};
+    OpTemplate o;
+    o.name = name, o.category = cat, o.seconds = mult * c_.cost->gemm(s).seconds, o.flops = mult * s.flops();
+    return push(o);
+  }
+  int mem(const char* name, double bytes, OpCategory cat = OpCategory::Compute) {
+    OpTemplate o;
+    o.name = name, o.category = cat, o.bytes = bytes, o.seconds = c_.cost->memory_bound(bytes).seconds;
+    return push(o);
+  }
+  int compute(const char* name, double seconds, double flops, OpCategory cat, std::vector<int> deps = {}) {
+    OpTemplate o;
+    o.name = name, o.category = cat, o.seconds = seconds, o.flops = flops;
+    if (!deps.empty()) o.deps = std::move(deps), o.explicit_deps = true;
+    return push(o);
+  }
+  int comm(const char* name, OpCategory cat, Stream st, CommOp op, double bytes, GroupKind g, std::vector<int> deps = {}) {
+    OpTemplate o;
+    o.name = name, o.category = cat, o.stream = st, o.comm = op, o.bytes = bytes, o.group = g;
+    if (!deps.empty()) o.deps = std::move(deps), o.explicit_deps = true;
+    return push(o);
+  }
+  int last() const { return int(ops.size()) - 1; }
+
+ private:
+  int push(OpTemplate o) {
+    ops.push_back(std::move(o));
+    return last();
+  }
+  const OpContext& c_;
+};
+
+struct Shapes {
+  std::int64_t T, h, tp, heads_r, kv_heads_r, head_dim, qkv_n, o_k, ffn_r, up_mult;
+};
+
+Shapes shapes(const OpContext& c) {
+  const auto& m = *c.model;
+  const auto& t = *c.cfg;
+  Shapes s{};
+  s.T = c.tokens, s.h = m.hidden, s.tp = t.tp;
+  s.heads_r = m.heads / t.tp;
+  s.kv_heads_r = std::max<std::int64_t>(1, m.kv_heads / t.tp);
+  s.head_dim = m.mla.enabled() ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim;
+  const double v_dim = m.mla.enabled() ? double(m.mla.v_head_dim) : double(m.head_dim);
+  const double o_params = double(m.heads) * v_dim * double(m.hidden);
+  s.qkv_n = std::int64_t(std::llround((model::attention_params_per_layer(m) - o_params) / double(m.hidden))) / t.tp;
+  s.o_k = std::int64_t(double(m.heads) * v_dim) / t.tp;
+  s.ffn_r = m.ffn_hidden / t.tp;
+  s.up_mult = m.ffn_type == model::FfnType::SwiGLU ? 2 : 1;
+  return s;
+}
+
+double attention_fwd_seconds(const OpContext& c, const Shapes& s, double* flops) {
+  const auto& t = *c.cfg;
+  hw::AttentionPrefillShape a;
+  a.batch = t.micro_batch, a.q_len = t.seq_len, a.kv_len = t.seq_len;
+  a.heads = s.heads_r, a.kv_heads = s.kv_heads_r, a.head_dim = s.head_dim, a.causal = true;
+  a.dtype = c.gemm_dtype == Dtype::FP8 ? Dtype::BF16 : c.gemm_dtype;  // attention stays 16-bit
+  double sec = c.cost->attention_prefill(a).seconds / t.cp;
+  *flops = a.flops() / t.cp;
+  if (!t.flash_attention) {
+    // Unfused attention writes and re-reads the b·a·s² score matrix (softmax, dropout).
+    const double scores = double(t.micro_batch) * double(s.heads_r) * double(t.seq_len) * double(c.tokens);
+    sec += c.cost->memory_bound(scores * c.act_bytes * 4).seconds;
+  }
+  return sec;
+}
+
+// Attention core with context parallelism: ring (KV chunks passed around while the local chunk
+// is processed) or all-to-all (Ulysses: heads scattered, sequence gathered).
+void attention_core(Builder& b, const OpContext& c, const Shapes& s, bool backward, OpCategory cat) {
+  const auto& t = *c.cfg;
+  double flops = 0;
+  double sec = attention_fwd_seconds(c, s, &flops);
+  const double mult = backward ? 2.5 : 1.0;
+  const char* name = backward ? "attention_bwd" : (cat == OpCategory::Recompute ? "attention_recompute" : "attention_fwd");
+  if (t.cp == 1) {
+    b.compute(name, mult * sec, mult * flops, cat);
+    return;
+  }
+  const double kv_bytes = double(c.tokens) * 2.0 * double(s.kv_heads_r * s.head_dim) * c.act_bytes * (backward ? 2 : 1);
+  if (c.cp_all_to_all) {
+    const double qkv_bytes = double(c.tokens) * double(s.qkv_n) * c.act_bytes;
+    b.comm("cp_alltoall_in", OpCategory::CommCP, Stream::CP, CommOp::AllToAll, qkv_bytes, GroupKind::CP);
+    b.compute(name, mult * sec, mult * flops, cat, {b.last()});
+    b.comm("cp_alltoall_out", OpCategory::CommCP, Stream::CP, CommOp::AllToAll,
+           double(c.tokens) * double(s.o_k) * c.act_bytes, GroupKind::CP, {b.last()});
+    b.compute("cp_sync", 0, 0, cat, {b.last()});
+    return;
+  }
+  const int start = b.last();
+  int prev_chunk = -1, prev_pass = start;
+  for (int i = 0; i < t.cp; ++i) {
+    std::vector<int> deps{prev_chunk >= 0 ? prev_chunk : start};
+    if (i > 0) deps.push_back(prev_pass);
+    if (i + 1 < t.cp)
+      prev_pass = b.comm(backward ? "cp_ring_kv_dkv" : "cp_ring_kv", OpCategory::CommCP, Stream::CP, CommOp::SendRecv,
+                         kv_bytes, GroupKind::CPNext, {i == 0 ? start : prev_pass});
+    // Chunk i waits for the i-th KV pass (the pass for chunk i+1 runs meanwhile).
+    prev_chunk = b.compute(name, mult * sec / t.cp, mult * flops / t.cp, cat, deps);
+  }
+}
+
+void tp_collective(Builder& b, const OpContext& c, bool gather, const char* name_ar, const char* name_ag,
+                   const char* name_rs, OpCategory cat_unused) {
+  (void)cat_unused;
+  const auto& t = *c.cfg;
+  if (t.tp == 1) return;
+  const double full = double(c.tokens) * double(c.model->hidden) * c.act_bytes;
+  std::vector<int> deps{b.last()};
+  if (!t.sp) {
+    if (!gather) b.comm(name_ar, OpCategory::CommTP, Stream::TP, CommOp::AllReduce, full, GroupKind::TP, deps);
+  } else {
+    b.comm(gather ? name_ag : name_rs, OpCategory::CommTP, Stream::TP, gather ? CommOp::AllGather : CommOp::ReduceScatter,
+           full, GroupKind::TP, deps);
+  }
+}
+
+void norm(Builder& b, const OpContext& c, const char* name, double mult, OpCategory cat) {
+  const double rows = c.cfg->sp ? double(c.tokens) / c.cfg->tp : double(c.tokens);
+  b.mem(name, mult * 2.0 * rows * double(c.model->hidden) * c.act_bytes, cat);
+}
+
+bool is_moe_layer(const model::ModelSpec& m, std::int64_t layer) {
+  return m.moe.enabled() && layer >= m.moe.dense_layers;
+}
+
+void forward_layer(Builder& b, const OpContext& c, std::int64_t layer, OpCategory cat) {
+  const auto& m = *c.model;
+  const auto& t = *c.cfg;
+  const Shapes s = shapes(c);
+  const double resid = (t.sp ? double(s.T) / t.tp : double(s.T)) * double(s.h) * c.act_bytes;
+  if (t.precision == Precision::AmpBF16 || t.precision == Precision::FP8Mixed) {
+    // Autocast / fp8 recipes cast the weights before use: read fp32 (or bf16), write the copy.
+    const double p = layer_params_on_rank(m, t, layer).total();
+    b.mem("weight_cast", p * (t.precision == Precision::AmpBF16 ? 6.0 : 3.0), cat);
+  }
+  norm(b, c, "norm1", 1, cat);
+  tp_collective(b, c, true, "", "tp_allgather", "", cat);
+  b.gemm("qkv", s.T, s.qkv_n, s.h, cat);
+  attention_core(b, c, s, false, cat);
+  b.gemm("attn_proj", s.T, s.h, s.o_k, cat);
+  tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter", cat);
+  b.mem("residual_add", 3 * resid, cat);
+  norm(b, c, "norm2", 1, cat);
+  tp_collective(b, c, true, "", "tp_allgather", "", cat);
+  if (!is_moe_layer(m, layer)) {
+    b.gemm("mlp_up", s.T, s.up_mult * s.ffn_r, s.h, cat);
+    b.mem("activation", double(s.T) * double(s.ffn_r) * c.act_bytes * (s.up_mult + 1), cat);
+    b.gemm("mlp_down", s.T, s.h, s.ffn_r, cat);
+  } else {
+    const auto& e = m.moe;
+    const std::int64_t local_experts = e.experts / t.ep;
+    const std::int64_t per_expert = std::int64_t(std::ceil(double(s.T) * double(e.top_k) * double(t.ep) /
+                                                          double(e.experts) * t.moe_imbalance));
+    const std::int64_t ew = e.expert_ffn_hidden / t.tp;
+    b.gemm("router", s.T, e.experts, s.h, cat);
+    const int router = b.last();
+    const double routed = double(s.T) * double(e.top_k) * double(s.h) * c.act_bytes;
+    b.mem("permute", 2 * routed, cat);
+    const int dispatch = b.comm("ep_dispatch", OpCategory::CommEP, Stream::EP, CommOp::AllToAll,
+                                routed * t.moe_imbalance, GroupKind::EP, {b.last()});
+    if (e.shared_experts > 0) {
+      b.gemm("shared_up", s.T, s.up_mult * e.shared_experts * ew, s.h, cat);
+      b.gemm("shared_down", s.T, s.h, e.shared_experts * ew, cat);
+    }
+    (void)router;
+    b.compute("expert_wait", 0, 0, cat, {b.last(), dispatch});
+    b.gemm("expert_up", per_expert, s.up_mult * ew, s.h, cat, local_experts);
+    b.mem("expert_activation", double(per_expert * local_experts) * double(ew) * c.act_bytes * (s.up_mult + 1), cat);
+    b.gemm("expert_down", per_expert, s.h, ew, cat, local_experts);
+    b.comm("ep_combine", OpCategory::CommEP, Stream::EP, CommOp::AllToAll, routed * t.moe_imbalance, GroupKind::EP,
+           {b.last()});
+    b.mem("unpermute", 2 * routed, cat);
+  }
+  tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter", cat);
+  b.mem("residual_add", 3 * resid, cat);
+}
+
+}  // namespace
+
+std::vector<OpTemplate> layer_forward_ops(const OpContext& c, std::int64_t layer) {
+  Builder b(c);
+  forward_layer(b, c, layer, OpCategory::Compute);
+  return std::move(b.ops);
+}
+
+std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t layer) {
+  const auto& m = *c.model;
+  const auto& t = *c.cfg;
+  const Shapes s = shapes(c);
+  Builder b(c);
+  if (t.recompute == model::Recompute::Full) forward_layer(b, c, layer, OpCategory::Recompute);
+  const double resid = (t.sp ? double(s.T) / t.tp : double(s.T)) * double(s.h) * c.act_bytes;
+  // MLP block backward (row-parallel down, column-parallel up).
+  tp_collective(b, c, true, "", "tp_allgather_grad", "", OpCategory::Compute);
+  if (!is_moe_layer(m, layer)) {
+    b.gemm("mlp_down_bwd", s.T, s.h, s.ffn_r, OpCategory::Compute, 1, 2);
+    b.mem("activation_bwd", double(s.T) * double(s.ffn_r) * c.act_bytes * (2 * s.up_mult + 1));
+    b.gemm("mlp_up_dgrad", s.T, s.h, s.up_mult * s.ffn_r);
+  } else {
+    const auto& e = m.moe;
+    const std::int64_t local_experts = e.experts / t.ep;
+    const std::int64_t per_expert = std::int64_t(std::ceil(double(s.T) * double(e.top_k) * double(t.ep) /
+                                                          double(e.experts) * t.moe_imbalance));
+    const std::int64_t ew = e.expert_ffn_hidden / t.tp;
+    const double routed = double(s.T) * double(e.top_k) * double(s.h) * c.act_bytes;
+    b.mem("unpermute_bwd", 2 * routed);
+    b.comm("ep_combine_bwd", OpCategory::CommEP, Stream::EP, CommOp::AllToAll, routed * t.moe_imbalance, GroupKind::EP,
+           {b.last()});
+    b.compute("expert_wait", 0, 0, OpCategory::Compute, {b.last()});
+    b.gemm("expert_down_bwd", per_expert, s.h, ew, OpCategory::Compute, local_experts, 2);
+    b.mem("expert_activation_bwd", double(per_expert * local_experts) * double(ew) * c.act_bytes * (2 * s.up_mult + 1));
+    b.gemm("expert_up_bwd", per_expert, s.up_mult * ew, s.h, OpCategory::Compute, local_experts, 2);
+    const int dispatch = b.comm("ep_dispatch_bwd", OpCategory::CommEP, Stream::EP, CommOp::AllToAll,
+                                routed * t.moe_imbalance, GroupKind::EP, {b.last()});
+    if (e.shared_experts > 0) b.gemm("shared_bwd", s.T, s.h, 3 * e.shared_experts * ew, OpCategory::Compute, 1, 2);
+    b.compute("expert_wait", 0, 0, OpCategory::Compute, {b.last(), dispatch});
+    b.mem("permute_bwd", 2 * routed);
+    b.gemm("router_bwd", s.T, e.experts, s.h, OpCategory::Compute, 1, 2);
+  }
+  // Input-gradient reduction overlaps the weight-gradient GEMM (Megatron's async TP grad comm).
+  const int dgrad = b.last();
+  if (t.tp > 1)
+    b.comm(t.sp ? "tp_reducescatter_grad" : "tp_allreduce_grad", OpCategory::CommTP, Stream::TP,
+           t.sp ? CommOp::ReduceScatter : CommOp::AllReduce, double(s.T) * double(s.h) * c.act_bytes, GroupKind::TP,
+           {dgrad});
+  const int tp_comm = b.last();
+  if (!is_moe_layer(m, layer)) b.compute("mlp_up_wgrad", 0, 0, OpCategory::Compute, {dgrad});
+  if (!is_moe_layer(m, layer)) {
+    hw::GemmShape g{s.h, s.up_mult * s.ffn_r, s.T, c.gemm_dtype, 1};
+    b.ops.back().seconds = c.cost->gemm(g).seconds, b.ops.back().flops = g.flops();
+  }
+  b.compute("tp_wait", 0, 0, OpCategory::Compute, {b.last(), tp_comm});
+  norm(b, c, "norm2_bwd", 2, OpCategory::Compute);
+  b.mem("residual_bwd", 2 * resid);
+  // Attention block backward.
+  tp_collective(b, c, true, "", "tp_allgather_grad", "", OpCategory::Compute);
+  b.gemm("attn_proj_bwd", s.T, s.h, s.o_k, OpCategory::Compute, 1, 2);
+  if (t.recompute == model::Recompute::Selective) attention_core(b, c, s, false, OpCategory::Recompute);
+  attention_core(b, c, s, true, OpCategory::Compute);
+  b.gemm("qkv_dgrad", s.T, s.h, s.qkv_n);
+  const int dgrad2 = b.last();
+  if (t.tp > 1)
+    b.comm(t.sp ? "tp_reducescatter_grad" : "tp_allreduce_grad", OpCategory::CommTP, Stream::TP,
+           t.sp ? CommOp::ReduceScatter : CommOp::AllReduce, double(s.T) * double(s.h) * c.act_bytes, GroupKind::TP,
+           {dgrad2});
+  const int tp_comm2 = b.last();
+  {
+    hw::GemmShape g{s.h, s.qkv_n, s.T, c.gemm_dtype, 1};
+    b.compute("qkv_wgrad", c.cost->gemm(g).seconds, g.flops(), OpCategory::Compute, {dgrad2});
+  }
+  b.compute("tp_wait", 0, 0, OpCategory::Compute, {b.last(), tp_comm2});
+  norm(b, c, "norm1_bwd", 2, OpCategory::Compute);
+  b.mem("residual_bwd", 2 * resid);
+  return std::move(b.ops);
+}
+
+std::vector<OpTemplate> embedding_forward_ops(const OpContext& c) {
+  Builder b(c);
+  b.mem("embedding", 2.0 * double(c.tokens) * double(c.model->hidden) * c.act_bytes);
+  tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter", OpCategory::Compute);
+  return std::move(b.ops);
+}
+
+std::vector<OpTemplate> embedding_backward_ops(const OpContext& c) {
+  Builder b(c);
+  b.mem("embedding_bwd", double(c.tokens) * double(c.model->hidden) * (c.act_bytes + 8));
+  return std::move(b.ops);
+}
+
+std::vector<OpTemplate> head_forward_ops(const OpContext& c) {
+  const auto& t = *c.cfg;
+  Builder b(c);
+  norm(b, c, "final_norm", 1, OpCategory::Compute);
+  tp_collective(b, c, true, "", "tp_allgather", "", OpCategory::Compute);
+  const std::int64_t v = c.model->vocab / t.tp;
+  b.gemm("lm_head", c.tokens, v, c.model->hidden);
+  // Vocab-parallel cross-entropy: max, sum-exp and target logit all-reduced over TP (fp32).
+  b.mem("cross_entropy", double(c.tokens) * double(v) * (c.act_bytes + 4 + 4));
+  if (t.tp > 1)
+    b.comm("tp_allreduce_loss", OpCategory::CommTP, Stream::TP, CommOp::AllReduce, double(c.tokens) * 3 * 4,
+           GroupKind::TP, {b.last()});
+  return std::move(b.ops);
+}
+
+std::vector<OpTemplate> head_backward_ops(const OpContext& c) {
+  const auto& t = *c.cfg;
+  Builder b(c);
+  const std::int64_t v = c.model->vocab / t.tp;
+  b.mem("cross_entropy_bwd", double(c.tokens) * double(v) * (4 + c.act_bytes));
+  b.gemm("lm_head_bwd", c.tokens, v, c.model->hidden, OpCategory::Compute, 1, 2);
+  tp_collective(b, c, false, "tp_allreduce_grad", "", "tp_reducescatter_grad", OpCategory::Compute);
+  norm(b, c, "final_norm_bwd", 2, OpCategory::Compute);
+  return std::move(b.ops);
+}
+
+RankParams layer_params_on_rank(const model::ModelSpec& m, const TrainingConfig& t, std::int64_t layer) {
+  RankParams r;
+  const double attn = model::attention_params_per_layer(m) / t.tp;
+  const double norm = model::norm_params_per_layer(m);
+  if (!is_moe_layer(m, layer)) {
+    r.dense = attn + norm + model::mlp_params_of_layer(m, layer) / t.tp;
+    return r;
+  }
+  const double h = double(m.hidden), e = double(m.moe.expert_ffn_hidden);
+  const double per_expert = (m.ffn_type == model::FfnType::SwiGLU ? 3.0 : 2.0) * h * e;
+  r.expert = double(m.moe.experts) / t.ep * per_expert / t.tp;
+  r.dense = attn + norm + double(m.moe.shared_experts) * per_expert / t.tp + h * double(m.moe.experts);
+  return r;
+}
+
+RankParams embedding_params_on_rank(const model::ModelSpec& m, const TrainingConfig& t) {
+  return {model::count_params(m).embedding / t.tp, 0};
+}
+
+RankParams head_params_on_rank(const model::ModelSpec& m, const TrainingConfig& t) {
+  const double h = double(m.hidden);
+  const double lm = m.tied_embeddings ? (t.pp > 1 ? double(m.vocab) * h : 0) : double(m.vocab) * h;
+  return {lm / t.tp + (m.norm == model::NormType::LayerNorm ? 2 * h : h), 0};
+}
+
+}  // namespace infraplan::strat

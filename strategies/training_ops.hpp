@@ -1,0 +1,99 @@
+#pragma once
+// The ops of one transformer layer (and of the embedding, LM head and optimizer) for one
+// micro-batch on one rank, with their post-split shapes and cost-model durations: the building
+// blocks of the work graph (work_graph.hpp) and of the closed-form training estimate.
+//
+// Shapes per rank: tokens T = micro_batch × seq_len / cp; TP splits heads and FFN columns
+// (Megatron column/row parallel pairs); KV heads below tp are replicated; EP places
+// experts / ep experts per rank, which receive T · top_k · moe_imbalance tokens after the
+// dispatch all-to-all. GEMM dtype follows the precision recipe (fp8 for fp8-mixed, fp16 for
+// fp16-mixed, bf16 otherwise). Backward GEMMs are dgrad + wgrad (2× forward FLOPs); the
+// FlashAttention backward costs 2.5× its forward (5 matmuls instead of 2).
+#include <cstdint>
+#include <vector>
+
+#include "hardware/cost_model.hpp"
+#include "model/model_spec.hpp"
+#include "strategies/training_config.hpp"
+
+namespace infraplan::strat {
+
+/// What an op's time counts as in the breakdown.
+enum class OpCategory { Compute, Recompute, Optimizer, CommTP, CommCP, CommEP, CommPP, CommDP };
+const char* op_category_name(OpCategory c);
+inline bool is_comm(OpCategory c) { return c >= OpCategory::CommTP; }
+
+/// Streams of one GPU: one compute stream and one stream per communication kind (ZeRO-3
+/// parameter gathers get their own, as FSDP does).
+enum class Stream { Compute, TP, CP, EP, PP, DP, DPGather };
+constexpr int kStreams = 7;
+const char* stream_name(Stream s);
+
+/// Collective kinds the work graph uses (the simulator maps them to collectives/).
+enum class CommOp { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
+const char* comm_op_name(CommOp c);
+
+/// Which process group a communication op runs on.
+enum class GroupKind { None, TP, CP, CPNext, EP, DP, ExpertDP, PPNext, PPPrev };
+
+/// One op of a template. `deps` index earlier ops of the same template; an op with no deps
+/// listed depends on the previous op of the template's main chain (the compute stream).
+struct OpTemplate {
+  const char* name = "";  ///< static string, e.g. "qkv_fwd"
+  OpCategory category = OpCategory::Compute;
+  Stream stream = Stream::Compute;
+  double seconds = 0;     ///< compute: cost-model duration; comm: 0 (the simulator prices it)
+  double flops = 0;       ///< matmul FLOPs (GEMMs and attention), 0 for memory-bound ops
+  double bytes = 0;       ///< comm: nccl-tests size of the collective; memory-bound: HBM bytes
+  CommOp comm = CommOp::AllReduce;
+  GroupKind group = GroupKind::None;
+  std::vector<int> deps;  ///< template-local indices; empty: previous compute op
+  bool explicit_deps = false;
+};
+
+/// Everything the templates need, computed once per (model, config).
+struct OpContext {
+  const model::ModelSpec* model = nullptr;
+  const TrainingConfig* cfg = nullptr;
+  const hw::CostModel* cost = nullptr;
+  Dtype gemm_dtype = Dtype::BF16;
+  std::int64_t tokens = 0;   ///< T = micro_batch · seq_len / cp
+  double act_bytes = 2;      ///< bytes per activation element
+  bool cp_all_to_all = false;  ///< Ulysses-style CP (all-to-all) instead of ring attention
+
+  OpContext(const model::ModelSpec& m, const TrainingConfig& t, const hw::CostModel& c, bool ulysses = false);
+};
+
+/// GEMM dtype of a precision recipe.
+Dtype gemm_dtype_of(Precision p);
+
+/// Forward / backward ops of transformer layer `layer` (0-based; decides dense vs MoE FFN).
+/// The backward list starts with the recompute ops the config asks for (selective: attention
+/// core; full: the whole layer forward, its TP communication included).
+std::vector<OpTemplate> layer_forward_ops(const OpContext& c, std::int64_t layer);
+std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t layer);
+/// Embedding lookup (first stage) and LM head + loss (last stage).
+std::vector<OpTemplate> embedding_forward_ops(const OpContext& c);
+std::vector<OpTemplate> embedding_backward_ops(const OpContext& c);
+std::vector<OpTemplate> head_forward_ops(const OpContext& c);
+std::vector<OpTemplate> head_backward_ops(const OpContext& c);
+
+/// Parameters of layer `layer` on one rank, split into those reduced over the full DP×CP group
+/// and routed-expert ones reduced over the expert-DP group (dp·cp / ep).
+struct RankParams {
+  double dense = 0, expert = 0;
+  double total() const { return dense + expert; }
+};
+RankParams layer_params_on_rank(const model::ModelSpec& m, const TrainingConfig& t, std::int64_t layer);
+/// Embedding (stage 0) and LM head + final norm (last stage) parameters on one rank.
+RankParams embedding_params_on_rank(const model::ModelSpec& m, const TrainingConfig& t);
+RankParams head_params_on_rank(const model::ModelSpec& m, const TrainingConfig& t);
+
+/// Bytes of one gradient element on the wire (fp32 main grads for mixed recipes and AMP).
+double grad_comm_bytes(Precision p);
+/// Bytes of one parameter element gathered by ZeRO (16-bit, or 4 for AMP's fp32 master weights).
+double param_gather_bytes(Precision p);
+/// HBM bytes the optimizer step moves per local parameter (read + write, grad-norm pass included).
+double optimizer_bytes_per_param(Precision p, Optimizer o);
+
+}  // namespace infraplan::strat

@@ -1,0 +1,376 @@
+#include "strategies/work_graph.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "model/error.hpp"
+#include "model/model_math.hpp"
+#include "strategies/training_schedule.hpp"
+
+namespace infraplan::strat {
+
+RankCoord RankLayout::coord(int rank) const {
+  RankCoord c;
+  c.tp = rank % t_.tp;
+  rank /= t_.tp;
+  c.cp = rank % t_.cp;
+  rank /= t_.cp;
+  c.dp = rank % t_.dp;
+  c.pp = rank / t_.dp;
+  return c;
+}
+
+std::vector<int> RankLayout::group(GroupKind kind, int rank) const {
+  const RankCoord me = coord(rank);
+  std::vector<int> g;
+  auto with = [&](auto f) {
+    RankCoord c = me;
+    f(c);
+    return this->rank(c);
+  };
+  switch (kind) {
+    case GroupKind::None: g.push_back(rank); break;
+    case GroupKind::TP:
+      for (int i = 0; i < t_.tp; ++i) g.push_back(with([&](RankCoord& c) { c.tp = i; }));
+      break;
+    case GroupKind::CP:
+      for (int i = 0; i < t_.cp; ++i) g.push_back(with([&](RankCoord& c) { c.cp = i; }));
+      break;
+    case GroupKind::CPNext:
+      g = {rank, with([&](RankCoord& c) { c.cp = (c.cp + 1) % t_.cp; })};
+      break;
+    case GroupKind::DP:
+      for (int d = 0; d < t_.dp; ++d)
+        for (int i = 0; i < t_.cp; ++i) g.push_back(with([&](RankCoord& c) { c.dp = d, c.cp = i; }));
+      break;
+    case GroupKind::EP:
+    case GroupKind::ExpertDP: {
+      // (cp, dp) flattened; EP groups are ep consecutive indices, expert-DP groups stride ep.
+      const int n = t_.cp * t_.dp, idx = me.cp + t_.cp * me.dp, ep = std::max(1, t_.ep);
+      auto at = [&](int j) { return with([&](RankCoord& c) { c.cp = j % t_.cp, c.dp = j / t_.cp; }); };
+      if (kind == GroupKind::EP)
+        for (int j = idx - idx % ep; j < idx - idx % ep + ep; ++j) g.push_back(at(j));
+      else
+        for (int j = idx % ep; j < n; j += ep) g.push_back(at(j));
+      break;
+    }
+    case GroupKind::PPNext:
+      g = {rank, with([&](RankCoord& c) { c.pp = (c.pp + 1) % t_.pp; })};
+      break;
+    case GroupKind::PPPrev:
+      g = {rank, with([&](RankCoord& c) { c.pp = (c.pp + t_.pp - 1) % t_.pp; })};
+      break;
+  }
+  return g;
+}
+
+namespace {
+
+struct Templates {
+  std::vector<OpTemplate> dense_f, dense_b, moe_f, moe_b, emb_f, emb_b, head_f, head_b;
+};
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t, const hw::CostModel& cost,
+               const WorkGraphOptions& o)
+      : m_(m), t_(t), o_(o), layout_(t), ctx_(m, t, cost, o.cp_all_to_all), cost_(cost) {
+    (void)c;
+    tp_.dense_f = layer_forward_ops(ctx_, 0);
+    tp_.dense_b = layer_backward_ops(ctx_, 0);
+    if (m.moe.enabled()) {
+      tp_.moe_f = layer_forward_ops(ctx_, m.layers - 1);
+      tp_.moe_b = layer_backward_ops(ctx_, m.layers - 1);
+    }
+    tp_.emb_f = embedding_forward_ops(ctx_);
+    tp_.emb_b = embedding_backward_ops(ctx_);
+    tp_.head_f = head_forward_ops(ctx_);
+    tp_.head_b = head_backward_ops(ctx_);
+    v_ = t.pp_schedule == PpSchedule::Interleaved ? t.pp_virtual_stages : 1;
+    mb_ = t.micro_batches();
+  }
+
+  WorkGraph build() {
+    g_.exact = o_.exact;
+    g_.micro_batches = mb_;
+    g_.model_flops = model::training_flops_per_token(m_, t_.seq_len) * double(t_.global_batch) * double(t_.seq_len);
+    const int n = t_.gpus();
+    if (o_.exact) {
+      for (int r = 0; r < n; ++r) g_.lanes.push_back({r, layout_.coord(r).pp, 1});
+    } else {
+      for (int s = 0; s < t_.pp; ++s) g_.lanes.push_back({layout_.rank({0, 0, 0, s}), s, t_.tp * t_.cp * t_.dp});
+    }
+    const std::size_t keys = g_.lanes.size() * std::size_t(mb_) * std::size_t(v_) * 2;
+    first_.assign(keys, -1);
+    send_.assign(keys, -1);
+    for (int lane = 0; lane < int(g_.lanes.size()); ++lane) build_lane(lane);
+    link_pipeline();
+    return std::move(g_);
+  }
+
+ private:
+  std::size_t key(int lane, bool fwd, std::int64_t mb, int chunk) const {
+    return ((std::size_t(lane) * std::size_t(mb_) + std::size_t(mb)) * std::size_t(v_) + std::size_t(chunk)) * 2 +
+           (fwd ? 0 : 1);
+  }
+  int lane_of_stage(int lane, int stage) const {
+    if (!o_.exact) return stage;
+    RankCoord c = layout_.coord(g_.lanes[std::size_t(lane)].rank);
+    c.pp = stage;
+    return layout_.rank(c);
+  }
+
+  int group_id(int lane, GroupKind kind) {
+    auto k = std::make_pair(lane, int(kind));
+    auto it = lane_groups_.find(k);
+    if (it != lane_groups_.end()) return it->second;
+    std::vector<int> ranks = layout_.group(kind, g_.lanes[std::size_t(lane)].rank);
+    auto [git, inserted] = group_ids_.try_emplace(ranks, int(g_.groups.size()));
+    if (inserted) g_.groups.push_back(ranks);
+    lane_groups_[k] = git->second;
+    return git->second;
+  }
+
+  int add(Op op) {
+    if (o_.exact && op.group >= 0 && op.comm != CommOp::SendRecv && g_.groups[std::size_t(op.group)].size() > 1) {
+      int seq = join_seq_[{op.lane, op.group}]++;
+      auto [it, inserted] = join_ids_.try_emplace({op.group, seq}, g_.joins);
+      if (inserted) ++g_.joins;
+      op.join = it->second;
+    }
+    g_.ops.push_back(std::move(op));
+    return int(g_.ops.size()) - 1;
+  }
+
+  /// Instantiates a template; returns the id of its last op (or `entry` when empty).
+  int instantiate(const std::vector<OpTemplate>& tpl, int lane, int layer, std::int64_t mb, bool fwd,
+                  std::vector<int> entry_deps, int* first_id = nullptr) {
+    std::vector<int> ids(tpl.size());
+    for (std::size_t i = 0; i < tpl.size(); ++i) {
+      const OpTemplate& t = tpl[i];
+      Op op;
+      op.name = t.name, op.category = t.category, op.stream = t.stream, op.lane = lane, op.layer = layer;
+      op.micro_batch = int(mb), op.forward = fwd, op.seconds = t.seconds, op.flops = t.flops, op.bytes = t.bytes;
+      op.comm = t.comm;
+      if (t.group != GroupKind::None) op.group = group_id(lane, t.group);
+      if (t.explicit_deps) {
+        for (int d : t.deps) op.deps.push_back(ids[std::size_t(d)]);
+      } else if (i > 0) {
+        op.deps.push_back(ids[i - 1]);
+      }
+      if (i == 0) op.deps.insert(op.deps.end(), entry_deps.begin(), entry_deps.end());
+      ids[i] = add(std::move(op));
+      if (i == 0 && first_id) *first_id = ids[i];
+    }
+    return tpl.empty() ? (entry_deps.empty() ? -1 : entry_deps.back()) : ids.back();
+  }
+
+  const std::vector<OpTemplate>& layer_tpl(std::int64_t layer, bool fwd) const {
+    const bool moe = m_.moe.enabled() && layer >= m_.moe.dense_layers;
+    return fwd ? (moe ? tp_.moe_f : tp_.dense_f) : (moe ? tp_.moe_b : tp_.dense_b);
+  }
+
+  RankParams params_of(std::int64_t layer) const {
+    RankParams p = layer_params_on_rank(m_, t_, layer);
+    if (layer == 0) p.dense += embedding_params_on_rank(m_, t_).dense;
+    if (layer == m_.layers - 1) p.dense += head_params_on_rank(m_, t_).dense;
+    return p;
+  }
+
+  int comm_op(int lane, const char* name, Stream st, CommOp c, double bytes, GroupKind kind, std::vector<int> deps,
+              int layer, std::int64_t mb) {
+    const int gid = group_id(lane, kind);
+    if (g_.groups[std::size_t(gid)].size() <= 1) return -1;
+    Op op;
+    op.name = name, op.category = OpCategory::CommDP, op.stream = st, op.lane = lane, op.layer = layer;
+    op.micro_batch = int(mb), op.bytes = bytes, op.comm = c, op.group = gid, op.deps = std::move(deps);
+    return add(std::move(op));
+  }
+
+  /// Emits a gradient bucket (dense and expert parts) after `after`.
+  void flush_bucket(int lane, RankParams& acc, int after, std::int64_t mb, std::vector<int>& buckets) {
+    const CommOp c = t_.zero >= 1 ? CommOp::ReduceScatter : CommOp::AllReduce;
+    const char* name = t_.zero >= 1 ? "dp_grad_reducescatter" : "dp_grad_allreduce";
+    const double gb = grad_comm_bytes(t_.precision);
+    if (acc.dense > 0) {
+      int id = comm_op(lane, name, Stream::DP, c, acc.dense * gb, GroupKind::DP, {after}, -1, mb);
+      if (id >= 0) buckets.push_back(id);
+    }
+    if (acc.expert > 0) {
+      int id = comm_op(lane, name, Stream::DP, c, acc.expert * gb, GroupKind::ExpertDP, {after}, -1, mb);
+      if (id >= 0) buckets.push_back(id);
+    }
+    acc = {};
+  }
+
+  void build_lane(int lane) {
+    const int stage = g_.lanes[std::size_t(lane)].stage;
+    const int p = t_.pp;
+    const double pg = param_gather_bytes(t_.precision);
+    std::vector<int> buckets;
+    RankParams lane_params;
+    // ZeRO-1/2: the parameters updated by the previous step's sharded optimizer are all-gathered
+    // at the start, bucket by bucket, overlapping the first micro-batch's forward.
+    std::map<std::int64_t, int> zero12_gather;  // layer -> gather op
+    for (int c = 0; c < v_; ++c) {
+      LayerRange r = stage_layers(m_.layers, p, v_, stage, c);
+      RankParams acc;
+      std::vector<std::int64_t> pending;
+      for (std::int64_t l = r.first; l < r.first + r.count; ++l) {
+        RankParams lp = params_of(l);
+        lane_params.dense += lp.dense, lane_params.expert += lp.expert;
+        if (t_.zero == 1 || t_.zero == 2) {
+          acc.dense += lp.dense, acc.expert += lp.expert;
+          pending.push_back(l);
+          if (acc.total() >= o_.bucket_params || l + 1 == r.first + r.count) {
+            int id = -1;
+            if (acc.dense > 0) id = comm_op(lane, "dp_param_allgather", Stream::DPGather, CommOp::AllGather, acc.dense * pg, GroupKind::DP, {}, int(l), 0);
+            int id2 = acc.expert > 0 ? comm_op(lane, "dp_param_allgather", Stream::DPGather, CommOp::AllGather, acc.expert * pg, GroupKind::ExpertDP, {}, int(l), 0) : -1;
+            if (id2 >= 0) id = id2;
+            for (auto pl : pending) zero12_gather[pl] = id;
+            pending.clear();
+            acc = {};
+          }
+        }
+      }
+    }
+    for (const PipelineStep& st : pipeline_order(t_.pp_schedule, p, stage, mb_, v_)) {
+      LayerRange r = stage_layers(m_.layers, p, v_, stage, st.chunk);
+      const int vstage = st.chunk * p + stage;
+      const bool first_v = vstage == 0, last_v = vstage == p * v_ - 1;
+      int first = -1, last = -1;
+      auto run = [&](const std::vector<OpTemplate>& tpl, int layer, std::vector<int> extra) {
+        int f = -1;
+        std::vector<int> entry = std::move(extra);
+        if (last >= 0) entry.push_back(last);
+        int out = instantiate(tpl, lane, layer, st.micro_batch, st.forward, entry, &f);
+        if (first < 0 && !tpl.empty()) first = f;
+        if (!tpl.empty()) last = out;
+        return f;
+      };
+      if (st.forward) {
+        if (first_v) run(tp_.emb_f, -1, {});
+        int prev_layer_first = -1;
+        for (std::int64_t l = r.first; l < r.first + r.count; ++l) {
+          std::vector<int> extra;
+          if (t_.zero == 3) {
+            std::vector<int> d;
+            if (prev_layer_first >= 0) d.push_back(prev_layer_first);
+            int ag = comm_op(lane, "fsdp_param_allgather", Stream::DPGather, CommOp::AllGather,
+                             params_of(l).total() * pg, GroupKind::DP, d, int(l), st.micro_batch);
+            if (ag >= 0) extra.push_back(ag);
+          } else if (st.micro_batch == 0 && zero12_gather.count(l) && zero12_gather[l] >= 0) {
+            extra.push_back(zero12_gather[l]);
+          }
+          prev_layer_first = run(layer_tpl(l, true), int(l), extra);
+        }
+        if (last_v) run(tp_.head_f, -1, {});
+        if (!last_v) {
+          const double act = double(ctx_.tokens) * double(m_.hidden) * ctx_.act_bytes / (t_.sp ? t_.tp : 1);
+          Op op;
+          op.name = "pp_send_activation", op.category = OpCategory::CommPP, op.stream = Stream::PP, op.lane = lane;
+          op.micro_batch = int(st.micro_batch), op.forward = true, op.bytes = act, op.comm = CommOp::SendRecv;
+          op.group = group_id(lane, GroupKind::PPNext), op.deps = {last};
+          send_[key(lane, true, st.micro_batch, st.chunk)] = add(std::move(op));
+        }
+      } else {
+        const bool sync = t_.zero == 3 || st.micro_batch == mb_ - 1;
+        RankParams acc;
+        if (last_v) {
+          run(tp_.head_b, -1, {});
+          if (sync) acc.dense += head_params_on_rank(m_, t_).dense;
+        }
+        int prev_layer_first = -1;
+        for (std::int64_t l = r.first + r.count - 1; l >= r.first; --l) {
+          std::vector<int> extra;
+          if (t_.zero == 3) {
+            std::vector<int> d;
+            if (prev_layer_first >= 0) d.push_back(prev_layer_first);
+            int ag = comm_op(lane, "fsdp_param_allgather", Stream::DPGather, CommOp::AllGather,
+                             params_of(l).total() * pg, GroupKind::DP, d, int(l), st.micro_batch);
+            if (ag >= 0) extra.push_back(ag);
+          }
+          prev_layer_first = run(layer_tpl(l, false), int(l), extra);
+          if (sync) {
+            RankParams lp = layer_params_on_rank(m_, t_, l);
+            acc.dense += lp.dense, acc.expert += lp.expert;
+            if (acc.total() >= o_.bucket_params) flush_bucket(lane, acc, last, st.micro_batch, buckets);
+          }
+        }
+        if (first_v) {
+          run(tp_.emb_b, -1, {});
+          if (sync) acc.dense += embedding_params_on_rank(m_, t_).dense;
+        }
+        if (sync && acc.total() > 0) flush_bucket(lane, acc, last, st.micro_batch, buckets);
+        if (!first_v) {
+          const double act = double(ctx_.tokens) * double(m_.hidden) * ctx_.act_bytes / (t_.sp ? t_.tp : 1);
+          Op op;
+          op.name = "pp_send_grad", op.category = OpCategory::CommPP, op.stream = Stream::PP, op.lane = lane;
+          op.micro_batch = int(st.micro_batch), op.forward = false, op.bytes = act, op.comm = CommOp::SendRecv;
+          op.group = group_id(lane, GroupKind::PPPrev), op.deps = {last};
+          send_[key(lane, false, st.micro_batch, st.chunk)] = add(std::move(op));
+        }
+      }
+      first_[key(lane, st.forward, st.micro_batch, st.chunk)] = first;
+      last_compute_ = last;
+    }
+    // Optimizer step on this rank's (sharded) parameters after the last gradient bucket.
+    const double shard = t_.zero >= 1 ? double(t_.dp) * t_.cp : 1.0;
+    const double expert_shard = t_.zero >= 1 ? double(t_.dp) * t_.cp / std::max(1, t_.ep) : 1.0;
+    const double local = lane_params.dense / shard + lane_params.expert / expert_shard;
+    Op op;
+    op.name = "optimizer_step", op.category = OpCategory::Optimizer, op.lane = lane;
+    op.bytes = local * optimizer_bytes_per_param(t_.precision, t_.optimizer);
+    op.seconds = cost_.memory_bound(op.bytes).seconds;
+    op.deps = buckets;
+    if (last_compute_ >= 0) op.deps.push_back(last_compute_);
+    add(std::move(op));
+  }
+
+  void link_pipeline() {
+    const int p = t_.pp;
+    for (int lane = 0; lane < int(g_.lanes.size()); ++lane) {
+      const int stage = g_.lanes[std::size_t(lane)].stage;
+      for (std::int64_t mb = 0; mb < mb_; ++mb)
+        for (int c = 0; c < v_; ++c) {
+          const int vs = c * p + stage;
+          if (vs > 0) {
+            const int up = lane_of_stage(lane, (vs - 1) % p), uc = (vs - 1) / p;
+            const int s = send_[key(up, true, mb, uc)], f = first_[key(lane, true, mb, c)];
+            if (s >= 0 && f >= 0) g_.ops[std::size_t(f)].deps.push_back(s);
+          }
+          if (vs < p * v_ - 1) {
+            const int dn = lane_of_stage(lane, (vs + 1) % p), dc = (vs + 1) / p;
+            const int s = send_[key(dn, false, mb, dc)], f = first_[key(lane, false, mb, c)];
+            if (s >= 0 && f >= 0) g_.ops[std::size_t(f)].deps.push_back(s);
+          }
+        }
+    }
+  }
+
+  const model::ModelSpec& m_;
+  const TrainingConfig& t_;
+  const WorkGraphOptions& o_;
+  RankLayout layout_;
+  OpContext ctx_;
+  const hw::CostModel& cost_;
+  Templates tp_;
+  int v_ = 1;
+  std::int64_t mb_ = 1;
+  int last_compute_ = -1;
+  WorkGraph g_;
+  std::vector<int> first_, send_;
+  std::map<std::pair<int, int>, int> lane_groups_;
+  std::map<std::vector<int>, int> group_ids_;
+  std::map<std::pair<int, int>, int> join_seq_, join_ids_;
+};
+
+}  // namespace
+
+WorkGraph build_work_graph(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t,
+                           const hw::CostModel& cost, const WorkGraphOptions& o) {
+  if (t.dp <= 0 || t.global_batch <= 0) throw Error("build_work_graph: the training config is not resolved (dp, global_batch)");
+  return GraphBuilder(m, c, t, cost, o).build();
+}
+
+}  // namespace infraplan::strat
