@@ -20,7 +20,8 @@ namespace {
 const std::vector<OptionSpec> kSpec = {
     {"cluster", true, "cluster preset, PRESET:NODES or JSON file (e.g. dgx-h100:8)"},
     {"scenario", true, "scenario file: cluster, profile and the training tp/cp/pp/dp/ep groups"},
-    {"op", true, "all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv (default all_reduce)"},
+    {"op", true,
+     "all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv (default all_reduce)"},
     {"bytes", true, "nccl-tests size, e.g. 1GiB, 256MB, 4096 (default 1GiB)"},
     {"group", true, "tp|cp|dp|ep|pp (the group holding rank 0, Megatron order), world, or N (ranks 0..N-1)"},
     {"profile", true, "profile JSON whose comm section (fits) replaces the default constants"},
@@ -56,8 +57,9 @@ std::vector<int> megatron_group(const std::string& kind, const Parallel& p) {
 int cmd_comm(const std::vector<std::string>& argv) {
   Args a(argv, kSpec);
   if (a.help()) {
-    std::printf("usage: infraplan comm --cluster C|--scenario F [--op OP] [--bytes SIZE] [--group G] [--json]\n\n%s",
-                options_help(kSpec).c_str());
+    std::printf(
+        "usage: infraplan comm --cluster C|--scenario F [--op OP] [--bytes SIZE] [--group G] [--json]\n\n%s",
+        options_help(kSpec).c_str());
     return 0;
   }
   if (a.get("cluster").has_value() == a.get("scenario").has_value())
@@ -83,7 +85,8 @@ int cmd_comm(const std::vector<std::string>& argv) {
     cluster = hw::resolve_cluster_arg(*a.get("cluster"));
   }
   coll::CommProfile profile;
-  if (!profile_path.empty()) profile = coll::CommProfile::from_json(read_json_file(profile_path), profile_path);
+  if (!profile_path.empty())
+    profile = coll::CommProfile::from_json(read_json_file(profile_path), profile_path);
 
   const coll::CollectiveOp op = coll::parse_op(a.get("op", "all_reduce"), "--op");
   const double bytes = parse_bytes_string(a.get("bytes", "1GiB"), "--bytes");
@@ -92,7 +95,8 @@ int cmd_comm(const std::vector<std::string>& argv) {
   if (group == "world") {
     for (int i = 0; i < cluster.total_gpus(); ++i) ranks.push_back(i);
   } else if (group == "tp" || group == "cp" || group == "dp" || group == "ep" || group == "pp") {
-    if (!have_par) throw Error("--group " + group + " needs --scenario with a training section; or give --group N");
+    if (!have_par)
+      throw Error("--group " + group + " needs --scenario with a training section; or give --group N");
     ranks = megatron_group(group, par);
   } else {
     int n = 0;
@@ -104,8 +108,8 @@ int cmd_comm(const std::vector<std::string>& argv) {
       throw Error("--group '" + group + "' is invalid: use tp, cp, dp, ep, pp, world or a number of ranks");
     }
     if (n < 1 || n > cluster.total_gpus())
-      throw Error("--group " + group + " is invalid: the cluster has " + std::to_string(cluster.total_gpus()) +
-                  " GPUs");
+      throw Error("--group " + group + " is invalid: the cluster has " +
+                  std::to_string(cluster.total_gpus()) + " GPUs");
     for (int i = 0; i < n; ++i) ranks.push_back(i);
   }
   if (ranks.back() >= cluster.total_gpus())
@@ -146,13 +150,15 @@ int cmd_comm(const std::vector<std::string>& argv) {
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
-  std::printf("%s of %s on %s group (%d ranks over %d node%s of %s)\n", coll::op_name(op), fmt_gib(bytes).c_str(),
-              group.c_str(), e.ranks, e.nodes, e.nodes == 1 ? "" : "s", cluster.name.c_str());
+  std::printf("%s of %s on %s group (%d ranks over %d node%s of %s)\n", coll::op_name(op),
+              fmt_gib(bytes).c_str(), group.c_str(), e.ranks, e.nodes, e.nodes == 1 ? "" : "s",
+              cluster.name.c_str());
   Table t({"quantity", "value"});
   t.add({"time", fmt_seconds(e.seconds)});
   t.add({"algbw", fmt(e.algbw_GBps) + " GB/s"});
   t.add({"busbw", fmt(e.busbw_GBps) + " GB/s"});
-  t.add({"algorithm", std::string(coll::algorithm_name(e.algorithm)) + " / " + coll::protocol_name(e.protocol)});
+  t.add({"algorithm",
+         std::string(coll::algorithm_name(e.algorithm)) + " / " + coll::protocol_name(e.protocol)});
   t.add({"bottleneck", e.bottleneck});
   t.add({"sent per rank", fmt_gib(e.bytes_per_rank)});
   if (simulated) t.add({"simulated (SimGrid)", fmt_seconds(*simulated)});

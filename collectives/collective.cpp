@@ -9,43 +9,58 @@ namespace infraplan::coll {
 
 const char* op_name(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::AllReduce: return "all_reduce";
-    case CollectiveOp::AllGather: return "all_gather";
-    case CollectiveOp::ReduceScatter: return "reduce_scatter";
-    case CollectiveOp::Broadcast: return "broadcast";
-    case CollectiveOp::Reduce: return "reduce";
-    case CollectiveOp::AllToAll: return "alltoall";
-    case CollectiveOp::SendRecv: return "sendrecv";
+    case CollectiveOp::AllReduce:
+      return "all_reduce";
+    case CollectiveOp::AllGather:
+      return "all_gather";
+    case CollectiveOp::ReduceScatter:
+      return "reduce_scatter";
+    case CollectiveOp::Broadcast:
+      return "broadcast";
+    case CollectiveOp::Reduce:
+      return "reduce";
+    case CollectiveOp::AllToAll:
+      return "alltoall";
+    case CollectiveOp::SendRecv:
+      return "sendrecv";
   }
   return "?";
 }
 
 const char* algorithm_name(Algorithm a) {
   switch (a) {
-    case Algorithm::Ring: return "ring";
-    case Algorithm::Tree: return "tree";
-    case Algorithm::NVLS: return "nvls";
-    case Algorithm::Hierarchical: return "hierarchical";
-    case Algorithm::Direct: return "direct";
-    case Algorithm::Fit: return "fit";
+    case Algorithm::Ring:
+      return "ring";
+    case Algorithm::Tree:
+      return "tree";
+    case Algorithm::NVLS:
+      return "nvls";
+    case Algorithm::Hierarchical:
+      return "hierarchical";
+    case Algorithm::Direct:
+      return "direct";
+    case Algorithm::Fit:
+      return "fit";
   }
   return "?";
 }
 
 const char* protocol_name(Protocol p) {
   switch (p) {
-    case Protocol::LL: return "LL";
-    case Protocol::LL128: return "LL128";
-    case Protocol::Simple: return "Simple";
+    case Protocol::LL:
+      return "LL";
+    case Protocol::LL128:
+      return "LL128";
+    case Protocol::Simple:
+      return "Simple";
   }
   return "?";
 }
 
 const std::vector<CollectiveOp>& all_ops() {
-  static const std::vector<CollectiveOp> ops = {CollectiveOp::AllReduce, CollectiveOp::AllGather,
-                                                CollectiveOp::ReduceScatter, CollectiveOp::Broadcast,
-                                                CollectiveOp::Reduce, CollectiveOp::AllToAll,
-                                                CollectiveOp::SendRecv};
+  static const std::vector<CollectiveOp> ops = {
+      CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::Broadcast,
+      CollectiveOp::Reduce,    CollectiveOp::AllToAll,  CollectiveOp::SendRecv};
   return ops;
 }
 
@@ -75,11 +90,12 @@ CollectiveOp parse_op(std::string_view s, std::string_view field) {
 
 Algorithm parse_algorithm(std::string_view s, std::string_view field) {
   std::string n = normalize(s);
-  for (auto a : {Algorithm::Ring, Algorithm::Tree, Algorithm::NVLS, Algorithm::Hierarchical, Algorithm::Direct,
-                 Algorithm::Fit})
+  for (auto a : {Algorithm::Ring, Algorithm::Tree, Algorithm::NVLS, Algorithm::Hierarchical,
+                 Algorithm::Direct, Algorithm::Fit})
     if (n == algorithm_name(a)) return a;
-  throw Error(std::string(field) + ": " +
-              unknown_name_message("algorithm", s, {"ring", "tree", "nvls", "hierarchical", "direct", "fit"}));
+  throw Error(
+      std::string(field) + ": " +
+      unknown_name_message("algorithm", s, {"ring", "tree", "nvls", "hierarchical", "direct", "fit"}));
 }
 
 Protocol parse_protocol(std::string_view s, std::string_view field) {
@@ -91,16 +107,20 @@ Protocol parse_protocol(std::string_view s, std::string_view field) {
 }
 
 double busbw_factor(CollectiveOp op, int n) {
-  if (n <= 1) return op == CollectiveOp::AllReduce || op == CollectiveOp::AllGather ||
-                             op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllToAll
-                         ? 0.0
-                         : 1.0;
+  if (n <= 1)
+    return op == CollectiveOp::AllReduce || op == CollectiveOp::AllGather ||
+                   op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllToAll
+               ? 0.0
+               : 1.0;
   switch (op) {
-    case CollectiveOp::AllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::AllReduce:
+      return 2.0 * (n - 1) / n;
     case CollectiveOp::AllGather:
     case CollectiveOp::ReduceScatter:
-    case CollectiveOp::AllToAll: return double(n - 1) / n;
-    default: return 1.0;
+    case CollectiveOp::AllToAll:
+      return double(n - 1) / n;
+    default:
+      return 1.0;
   }
 }
 

@@ -28,9 +28,9 @@ enum class Algorithm { Ring, Tree, NVLS, Hierarchical, Direct, Fit };
 /// highest per-step latency).
 enum class Protocol { LL, LL128, Simple };
 
-const char* op_name(CollectiveOp op);          ///< "all_reduce", "all_gather", ... (nccl-tests names)
-const char* algorithm_name(Algorithm a);       ///< "ring", "tree", "nvls", "hierarchical", ...
-const char* protocol_name(Protocol p);         ///< "LL", "LL128", "Simple"
+const char* op_name(CollectiveOp op);     ///< "all_reduce", "all_gather", ... (nccl-tests names)
+const char* algorithm_name(Algorithm a);  ///< "ring", "tree", "nvls", "hierarchical", ...
+const char* protocol_name(Protocol p);    ///< "LL", "LL128", "Simple"
 const std::vector<CollectiveOp>& all_ops();
 std::vector<std::string> op_names();
 /// Parses an op name (also accepts "allreduce", "all-reduce", "a2a"); throws infraplan::Error

@@ -41,7 +41,8 @@ const CommModel::GroupEntry& CommModel::group(CollectiveOp op, const std::vector
   g->ranks = ranks;
   g->shape = group_shape(cluster(), ranks);
   if (op == CollectiveOp::AllToAll && g->shape.n > 256)
-    throw Error("alltoall is modelled for groups of up to 256 ranks (got " + std::to_string(g->shape.n) + ")");
+    throw Error("alltoall is modelled for groups of up to 256 ranks (got " + std::to_string(g->shape.n) +
+                ")");
   g->algorithms = candidate_algorithms(op, g->shape, cluster(), profile_);
   for (Algorithm a : g->algorithms) {
     auto e = std::make_unique<PlanEntry>();
@@ -63,7 +64,8 @@ const CommModel::GroupEntry& CommModel::group(CollectiveOp op, const std::vector
   return *bucket.back();
 }
 
-double CommModel::plan_seconds(const PlanEntry& e, double bytes, Protocol p, std::vector<Phase>* phases) const {
+double CommModel::plan_seconds(const PlanEntry& e, double bytes, Protocol p,
+                               std::vector<Phase>* phases) const {
   const ProtoLatency& lat = profile_.lat(e.plan.latency_class, p);
   const double eff = profile_.protocol_efficiency[std::size_t(p)];
   double t = lat.base_us * 1e-6;
@@ -80,7 +82,8 @@ double CommModel::plan_seconds(const PlanEntry& e, double bytes, Protocol p, std
     const double hop = (c.inter ? lat.inter_hop_us : lat.intra_hop_us) * 1e-6;
     const double hop_intra = lat.intra_hop_us * 1e-6;
     const long long intra = std::min(steps, t_.intra_depth);
-    t += double(steps) * c.step_seconds(unit, eff) + double(intra) * std::max(0.0, hop_intra - c.max_latency_s) +
+    t += double(steps) * c.step_seconds(unit, eff) +
+         double(intra) * std::max(0.0, hop_intra - c.max_latency_s) +
          double(steps - intra) * std::max(0.0, hop - c.max_latency_s);
     if (phases) phases->push_back({t_.pattern, steps, unit, t_.intra_depth});
   }
@@ -188,11 +191,12 @@ LoweredCollective CommModel::lower(CollectiveOp op, double bytes, const std::vec
   if (!e) {
     std::vector<std::string> names;
     for (auto x : g.algorithms) names.emplace_back(algorithm_name(x));
-    throw Error(std::string("algorithm=") + algorithm_name(a) + " does not apply to " + op_name(op) + " on this group (" +
-                std::to_string(g.shape.n) + " ranks on " + std::to_string(g.shape.nodes) +
-                " nodes); valid: " + join(names));
+    throw Error(std::string("algorithm=") + algorithm_name(a) + " does not apply to " + op_name(op) +
+                " on this group (" + std::to_string(g.shape.n) + " ranks on " +
+                std::to_string(g.shape.nodes) + " nodes); valid: " + join(names));
   }
-  if (a == Algorithm::NVLS && p != Protocol::Simple) throw Error("protocol: nvls runs the Simple protocol only");
+  if (a == Algorithm::NVLS && p != Protocol::Simple)
+    throw Error("protocol: nvls runs the Simple protocol only");
   LoweredCollective l;
   l.plan = e->plan;
   for (const auto& c : e->costs) l.costs.push_back(&c);

@@ -27,12 +27,12 @@ namespace infraplan::coll {
 
 struct CollectiveEstimate {
   CollectiveOp op = CollectiveOp::AllReduce;
-  int ranks = 0;              ///< group size n
-  int nodes = 0;              ///< nodes the group spans
-  double bytes = 0;           ///< nccl-tests size S, bytes
-  double seconds = 0;         ///< predicted time, seconds
-  double algbw_GBps = 0;      ///< S / time, 1e9 B/s (nccl-tests algbw)
-  double busbw_GBps = 0;      ///< algbw x busbw_factor(op, n), 1e9 B/s (nccl-tests busbw)
+  int ranks = 0;          ///< group size n
+  int nodes = 0;          ///< nodes the group spans
+  double bytes = 0;       ///< nccl-tests size S, bytes
+  double seconds = 0;     ///< predicted time, seconds
+  double algbw_GBps = 0;  ///< S / time, 1e9 B/s (nccl-tests algbw)
+  double busbw_GBps = 0;  ///< algbw x busbw_factor(op, n), 1e9 B/s (nccl-tests busbw)
   Algorithm algorithm = Algorithm::Ring;
   Protocol protocol = Protocol::Simple;
   std::string bottleneck;     ///< narrowest link of the slowest flow, e.g. "n0/nic3 up (50 GB/s)"
@@ -96,8 +96,8 @@ class CommModel {
   };
   const GroupEntry& group(CollectiveOp op, const std::vector<int>& ranks) const;
   double plan_seconds(const PlanEntry& e, double bytes, Protocol p, std::vector<Phase>* phases) const;
-  CollectiveEstimate finish(CollectiveOp op, double bytes, const GroupEntry& g, const PlanEntry* e, Protocol p,
-                            double seconds) const;
+  CollectiveEstimate finish(CollectiveOp op, double bytes, const GroupEntry& g, const PlanEntry* e,
+                            Protocol p, double seconds) const;
 
   net::Fabric fabric_;
   CommProfile profile_;

@@ -78,11 +78,12 @@ TEST(CommModel, DataParallelGradientTrafficDdpZeroStages) {
   CommModel m(hw::cluster_preset("dgx-h100", 8), CommProfile::ideal());
   const double psi = 14e9;
   auto g = iota(64);
-  const double ddp = m.estimate(CollectiveOp::AllReduce, psi, g, Algorithm::Ring, Protocol::Simple).bytes_per_rank;
+  const double ddp =
+      m.estimate(CollectiveOp::AllReduce, psi, g, Algorithm::Ring, Protocol::Simple).bytes_per_rank;
   const double rs = m.estimate(CollectiveOp::ReduceScatter, psi, g).bytes_per_rank;
   const double ag = m.estimate(CollectiveOp::AllGather, psi, g).bytes_per_rank;
-  const double zero12 = rs + ag;        // reduce-scatter grads, all-gather updated params
-  const double zero3 = rs + ag + ag;    // + params gathered again for backward
+  const double zero12 = rs + ag;      // reduce-scatter grads, all-gather updated params
+  const double zero3 = rs + ag + ag;  // + params gathered again for backward
   EXPECT_NEAR(ddp / psi, 2.0, 0.04);
   EXPECT_NEAR(zero12 / psi, 2.0, 0.04);
   EXPECT_NEAR(zero3 / psi, 3.0, 0.05);

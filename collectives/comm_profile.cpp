@@ -40,8 +40,8 @@ CommProfile CommProfile::from_json(const Json& j, const std::string& path) {
     return p;
   }
   JsonObject o(*sec, spath);
-  o.reject_unknown({"fits", "rows", "intra_bw_efficiency", "inter_bw_efficiency", "nvls_enabled", "nvls_efficiency",
-                    "pipeline_chunk_bytes", "source", "device", "date", "nccl_version"});
+  o.reject_unknown({"fits", "rows", "intra_bw_efficiency", "inter_bw_efficiency", "nvls_enabled",
+                    "nvls_efficiency", "pipeline_chunk_bytes", "source", "device", "date", "nccl_version"});
   p.intra_bw_efficiency = o.get_number_min("intra_bw_efficiency", p.intra_bw_efficiency, 1e-6);
   p.inter_bw_efficiency = o.get_number_min("inter_bw_efficiency", p.inter_bw_efficiency, 1e-6);
   p.nvls_enabled = o.get_bool("nvls_enabled", p.nvls_enabled);
@@ -49,7 +49,8 @@ CommProfile CommProfile::from_json(const Json& j, const std::string& path) {
   p.pipeline_chunk_bytes = o.get_number_min("pipeline_chunk_bytes", p.pipeline_chunk_bytes, 1);
   if (o.has("fits")) {
     const Json& fits = o.raw().at("fits");
-    if (!fits.is_array()) throw Error(o.field("fits") + " must be an array of {op, ranks, scope, latency_us, bw_GBps}");
+    if (!fits.is_array())
+      throw Error(o.field("fits") + " must be an array of {op, ranks, scope, latency_us, bw_GBps}");
     for (std::size_t i = 0; i < fits.size(); ++i) {
       JsonObject f(fits[i], o.field("fits") + "[" + std::to_string(i) + "]");
       f.reject_unknown({"op", "ranks", "scope", "latency_us", "bw_GBps", "points", "max_rel_error"});

@@ -21,10 +21,10 @@ namespace infraplan::coll {
 /// ("inter"). `bw_GBps` is the fitted bus bandwidth (nccl-tests busbw), 1e9 B/s.
 struct CommFit {
   CollectiveOp op = CollectiveOp::AllReduce;
-  int ranks = 0;            ///< group size the fit was measured with
-  bool inter = false;       ///< true: "scope": "inter" (group spans nodes)
-  double latency_us = 0;    ///< fitted latency, microseconds
-  double bw_GBps = 0;       ///< fitted bus bandwidth, 1e9 B/s
+  int ranks = 0;          ///< group size the fit was measured with
+  bool inter = false;     ///< true: "scope": "inter" (group spans nodes)
+  double latency_us = 0;  ///< fitted latency, microseconds
+  double bw_GBps = 0;     ///< fitted bus bandwidth, 1e9 B/s
 };
 
 /// Per-(algorithm, protocol) latencies in microseconds (NCCL tuning.cc, 2.2x).

@@ -118,14 +118,20 @@ std::string Fabric::link_name(int id) const {
   const std::string node = "n" + std::to_string(l.node);
   const char* intra = cluster_.intra.kind == IntraKind::PCIe ? "pcie" : "nvlink";
   switch (l.kind) {
-    case LinkKind::GpuUp: return node + "/gpu" + std::to_string(l.index) + " " + intra + " up";
-    case LinkKind::GpuDown: return node + "/gpu" + std::to_string(l.index) + " " + intra + " down";
+    case LinkKind::GpuUp:
+      return node + "/gpu" + std::to_string(l.index) + " " + intra + " up";
+    case LinkKind::GpuDown:
+      return node + "/gpu" + std::to_string(l.index) + " " + intra + " down";
     case LinkKind::MeshPair:
       return node + "/gpu" + std::to_string(l.index) + " -> gpu" + std::to_string(l.peer) + " nvlink";
-    case LinkKind::NicUp: return node + "/nic" + std::to_string(l.index) + " up";
-    case LinkKind::NicDown: return node + "/nic" + std::to_string(l.index) + " down";
-    case LinkKind::LeafUp: return "leaf" + std::to_string(l.index) + " -> spine";
-    case LinkKind::LeafDown: return "spine -> leaf" + std::to_string(l.index);
+    case LinkKind::NicUp:
+      return node + "/nic" + std::to_string(l.index) + " up";
+    case LinkKind::NicDown:
+      return node + "/nic" + std::to_string(l.index) + " down";
+    case LinkKind::LeafUp:
+      return "leaf" + std::to_string(l.index) + " -> spine";
+    case LinkKind::LeafDown:
+      return "spine -> leaf" + std::to_string(l.index);
   }
   return "?";
 }

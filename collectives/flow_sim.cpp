@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cerrno>
 #include <cstring>
 #include <set>
 #include <simgrid/s4u.hpp>
@@ -35,8 +35,8 @@ struct FlowSim::Task {
   std::vector<TaskId> deps;
   int gpu = -1;
   double seconds = 0;
-  WireFlow flow;                   // transfer
-  std::vector<Barrier> barriers;   // collective
+  WireFlow flow;                  // transfer
+  std::vector<Barrier> barriers;  // collective
 };
 
 FlowSim::FlowSim(const hw::Cluster& cluster, CommProfile profile, FlowSimOptions options)
@@ -51,8 +51,9 @@ TaskId FlowSim::add(Task t, const std::vector<TaskId>& deps,
   const TaskId id = TaskId(tasks_.size());
   std::set<TaskId> all;
   for (TaskId d : deps) {
-    if (d < 0 || d >= id) throw Error("dependency " + std::to_string(d) + " is not an earlier task (0.." +
-                                      std::to_string(id - 1) + ")");
+    if (d < 0 || d >= id)
+      throw Error("dependency " + std::to_string(d) + " is not an earlier task (0.." +
+                  std::to_string(id - 1) + ")");
     all.insert(d);
   }
   for (const auto& s : streams) {
@@ -65,7 +66,8 @@ TaskId FlowSim::add(Task t, const std::vector<TaskId>& deps,
   return id;
 }
 
-TaskId FlowSim::add_compute(int gpu, double seconds, const std::vector<TaskId>& deps, const std::string& stream) {
+TaskId FlowSim::add_compute(int gpu, double seconds, const std::vector<TaskId>& deps,
+                            const std::string& stream) {
   if (gpu < 0 || gpu >= model_.fabric().gpus())
     throw Error("compute gpu=" + std::to_string(gpu) + " is outside the cluster (0.." +
                 std::to_string(model_.fabric().gpus() - 1) + ")");
@@ -115,10 +117,12 @@ TaskId FlowSim::add_collective(CollectiveOp op, double bytes, const std::vector<
       const long long s = ph.steps / groups + (gi < ph.steps % groups ? 1 : 0);
       Barrier b;
       const double unit = double(s) * ph.unit_bytes;
-      b.delay_s = carry_delay + std::max(0.0, double(s) * avg_step - cost.step_seconds(unit, l.protocol_efficiency));
+      b.delay_s =
+          carry_delay + std::max(0.0, double(s) * avg_step - cost.step_seconds(unit, l.protocol_efficiency));
       carry_delay = 0;
       b.flows.reserve(pat.flows.size());
-      for (const auto& f : pat.flows) b.flows.push_back({f.src, f.dst, unit * f.wire / l.protocol_efficiency});
+      for (const auto& f : pat.flows)
+        b.flows.push_back({f.src, f.dst, unit * f.wire / l.protocol_efficiency});
       t.barriers.push_back(std::move(b));
     }
   }
@@ -133,8 +137,13 @@ namespace {
 class Runner {
  public:
   Runner(const std::vector<FlowSim::Task>& tasks, const net::SimPlatform& plat)
-      : tasks_(tasks), plat_(plat), pending_(tasks.size()), succ_(tasks.size()), timing_(tasks.size()),
-        barrier_(tasks.size(), 0), outstanding_(tasks.size(), 0) {
+      : tasks_(tasks),
+        plat_(plat),
+        pending_(tasks.size()),
+        succ_(tasks.size()),
+        timing_(tasks.size()),
+        barrier_(tasks.size(), 0),
+        outstanding_(tasks.size(), 0) {
     for (std::size_t t = 0; t < tasks.size(); ++t) {
       pending_[t] = int(tasks[t].deps.size());
       for (TaskId d : tasks[t].deps) succ_[std::size_t(d)].push_back(TaskId(t));
@@ -165,18 +174,23 @@ class Runner {
     const auto& task = tasks_[std::size_t(t)];
     timing_[std::size_t(t)].start_s = sg4::Engine::get_clock();
     switch (task.kind) {
-      case FlowSim::Task::Kind::Compute: delay(t, task.seconds, plat_.gpus[std::size_t(task.gpu)], Body); break;
+      case FlowSim::Task::Kind::Compute:
+        delay(t, task.seconds, plat_.gpus[std::size_t(task.gpu)], Body);
+        break;
       case FlowSim::Task::Kind::Transfer:
         if (task.flow.src == task.flow.dst) {
           delay(t, 0, plat_.timer, Body);
         } else {
-          auto c = sg4::Comm::sendto_init(plat_.gpus[std::size_t(task.flow.src)], plat_.gpus[std::size_t(task.flow.dst)])
+          auto c = sg4::Comm::sendto_init(plat_.gpus[std::size_t(task.flow.src)],
+                                          plat_.gpus[std::size_t(task.flow.dst)])
                        ->set_payload_size(std::uint64_t(std::llround(task.flow.bytes)));
           track(c, t, Body);
           c->start();
         }
         break;
-      case FlowSim::Task::Kind::Collective: start_barrier(t); break;
+      case FlowSim::Task::Kind::Collective:
+        start_barrier(t);
+        break;
     }
   }
   void start_barrier(TaskId t) {
@@ -214,8 +228,12 @@ class Runner {
     const auto [t, tag] = it->second;
     owner_.erase(it);
     switch (tag) {
-      case Body: finish(t); break;
-      case Delay: launch_flows(t); break;
+      case Body:
+        finish(t);
+        break;
+      case Delay:
+        launch_flows(t);
+        break;
       case Flow:
         if (--outstanding_[std::size_t(t)] == 0) {
           ++barrier_[std::size_t(t)];
@@ -329,7 +347,8 @@ SimResult FlowSim::run() const {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || buf.size() < 3 * sizeof(double))
-    throw Error("flow simulation: the simulating child process failed (status " + std::to_string(status) + ")");
+    throw Error("flow simulation: the simulating child process failed (status " + std::to_string(status) +
+                ")");
   double head[3];
   std::memcpy(head, buf.data(), sizeof head);
   SimResult r;

@@ -86,7 +86,8 @@ class FlowSim {
   struct Task;  ///< internal
 
  private:
-  TaskId add(Task t, const std::vector<TaskId>& deps, const std::vector<std::pair<int, std::string>>& streams);
+  TaskId add(Task t, const std::vector<TaskId>& deps,
+             const std::vector<std::pair<int, std::string>>& streams);
   SimResult run_here() const;
 
   CommModel model_;

@@ -12,7 +12,9 @@ std::vector<int> iota(int n, int start = 0, int stride = 1) {
   for (int i = 0; i < n; ++i) v.push_back(start + i * stride);
   return v;
 }
-double dur(const SimResult& r, TaskId t) { return r.tasks[std::size_t(t)].end_s - r.tasks[std::size_t(t)].start_s; }
+double dur(const SimResult& r, TaskId t) {
+  return r.tasks[std::size_t(t)].end_s - r.tasks[std::size_t(t)].start_s;
+}
 
 struct Case {
   CollectiveOp op;
@@ -42,7 +44,8 @@ void expect_uncontended_equal(const hw::Cluster& c, const CommProfile& p, const 
   SimResult r = sim.run();
   for (std::size_t i = 0; i < expect.size(); ++i) {
     const auto [id, t] = expect[i];
-    EXPECT_NEAR(dur(r, id) / t, 1.0, 0.01) << "case " << i << " analytical " << t << " simulated " << dur(r, id);
+    EXPECT_NEAR(dur(r, id) / t, 1.0, 0.01)
+        << "case " << i << " analytical " << t << " simulated " << dur(r, id);
   }
 }
 
@@ -92,7 +95,7 @@ TEST(FlowSim, CrossRailTrafficCrossesAnOversubscribedSpine) {
   c.inter.oversubscription = 8;  // leaf uplinks: 4 nodes x 50 GB/s / 8 = 25 GB/s
   FlowSim sim(c, CommProfile::ideal());
   const double S = 1e9;
-  TaskId same_rail = sim.add_transfer(0, 8, S, {}, "a");   // NIC 0 -> NIC 0: one leaf
+  TaskId same_rail = sim.add_transfer(0, 8, S, {}, "a");    // NIC 0 -> NIC 0: one leaf
   TaskId cross_rail = sim.add_transfer(1, 18, S, {}, "b");  // NIC 1 -> NIC 2: through the spine
   // Four cross-rail flows from rail 3 share leaf 3's uplink.
   std::vector<TaskId> many;
@@ -113,7 +116,8 @@ TEST(FlowSim, OversubscribedFatTreeSlowsAMultiNodeAllReduce) {
   int i = 0;
   for (const auto& c : {base, over}) {
     FlowSim sim(c, CommProfile::ideal());
-    TaskId a = sim.add_collective(CollectiveOp::AllReduce, 2e9, iota(16), {}, "comm", Algorithm::Ring, Protocol::Simple);
+    TaskId a = sim.add_collective(CollectiveOp::AllReduce, 2e9, iota(16), {}, "comm", Algorithm::Ring,
+                                  Protocol::Simple);
     t[i++] = dur(sim.run(), a);
   }
   EXPECT_NEAR(t[1] / t[0], 2.0, 0.05);
@@ -123,7 +127,7 @@ TEST(FlowSim, StreamsOverlapAndSerialize) {
   FlowSim sim(hw::cluster_preset("dgx-h100"), CommProfile::ideal());
   TaskId c1 = sim.add_compute(0, 1e-3);
   TaskId ar = sim.add_collective(CollectiveOp::AllReduce, 1e9, iota(8));  // overlaps c1
-  TaskId c2 = sim.add_compute(0, 2e-3);                                     // after c1 (stream)
+  TaskId c2 = sim.add_compute(0, 2e-3);                                   // after c1 (stream)
   TaskId after = sim.add_compute(1, 0.5e-3, {ar, c2});
   SimResult r = sim.run();
   EXPECT_NEAR(r.tasks[std::size_t(c1)].end_s, 1e-3, 1e-9);

@@ -43,8 +43,8 @@ SimPlatform build_platform(const Fabric& fabric, const std::vector<std::pair<int
       }
       route.emplace_back(l);
     }
-    zone->add_route(p.gpus[std::size_t(s)]->get_netpoint(), p.gpus[std::size_t(d)]->get_netpoint(), nullptr, nullptr,
-                    route, false);
+    zone->add_route(p.gpus[std::size_t(s)]->get_netpoint(), p.gpus[std::size_t(d)]->get_netpoint(), nullptr,
+                    nullptr, route, false);
     ++p.routes;
   }
   zone->seal();

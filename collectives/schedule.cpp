@@ -75,7 +75,8 @@ FlowPattern ring_pattern(const Builder& b, const GroupShape& g) {
   if (g.n < 2) return pat;
   const int m = g.nodes;
   if (m == 1 || g.ppn == 0) {
-    for (int i = 0; i < g.n; ++i) b.add(pat, g.sorted[std::size_t(i)], g.sorted[std::size_t((i + 1) % g.n)], 1.0);
+    for (int i = 0; i < g.n; ++i)
+      b.add(pat, g.sorted[std::size_t(i)], g.sorted[std::size_t((i + 1) % g.n)], 1.0);
     return pat;
   }
   const int ppn = g.ppn;
@@ -115,7 +116,8 @@ FlowPattern rail_rings(const Builder& b, const GroupShape& g) {
   const int m = g.nodes;
   for (int j = 0; j < g.ppn; ++j)
     for (int i = 0; i < m; ++i)
-      b.add(pat, g.per_node[std::size_t(i)][std::size_t(j)], g.per_node[std::size_t((i + 1) % m)][std::size_t(j)], 1.0);
+      b.add(pat, g.per_node[std::size_t(i)][std::size_t(j)],
+            g.per_node[std::size_t((i + 1) % m)][std::size_t(j)], 1.0);
   return pat;
 }
 
@@ -164,8 +166,10 @@ std::vector<Algorithm> candidate_algorithms(CollectiveOp op, const GroupShape& g
       return a;
     }
     case CollectiveOp::AllToAll:
-    case CollectiveOp::SendRecv: return {Algorithm::Direct};
-    default: return {Algorithm::Ring};
+    case CollectiveOp::SendRecv:
+      return {Algorithm::Direct};
+    default:
+      return {Algorithm::Ring};
   }
 }
 
@@ -203,14 +207,16 @@ GroupPlan make_plan(CollectiveOp op, Algorithm algo, const GroupShape& g, const 
     }
     case Algorithm::NVLS: {
       if (op != CollectiveOp::AllReduce) bad("nvls is modelled for all_reduce");
-      if (g.nodes != 1 || c.intra.kind != hw::IntraKind::NVSwitch) bad("needs all ranks on one NVSwitch node");
+      if (g.nodes != 1 || c.intra.kind != hw::IntraKind::NVSwitch)
+        bad("needs all ranks on one NVSwitch node");
       plan.latency_class = 2;
       // Each GPU pushes S into the switch (multimem.ld_reduce of its shard by the others) and
       // pulls S back (multicast store): S on its up link and S on its down link. A ring of
       // whole-size flows loads every up and down link exactly so.
       Builder nb{c, p, p.nvls_efficiency};
       FlowPattern pat;
-      for (int i = 0; i < n; ++i) nb.add(pat, g.sorted[std::size_t(i)], g.sorted[std::size_t((i + 1) % n)], 1.0);
+      for (int i = 0; i < n; ++i)
+        nb.add(pat, g.sorted[std::size_t(i)], g.sorted[std::size_t((i + 1) % n)], 1.0);
       plan.patterns.push_back(pat);
       plan.phases.push_back({0, 1, 1.0, false});
       return plan;
@@ -221,9 +227,9 @@ GroupPlan make_plan(CollectiveOp op, Algorithm algo, const GroupShape& g, const 
       const int ppn = g.ppn, m = g.nodes;
       plan.patterns.push_back(intra_rings(b, g));
       plan.patterns.push_back(rail_rings(b, g));
-      plan.phases.push_back({0, ppn - 1LL, 1.0 / ppn, false});             // reduce-scatter inside
+      plan.phases.push_back({0, ppn - 1LL, 1.0 / ppn, false});                    // reduce-scatter inside
       plan.phases.push_back({1, 2LL * (m - 1), 1.0 / (double(ppn) * m), false});  // all-reduce across
-      plan.phases.push_back({0, ppn - 1LL, 1.0 / ppn, false});             // all-gather inside
+      plan.phases.push_back({0, ppn - 1LL, 1.0 / ppn, false});                    // all-gather inside
       return plan;
     }
     case Algorithm::Direct: {
@@ -244,7 +250,8 @@ GroupPlan make_plan(CollectiveOp op, Algorithm algo, const GroupShape& g, const 
       }
       return plan;
     }
-    case Algorithm::Fit: bad("a fit is not a plan of flows");
+    case Algorithm::Fit:
+      bad("a fit is not a plan of flows");
   }
   return plan;
 }

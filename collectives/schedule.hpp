@@ -18,10 +18,10 @@ namespace infraplan::coll {
 
 /// One flow of a pattern.
 struct PatternFlow {
-  int src = 0, dst = 0;    ///< GPU ranks on the cluster
-  double fraction = 1;     ///< share of the step's unit bytes this flow carries
-  double wire = 1;         ///< fraction / achieved efficiency of its links (bytes-equivalent)
-  bool inter = false;      ///< crosses nodes
+  int src = 0, dst = 0;  ///< GPU ranks on the cluster
+  double fraction = 1;   ///< share of the step's unit bytes this flow carries
+  double wire = 1;       ///< fraction / achieved efficiency of its links (bytes-equivalent)
+  bool inter = false;    ///< crosses nodes
 };
 
 /// Flows that run at the same time in every step of a phase.
@@ -64,7 +64,7 @@ struct GroupShape {
   std::vector<int> sorted;                 ///< ranks by GPU id
   std::vector<std::vector<int>> per_node;  ///< ranks of each spanned node, in node order
   int n = 0, nodes = 0;
-  int ppn = 0;          ///< ranks per node when uniform, else 0
+  int ppn = 0;  ///< ranks per node when uniform, else 0
 };
 GroupShape group_shape(const hw::Cluster& c, const std::vector<int>& ranks);
 
