@@ -305,6 +305,7 @@ std::vector<Request> parse_trace(const std::string& text, const std::string& ori
         const auto a = cell.find_first_not_of(" \t"), b = cell.find_last_not_of(" \t");
         cells.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
       }
+      if (!line.empty() && line.back() == ',') cells.emplace_back();  // a trailing empty field
       if (header.empty()) {
         header = cells;
         for (const char* need : {"arrival_time_s", "prompt_tokens", "output_tokens"})

@@ -1,0 +1,113 @@
+#include "simulator/serving_sim.hpp"
+
+#include <gtest/gtest.h>
+
+#include "hardware/roofline_cost_model.hpp"
+#include "model/error.hpp"
+
+using namespace infraplan;
+using namespace infraplan::sim::serve;
+
+namespace {
+ServingSetup small_setup(int requests, double rate, std::uint64_t seed = 1) {
+  ServingSetup s;
+  s.name = "test";
+  s.model = model::preset("llama3-8b");
+  s.cluster = hw::cluster_preset("dgx-h100");
+  s.serving.replicas = 2;
+  s.serving.max_num_seqs = 64;
+  s.serving.max_batched_tokens = 2048;
+  s.engine = engine_options_from_json(Json::object(), s.serving);
+  s.workload = workload_from_json({{"requests", requests},
+                                   {"arrival", {{"type", "poisson"}, {"rate_per_s", rate}}},
+                                   {"prompt_tokens", {{"dist", "lognormal"}, {"mean", 800}, {"sigma", 0.7}, {"max", 8000}}},
+                                   {"output_tokens", {{"dist", "lognormal"}, {"mean", 150}, {"sigma", 0.7}, {"max", 1000}}},
+                                   {"prefix", {{"groups", 4}, {"shared_tokens", 256}}}},
+                                  seed);
+  return s;
+}
+}  // namespace
+
+TEST(ServingSim, EveryRequestFinishesOnceWithItsTokensAndNoBlockLeaks) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  for (const char* pre : {"recompute", "swap"}) {
+    auto s = small_setup(400, 100);
+    s.serving.gpu_memory_utilization = 0.23;  // tight KV: forces preemption
+    s.engine = engine_options_from_json({{"preemption", pre}}, s.serving);
+    SimOptions o;
+    o.check_invariants_every = 7;
+    auto r = simulate_serving(s, cm, o);  // throws on a double finish, wrong token count or invariant break
+    ASSERT_EQ(r.requests.size(), 400u);
+    for (const auto& rec : r.requests) {
+      EXPECT_GE(rec.first_token_s, rec.arrival_s);
+      EXPECT_GE(rec.finish_s, rec.first_token_s);
+    }
+    EXPECT_GT(r.metrics.preemptions, 0) << pre;
+  }
+}
+
+TEST(ServingSim, SameSeedSameBytes) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  auto a = simulate_serving(small_setup(300, 20, 5), cm);
+  auto b = simulate_serving(small_setup(300, 20, 5), cm);
+  auto c = simulate_serving(small_setup(300, 20, 6), cm);
+  EXPECT_EQ(a.to_json().dump(), b.to_json().dump());
+  EXPECT_EQ(requests_csv(a.requests), requests_csv(b.requests));
+  EXPECT_NE(a.to_json().dump(), c.to_json().dump());
+}
+
+TEST(ServingSim, StableJsonKeys) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  auto j = simulate_serving(small_setup(50, 10), cm).to_json();
+  for (const char* k : {"ttft_ms", "tpot_ms", "e2e_ms"})
+    for (const char* p : {"p50", "p90", "p95", "p99", "mean"}) EXPECT_TRUE(j["metrics"][k].contains(p)) << k << "." << p;
+  for (const char* k : {"throughput_rps", "output_tokens_per_s", "goodput_rps"}) EXPECT_TRUE(j["metrics"].contains(k)) << k;
+}
+
+TEST(ServingSim, DisaggregationRunsAndTransfersKv) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  auto s = small_setup(200, 10);
+  s.engine = engine_options_from_json({{"disaggregation", {{"prefill_instances", 1}, {"decode_instances", 2}}}}, s.serving);
+  SimOptions o;
+  o.check_invariants_every = 5;
+  sim::ChromeTrace trace;
+  o.trace = &trace;
+  auto r = simulate_serving(s, cm, o);
+  EXPECT_EQ(r.instances.size(), 3u);
+  EXPECT_GT(r.kv_transfers, 150);
+  EXPECT_EQ(r.kv_link, "nvlink");
+  EXPECT_GT(trace.size(), 100u);
+  EXPECT_NE(trace.str().find("kv_transfer"), std::string::npos);
+}
+
+TEST(ServingSim, StaticBatchingAndMultiTurnSessionsFinish) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  auto s = small_setup(200, 20);
+  s.engine = engine_options_from_json({{"batching", "static"}}, s.serving);
+  SimOptions o;
+  o.check_invariants_every = 3;
+  auto r = simulate_serving(s, cm, o);
+  EXPECT_LT(r.metrics.useful_compute_fraction, 1.0);
+  auto t = small_setup(60, 2);
+  t.workload = workload_from_json({{"requests", 60}, {"sessions", {{"turns", 4}, {"think_time_s", 1}}},
+                                   {"arrival", {{"rate_per_s", 2}}}, {"prompt_tokens", 300}, {"output_tokens", 50}}, 2);
+  auto rt = simulate_serving(t, cm, o);
+  EXPECT_GT(rt.metrics.prefix_hit_rate, 0.3) << "later turns reuse the conversation's KV";
+}
+
+TEST(ServingSim, ErrorsNameTheProblem) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  auto s = small_setup(10, 1);
+  s.model = model::preset("llama3-70b");
+  try {
+    simulate_serving(s, cm);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no room for KV"), std::string::npos) << e.what();
+  }
+  s = small_setup(10, 1);
+  s.serving.replicas = 9;
+  EXPECT_THROW(simulate_serving(s, cm), Error);
+  EXPECT_THROW(engine_options_from_json({{"scheduler", "lifo"}}, s.serving), Error);
+  EXPECT_THROW(engine_options_from_json({{"speculative", {{"method", "draft"}}}}, s.serving), Error);
+}
