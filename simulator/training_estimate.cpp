@@ -99,7 +99,7 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
   double t_max = 0, t_pipe_sum = 0;
   int slow = 0;
   std::vector<Priced> per_mb(static_cast<std::size_t>(p));
-  std::vector<double> dp_exposed(static_cast<std::size_t>(p), 0.0), opt(static_cast<std::size_t>(p), 0.0);
+  std::vector<double> z3(static_cast<std::size_t>(p), 0.0), dp_exposed(static_cast<std::size_t>(p), 0.0), opt(static_cast<std::size_t>(p), 0.0);
   for (int s = 0; s < p; ++s) {
     const int rank = pr.layout().rank({0, 0, 0, s});
     Priced f, b;
@@ -132,12 +132,8 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
                                   params.expert * gb, GroupKind::ExpertDP, rank);
     const double grad = grad_dense + grad_expert;
     const double buckets = std::max(1.0, std::ceil(params.total() / 40e6));
-    if (t.zero == 3) {
-      // Per micro-batch: layer gathers overlap the pass they feed, grads reduce-scatter during backward.
-      f.span = std::max(f.span, ag_total) + ag_first;
-      b.span = std::max(b.span, std::max(ag_total, grad)) + grad / buckets;
-      dp_exposed[std::size_t(s)] = 0;
-    } else {
+    double z3_extra = 0;
+    if (t.zero != 3) {
       double exposed = std::max(grad / buckets, grad - b.span * (1 - 1 / buckets));
       if (t.zero >= 1 && s == 0) exposed += std::max(ag_first, ag_total - f.span * (1 - 1 / buckets));
       dp_exposed[std::size_t(s)] = exposed;
@@ -148,6 +144,15 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
                                             strat::optimizer_bytes_per_param(t.precision, t.optimizer)).seconds;
     Priced both = f;
     add(both, b);
+    if (t.zero == 3) {
+      // Per micro-batch the gather stream carries every layer twice (forward and backward) and
+      // runs ahead of compute; the reduce-scatters share the DP stream. The slower stream sets
+      // the pace; the first layer's gather is never hidden.
+      const double paced = std::max({both.span, 2 * ag_total, grad}) + ag_first;
+      z3_extra = paced - both.span;
+      both.span = paced;
+    }
+    z3[std::size_t(s)] = z3_extra;
     per_mb[std::size_t(s)] = both;
     t_pipe_sum += both.span;
     if (both.span > t_max) t_max = both.span, slow = s;
@@ -177,12 +182,12 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
   bd.recompute = mb * w.recompute;
   bd.optimizer = opt[std::size_t(slow)];
   const double comm_sum = w.comm[0] + w.comm[1] + w.comm[2];
-  const double exposed_in_layers = std::max(0.0, w.span - w.compute - w.recompute);
+  const double exposed_in_layers = std::max(0.0, w.span - z3[std::size_t(slow)] - w.compute - w.recompute);
   const char* kinds[3] = {"tp", "cp", "ep"};
   for (int k = 0; k < 3; ++k)
     if (w.comm[k] > 0 && comm_sum > 0) bd.exposed_comm[kinds[k]] = mb * exposed_in_layers * w.comm[k] / comm_sum;
   if (pp_exposed > 0) bd.exposed_comm["pp"] = pp_exposed;
-  if (dp_exposed[0] > 0) bd.exposed_comm["dp"] = dp_exposed[0];
+  if (dp_exposed[0] + mb * z3[std::size_t(slow)] > 0) bd.exposed_comm["dp"] = dp_exposed[0] + mb * z3[std::size_t(slow)];
   bd.bubble = bubble;
   (void)t_pipe_sum;
   return e;
