@@ -23,6 +23,7 @@ const std::vector<OptionSpec> kSpec = {
     {"json", false, "machine-readable output"},
     {"trace", true, "write a Chrome/Perfetto trace of the iteration to this file"},
     {"mode", true, "auto (exact up to 64 GPUs), exact (every GPU) or symmetric (one pipeline)"},
+    {"simgrid", false, "execute on SimGrid (link contention between concurrent transfers)"},
     {"estimate", false, "closed-form estimate only (no event simulation)"},
     {"roofline", false, "datasheet roofline instead of the GPU's calibrated profile"},
 };
@@ -69,6 +70,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   if (mode == "exact") o.mode = sim::train::Mode::Exact;
   else if (mode == "symmetric") o.mode = sim::train::Mode::Symmetric;
   else if (mode != "auto") throw Error(unknown_name_message("--mode", mode, {"auto", "exact", "symmetric"}));
+  if (a.flag("simgrid")) o.backend = sim::train::Backend::SimGrid;
   const auto trace = a.get("trace");
   o.keep_graph = trace.has_value();
   auto r = sim::train::simulate_training(sc.model, sc.cluster, t, *cost, comm, o);
@@ -86,7 +88,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
               strat::precision_name(t.precision), model::recompute_name(t.recompute));
   std::printf("global batch %lld × %lld tokens, %lld micro-batches of %lld; cost model: %s; %s mode (%zu lanes, %zu ops)\n\n",
               (long long)t.global_batch, (long long)t.seq_len, (long long)t.micro_batches(), (long long)t.micro_batch,
-              cost_name.c_str(), r.mode.c_str(), r.lanes, r.ops);
+              cost_name.c_str(), (r.mode + ", " + r.backend).c_str(), r.lanes, r.ops);
   Table s({"metric", "value"});
   s.add({"iteration_time_s", fmt(r.iteration_time_s, 4)});
   s.add({"tokens/s", fmt(r.tokens_per_s, 0)});

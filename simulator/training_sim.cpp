@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "model/error.hpp"
+#include "simulator/training_flowsim.hpp"
 
 namespace infraplan::sim::train {
 
@@ -38,6 +39,7 @@ Json TrainingResult::to_json() const {
   for (const auto& [k, v] : comm_bytes_per_gpu) bytes[k] = v;
   for (const auto& [k, v] : comm_size_per_gpu) sizes[k] = v;
   return {{"mode", mode},
+          {"backend", backend},
           {"iteration_time_s", iteration_time_s},
           {"tokens_per_s", tokens_per_s},
           {"mfu", mfu},
@@ -195,7 +197,16 @@ TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c
   if (o.free_comm)
     for (auto& op : g.ops)
       if (op.group >= 0) op.seconds = 0;
-  ExecutionTimes x = execute_work_graph(g);
+  ExecutionTimes x;
+  if (o.backend == Backend::SimGrid) {
+    r.backend = "simgrid";
+    FlowSimRun fr = execute_on_simgrid(g, comm);
+    r.simgrid_activities = fr.activities;
+    x = std::move(fr.times);
+  } else {
+    r.backend = "events";
+    x = execute_work_graph(g);
+  }
   r.iteration_time_s = x.makespan;
   r.tokens_per_s = double(t.global_batch) * double(t.seq_len) / x.makespan;
   r.model_flops = g.model_flops;

@@ -28,9 +28,14 @@
 namespace infraplan::sim::train {
 
 enum class Mode { Auto, Symmetric, Exact };
+/// Events: the built-in event executor with collective times from coll::CommModel (fast; no
+/// contention between concurrent collectives). SimGrid: the collectives flow engine, flows
+/// sharing links max-min fairly (contention simulated; slower).
+enum class Backend { Events, SimGrid };
 
 struct TrainingOptions {
   Mode mode = Mode::Auto;
+  Backend backend = Backend::Events;
   int exact_max_gpus = 64;             ///< Auto: exact up to this many GPUs, symmetric above
   strat::WorkGraphOptions graph;       ///< bucket size, Ulysses CP (graph.exact is set by mode)
   bool keep_graph = false;             ///< keep the graph and times in the result (for traces)
@@ -69,6 +74,8 @@ struct TrainingEstimate {
 
 struct TrainingResult {
   std::string mode;              ///< "exact" or "symmetric"
+  std::string backend;           ///< "events" or "simgrid"
+  long long simgrid_activities = 0;  ///< SimGrid activities created (simgrid backend)
   double iteration_time_s = 0;
   double tokens_per_s = 0;
   double mfu = 0, hfu = 0;
