@@ -14,6 +14,7 @@ const std::vector<Command>& commands() {
       {"hardware", "list GPUs and clusters; 'hardware show GPU|CLUSTER' for details and topology",
        cmd_hardware},
       {"memory", "'memory train|serve --scenario F': per-GPU memory ledger, fits or not", cmd_memory},
+      {"comm", "one collective on a cluster: predicted time, algbw/busbw, algorithm, bottleneck link", cmd_comm},
       {"calibrate", "run CUDA/cuBLAS/NCCL calibration on this machine's GPUs, write a profile", cmd_calibrate},
       {"simulate", "'simulate train --scenario F': iteration time, MFU, memory, time breakdown, trace", cmd_simulate},
   };
