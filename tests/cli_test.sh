@@ -34,7 +34,13 @@ expect 0 "fits (" -- memory train --scenario scenarios/memory_llama2_7b_zero3_dg
 expect 0 '"fits": true' -- memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json
 expect 0 '"name": "kv_cache"' -- memory serve --scenario scenarios/memory_llama2_70b_2xa100.json --batch 16 --context 4096 --json
 
+expect 0 "algorithm" -- comm --cluster dgx-h100 --op all_reduce --bytes 2GB --group world
+expect 0 '"bottleneck"' -- comm --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --op all_reduce --bytes 1GiB --group tp --json
+expect 0 "nic" -- comm --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --op all_reduce --bytes 1GiB --group dp
+
 # Bad input: clear error, non-zero exit.
+expect 2 "all_reduce" -- comm --cluster dgx-h100 --op all_gatherr --bytes 1GiB --group world
+expect 2 "bytes" -- comm --cluster dgx-h100 --op all_reduce --bytes -1GiB --group world
 expect 2 "did you mean 'llama2-7b' or 'llama3-70b' or 'llama3-8b'?" -- models show llama3-7b
 expect 2 "unknown command 'modles'" -- modles
 expect 2 "unknown option '--jsn'" -- models --jsn
