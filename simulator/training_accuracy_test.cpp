@@ -1,0 +1,105 @@
+// Predicted vs published training throughput (docs/accuracy.md, training sections). Nothing here
+// is fitted to these numbers: the simulator runs with the GPU's embedded calibrated profile
+// (datasheet-derived for A100/H100) and the default collective model.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "hardware/calibrated_cost_model.hpp"
+#include "hardware/profile.hpp"
+#include "hardware/roofline_cost_model.hpp"
+#include "model/error.hpp"
+#include "simulator/training_sim.hpp"
+
+namespace infraplan::sim::train {
+namespace {
+
+std::unique_ptr<hw::CostModel> cost_for(const hw::GpuSpec& g) {
+  try {
+    if (hw::has_default_profile(g.name)) return hw::make_calibrated_cost_model(g.name);
+  } catch (const Error& e) {
+    std::printf("(no usable profile for %s: %s; using the roofline)\n", g.name.c_str(), e.what());
+  }
+  return std::make_unique<hw::RooflineCostModel>(g);
+}
+
+model::ModelSpec gpt(const char* name, std::int64_t h, std::int64_t heads, std::int64_t layers) {
+  model::ModelSpec m = model::preset("gpt3-175b");
+  m.name = name, m.hidden = h, m.heads = heads, m.kv_heads = heads, m.head_dim = h / heads;
+  m.layers = layers, m.ffn_hidden = 4 * h, m.vocab = 51200, m.max_seq = 2048;
+  return m;
+}
+
+// Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
+// Megatron-LM", SC'21, Table 1 (weak scaling on DGX A100 80GB, seq 2048, vocab 51200, fp16,
+// full activation recompute). Reported achieved TFLOP/s per GPU by their formula
+// 96·B·s·l·h²·(1 + s/6h + V/16lh) / (time · GPUs), which counts the recomputed forward.
+struct MegatronRow {
+  const char* name;
+  std::int64_t h, heads, layers;
+  int tp, pp, gpus;
+  std::int64_t batch;
+  double tflops;
+};
+const MegatronRow kMegatron[] = {
+    {"gpt-1.7b", 2304, 24, 24, 1, 1, 32, 512, 137},       {"gpt-3.6b", 3072, 32, 30, 2, 1, 64, 512, 138},
+    {"gpt-7.5b", 4096, 32, 36, 4, 1, 128, 512, 142},      {"gpt-18.4b", 6144, 48, 40, 8, 1, 256, 1024, 135},
+    {"gpt-39.1b", 8192, 64, 48, 8, 2, 512, 1536, 138},    {"gpt-76.1b", 10240, 80, 60, 8, 4, 1024, 1792, 140},
+    {"gpt-145.6b", 12288, 96, 80, 8, 8, 1536, 2304, 148}, {"gpt-310.1b", 16384, 128, 96, 8, 16, 1920, 2160, 155},
+};
+
+TEST(TrainingAccuracy, MegatronWeakScalingOnDgxA100) {
+  std::printf("| model | GPUs | TP | PP | DP | published TFLOP/s/GPU | predicted | error |\n|---|---|---|---|---|---|---|---|\n");
+  double sum_abs = 0;
+  int n = 0;
+  for (const auto& row : kMegatron) {
+    const auto m = gpt(row.name, row.h, row.heads, row.layers);
+    auto c = hw::cluster_preset("dgx-a100-80gb", row.gpus / 8);
+    strat::TrainingConfig t;
+    t.seq_len = 2048, t.micro_batch = 1, t.global_batch = row.batch, t.tp = row.tp, t.pp = row.pp;
+    t.precision = strat::Precision::FP16Mixed, t.recompute = model::Recompute::Full, t.flash_attention = false;
+    strat::resolve_training(t, m, c);
+    auto cost = cost_for(c.gpu);
+    coll::CommModel comm(c);
+    TrainingOptions o;
+    o.mode = Mode::Symmetric;
+    auto r = simulate_training(m, c, t, *cost, comm, o);
+    const double B = double(row.batch), s = 2048, l = double(row.layers), h = double(row.h), V = 51200;
+    const double flops = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    const double pred = flops / (r.iteration_time_s * row.gpus) / 1e12;
+    const double err = (pred - row.tflops) / row.tflops;
+    std::printf("| %s | %d | %d | %d | %d | %.0f | %.0f | %+.1f%% |\n", row.name, row.gpus, row.tp, row.pp, t.dp,
+                row.tflops, pred, 100 * err);
+    sum_abs += std::abs(err), ++n;
+    EXPECT_LT(std::abs(err), 0.6) << row.name;  // loose: the roofline fallback has no kernel efficiency
+  }
+  std::printf("mean |error| %.1f%%\n", 100 * sum_abs / n);
+}
+
+// Llama 3 405B on H100 (Llama 3 paper, Table 4): bf16, seq 8192, TP 8, PP 16; reported MFU.
+TEST(TrainingAccuracy, Llama3_405bMfuOnH100) {
+  struct Row {
+    int gpus, dp;
+    std::int64_t per_dp;
+    double mfu;
+  };
+  const auto m = model::preset("llama3-405b");
+  std::printf("| GPUs | TP | PP | DP | batch/DP | published MFU | predicted MFU | error |\n|---|---|---|---|---|---|---|---|\n");
+  for (Row row : {Row{8192, 64, 32, 0.43}, Row{16384, 128, 16, 0.41}}) {
+    auto c = hw::cluster_preset("dgx-h100", row.gpus / 8);
+    strat::TrainingConfig t;
+    t.seq_len = 8192, t.micro_batch = 1, t.tp = 8, t.pp = 16, t.dp = row.dp, t.sp = true, t.zero = 1;
+    t.global_batch = row.per_dp * row.dp;
+    strat::resolve_training(t, m, c);
+    auto cost = cost_for(c.gpu);
+    coll::CommModel comm(c);
+    auto e = estimate_training(m, c, t, *cost, comm);
+    std::printf("| %d | 8 | 16 | %d | %lld | %.0f%% | %.1f%% | %+.1f%% |\n", row.gpus, row.dp, (long long)row.per_dp,
+                100 * row.mfu, 100 * e.mfu, 100 * (e.mfu - row.mfu) / row.mfu);
+    EXPECT_NEAR(e.mfu, row.mfu, 0.2);
+  }
+}
+
+}  // namespace
+}  // namespace infraplan::sim::train
