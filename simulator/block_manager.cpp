@@ -101,9 +101,11 @@ void BlockManager::allocate(Sequence& s, const PrefixMatch& m, std::int64_t toke
   }
   s.num_computed = m.tokens;
   s.num_hashed_blocks = std::int64_t(m.blocks.size());
-  s.cached_tokens = std::min(m.tokens, s.prompt_tokens());
-  cache_.stats.queried_tokens += s.prompt_tokens();
-  cache_.stats.hit_tokens += s.cached_tokens;
+  if (!s.kv_remote) {  // a PD decode instance receives its KV; that is not a cache hit
+    s.cached_tokens = std::min(m.tokens, s.prompt_tokens());
+    cache_.stats.queried_tokens += s.prompt_tokens();
+    cache_.stats.hit_tokens += s.cached_tokens;
+  }
   append(s, tokens - s.num_computed);
 }
 

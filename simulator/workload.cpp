@@ -78,7 +78,8 @@ WorkloadClass parse_class(const JsonObject& o, const std::string& default_name) 
   c.name = o.get_string("name", default_name);
   c.requests = o.get_int_min("requests", 100, 1);
   if (auto a = o.opt_object("arrival")) {
-    a->reject_unknown({"type", "rate_per_s", "cv", "start_s"});
+    a->reject_unknown({"type", "rate_per_s", "cv", "start_s", "burst"});
+    c.arrival.burst = int(a->get_int_min("burst", 1, 1));
     const std::string t = a->get_choice("type", "poisson", {"poisson", "gamma", "fixed"});
     c.arrival.kind = t == "poisson" ? ArrivalSpec::Kind::Poisson : t == "gamma" ? ArrivalSpec::Kind::Gamma : ArrivalSpec::Kind::Fixed;
     c.arrival.rate_per_s = a->get_number_min("rate_per_s", 0, 0);
@@ -164,7 +165,7 @@ Json WorkloadSpec::to_json() const {
     const char* at = c.arrival.kind == ArrivalSpec::Kind::Poisson ? "poisson" : c.arrival.kind == ArrivalSpec::Kind::Gamma ? "gamma" : "fixed";
     cs.push_back({{"name", c.name},
                   {"requests", c.requests},
-                  {"arrival", {{"type", at}, {"rate_per_s", c.arrival.rate_per_s}, {"cv", c.arrival.cv}, {"start_s", c.arrival.start_s}}},
+                  {"arrival", {{"type", at}, {"rate_per_s", c.arrival.rate_per_s}, {"cv", c.arrival.cv}, {"start_s", c.arrival.start_s}, {"burst", c.arrival.burst}}},
                   {"prompt_tokens", length_json(c.prompt)},
                   {"output_tokens", length_json(c.output)},
                   {"prefix", {{"groups", c.prefix_groups}, {"shared_tokens", c.prefix_shared_tokens}, {"zipf", c.prefix_zipf}}},
@@ -189,8 +190,8 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
     double t = c.arrival.start_s;
     std::int64_t made = 0;
     for (std::int64_t s = 0; s < sessions && made < c.requests; ++s) {
-      if (s > 0 && c.arrival.rate_per_s > 0) {
-        const double mean = 1.0 / c.arrival.rate_per_s;
+      if (s > 0 && s % c.arrival.burst == 0 && c.arrival.rate_per_s > 0) {
+        const double mean = double(c.arrival.burst) / c.arrival.rate_per_s;  // gap between arrival instants
         switch (c.arrival.kind) {
           case ArrivalSpec::Kind::Poisson: t += arr.exponential(mean); break;
           case ArrivalSpec::Kind::Fixed: t += mean; break;

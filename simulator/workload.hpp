@@ -32,6 +32,7 @@ struct ArrivalSpec {
   double rate_per_s = 0;  ///< mean arrival rate; 0 = every request at start_s
   double cv = 1;          ///< gamma: coefficient of variation of the gaps (> 1 bursty)
   double start_s = 0;     ///< first arrival time, seconds
+  int burst = 1;          ///< requests arriving together at each arrival instant
 };
 
 /// One stream of similar requests.
