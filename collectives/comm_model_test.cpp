@@ -159,7 +159,19 @@ TEST(CommModel, ProfileFitsReplaceDefaults) {
   EXPECT_NEAR(e.busbw_GBps, 1.75 * 1e9 / e.seconds / 1e9, 1e-9);
   auto inter = m.estimate(CollectiveOp::AllReduce, 1e9, iota(16));  // no inter fit: model
   EXPECT_NE(inter.algorithm, Algorithm::Fit);
+  EXPECT_NE(m.estimate(CollectiveOp::AllReduce, 1e9, iota(4)).algorithm, Algorithm::Fit);  // other size
   EXPECT_THROW(CommProfile::from_json(Json::parse(R"({"comm": {"fits": [{"op": "allredux"}]}})")), Error);
+}
+
+// What infraplan-calibrate writes: algbw in bw_GBps, busbw beside it, single-GPU rows that say
+// nothing about links, and bookkeeping keys.
+TEST(CommModel, CalibrationOutputIsReadAsBusBandwidth) {
+  Json j = Json::parse(R"({"comm": {"nccl_version": "2.28.3", "env": {}, "gpus": 8, "notes": "x", "rows": [],
+      "fits": [{"op": "all_reduce", "ranks": 1, "scope": "intra", "latency_us": 4, "bw_GBps": 2152, "busbw_GBps": 0},
+               {"op": "all_reduce", "ranks": 8, "scope": "intra", "latency_us": 30, "bw_GBps": 200, "busbw_GBps": 350}]}})");
+  CommProfile p = CommProfile::from_json(j);
+  ASSERT_EQ(p.fits.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.fits[0].bw_GBps, 350);
 }
 
 }  // namespace

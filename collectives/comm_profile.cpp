@@ -41,7 +41,8 @@ CommProfile CommProfile::from_json(const Json& j, const std::string& path) {
   }
   JsonObject o(*sec, spath);
   o.reject_unknown({"fits", "rows", "intra_bw_efficiency", "inter_bw_efficiency", "nvls_enabled",
-                    "nvls_efficiency", "pipeline_chunk_bytes", "source", "device", "date", "nccl_version"});
+                    "nvls_efficiency", "pipeline_chunk_bytes", "source", "device", "date", "nccl_version",
+                    "env", "gpus", "notes"});
   p.intra_bw_efficiency = o.get_number_min("intra_bw_efficiency", p.intra_bw_efficiency, 1e-6);
   p.inter_bw_efficiency = o.get_number_min("inter_bw_efficiency", p.inter_bw_efficiency, 1e-6);
   p.nvls_enabled = o.get_bool("nvls_enabled", p.nvls_enabled);
@@ -53,14 +54,19 @@ CommProfile CommProfile::from_json(const Json& j, const std::string& path) {
       throw Error(o.field("fits") + " must be an array of {op, ranks, scope, latency_us, bw_GBps}");
     for (std::size_t i = 0; i < fits.size(); ++i) {
       JsonObject f(fits[i], o.field("fits") + "[" + std::to_string(i) + "]");
-      f.reject_unknown({"op", "ranks", "scope", "latency_us", "bw_GBps", "points", "max_rel_error"});
+      f.reject_unknown({"op", "ranks", "scope", "latency_us", "bw_GBps", "busbw_GBps", "points", "max_rel_error"});
       CommFit fit;
       fit.op = parse_op(f.get_string("op"), f.field("op"));
       fit.ranks = int(f.get_int_min("ranks", 1, 1));
       fit.inter = f.get_choice("scope", "intra", {"intra", "inter"}) == "inter";
       fit.latency_us = f.get_number_min("latency_us", 0, 0);
-      fit.bw_GBps = f.get_number("bw_GBps");
-      if (fit.bw_GBps <= 0) throw Error(f.field("bw_GBps") + " must be > 0");
+      // The model prices links by bus bandwidth: take busbw_GBps when the calibration wrote both
+      // (bw_GBps is then the algorithm bandwidth), else bw_GBps as busbw.
+      fit.bw_GBps = f.has("busbw_GBps") ? f.get_number("busbw_GBps") : f.get_number("bw_GBps");
+      if (fit.bw_GBps < 0) throw Error(f.field("bw_GBps") + " must be >= 0");
+      // One rank moves nothing over a link (NCCL copies locally): such a fit says nothing about
+      // the fabric and is kept out of the model.
+      if (fit.ranks < 2 || fit.bw_GBps <= 0) continue;
       p.fits.push_back(fit);
     }
   }
@@ -70,8 +76,10 @@ CommProfile CommProfile::from_json(const Json& j, const std::string& path) {
 std::optional<CommFit> CommProfile::find_fit(CollectiveOp op, int n, bool inter) const {
   std::optional<CommFit> best;
   for (const auto& f : fits) {
-    if (f.op != op || f.inter != inter) continue;
-    if (!best || std::abs(f.ranks - n) < std::abs(best->ranks - n)) best = f;
+    // Only a fit measured on a group of this size describes it: bandwidth per rank and the
+    // algorithm NCCL picks both change with the group size.
+    if (f.op != op || f.inter != inter || f.ranks != n) continue;
+    best = f;
   }
   return best;
 }

@@ -70,7 +70,7 @@ struct CommProfile {
   ///  optional overrides "intra_bw_efficiency", "inter_bw_efficiency", "nvls_enabled",
   ///  "nvls_efficiency", "pipeline_chunk_bytes"}. Missing section: defaults.
   static CommProfile from_json(const Json& j, const std::string& path = "profile");
-  /// The fit for (op, n, inter) with the closest group size, if any with that op and scope.
+  /// The fit measured for (op, n ranks, scope), if any (fits of other group sizes don't apply).
   std::optional<CommFit> find_fit(CollectiveOp op, int n, bool inter) const;
   const ProtoLatency& lat(int algo_class, Protocol p) const { return latency[algo_class][int(p)]; }
 };
