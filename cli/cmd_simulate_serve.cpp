@@ -43,9 +43,19 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   if (auto s = a.get_int("seed", 0)) setup.workload.seed = std::uint64_t(*s);
   std::unique_ptr<hw::CostModel> cost;
   std::string cost_name;
-  if (!a.flag("roofline") && (!sc.profile.empty() || hw::has_default_profile(sc.cluster.gpu.name))) {
+  if (!a.flag("roofline") && !sc.profile.empty()) {
     cost = hw::make_calibrated_cost_model(sc.cluster.gpu.name, sc.profile);
-    cost_name = sc.profile.empty() ? "embedded profile" : sc.profile;
+    cost_name = sc.profile;
+  } else if (!a.flag("roofline") && hw::has_default_profile(sc.cluster.gpu.name)) {
+    try {
+      cost = hw::make_calibrated_cost_model(sc.cluster.gpu.name);
+      cost_name = "embedded profile";
+    } catch (const Error& e) {
+      std::fprintf(stderr, "warning: embedded profile for %s unusable (%s); using the datasheet roofline\n",
+                   sc.cluster.gpu.name.c_str(), e.what());
+      cost = std::make_unique<hw::RooflineCostModel>(sc.cluster.gpu);
+      cost_name = "datasheet roofline";
+    }
   } else {
     cost = std::make_unique<hw::RooflineCostModel>(sc.cluster.gpu);
     cost_name = "datasheet roofline";

@@ -54,6 +54,7 @@ class Simulation {
   void sample(double now);
 
   const ServingSetup& s_;
+  EngineOptions engine_;
   const hw::CostModel& cm_;
   SimOptions o_;
   std::vector<Request> reqs_;
@@ -81,7 +82,13 @@ class Simulation {
 void Simulation::build() {
   const auto& m = s_.model;
   const auto& c = s_.cluster;
-  const auto& e = s_.engine;
+  // One source of truth for the batching limits (ServingConfig) and the speculative lookahead
+  // (SpecConfig), so callers may edit either copy of a setup.
+  engine_ = s_.engine;
+  engine_.sched.max_num_seqs = s_.serving.max_num_seqs;
+  engine_.sched.max_batched_tokens = s_.serving.max_batched_tokens;
+  engine_.sched.spec_tokens = engine_.spec.enabled() ? engine_.spec.k : 0;
+  const auto& e = engine_;
   tp_comm_ = std::make_unique<AlphaBetaTpComm>(c.intra_GBps() > 0 ? c.intra_GBps() : c.gpu.pcie_GBps,
                                                c.nvlink_latency_us * 1e-6);
   const TpCommModel* comm = o_.tp_comm ? o_.tp_comm : tp_comm_.get();
@@ -364,7 +371,7 @@ ServingResult Simulation::run() {
                 {"cluster", s_.cluster.name},
                 {"gpu", s_.cluster.gpu.name},
                 {"serving", s_.serving.to_json()},
-                {"engine", s_.engine.to_json()},
+                {"engine", engine_.to_json()},
                 {"workload", s_.workload.to_json()}};
   if (o_.keep_requests) res.requests = std::move(recs_);
   return res;

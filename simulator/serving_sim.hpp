@@ -32,6 +32,8 @@ struct ServingSetup {
   model::ModelSpec model;
   hw::Cluster cluster;
   strat::ServingConfig serving;
+  /// Engine settings. Its sched.max_num_seqs / max_batched_tokens / spec_tokens are ignored:
+  /// the simulation takes them from `serving` and `engine.spec`.
   EngineOptions engine;
   WorkloadSpec workload;
   /// When non-empty, replayed instead of generating requests from `workload` (ids must be
