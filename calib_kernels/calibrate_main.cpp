@@ -2,7 +2,7 @@
 //   infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]
 //   infraplan-calibrate comm --out FILE.json [--quick]   (adds/replaces the "comm" section)
 //   infraplan-calibrate --check                            (correctness checks only)
-//   infraplan-calibrate --only transpose                   (for a profiler: both transposes once)
+//   infraplan-calibrate --only transpose|gemm_mma|attention (for a profiler: one launch each)
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -21,7 +21,7 @@ void usage() {
                "usage: infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]\n"
                "       infraplan-calibrate comm --out FILE.json [--quick]\n"
                "       infraplan-calibrate --check\n"
-               "       infraplan-calibrate --only transpose\n");
+               "       infraplan-calibrate --only transpose|gemm_mma|attention\n");
 }
 
 bool write_json(const std::string& path, const nlohmann::ordered_json& j) {
@@ -76,12 +76,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "infraplan-calibrate: no CUDA device found\n");
       return 3;
     }
-    if (only == "transpose") {
-      Calibrator(opt).run_transpose_only();
-      return 0;
-    }
     if (!only.empty()) {
-      std::fprintf(stderr, "infraplan-calibrate: --only knows 'transpose', not '%s'\n", only.c_str());
+      if (Calibrator(opt).run_only(only)) return 0;
+      std::fprintf(stderr, "infraplan-calibrate: --only knows transpose, gemm_mma, attention; not '%s'\n",
+                   only.c_str());
       return 2;
     }
     if (check_only) return Calibrator(opt).run_checks(nullptr) ? 0 : 1;

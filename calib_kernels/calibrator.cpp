@@ -540,7 +540,16 @@ void Calibrator::gemm_sweeps() {
   cudaStream_t s = stream_.get();
   double l2 = prop_.l2CacheSize;
   std::vector<GemmDtype> dtypes = {GemmDtype::BF16, GemmDtype::FP16, GemmDtype::TF32, GemmDtype::FP8, GemmDtype::INT8};
-  std::vector<std::int64_t> ms = pow2(1, 32768), ns = pow2(256, 32768), ks = pow2(256, 32768);
+  // m (tokens) at powers of two; n and k at powers of √2 rounded to multiples of 64 (aligned rows).
+  auto root2 = [](std::int64_t lo, std::int64_t hi) {
+    std::vector<std::int64_t> v;
+    for (double x = double(lo); x <= double(hi) * 1.0001; x *= std::sqrt(2.0)) {
+      std::int64_t r = std::int64_t(std::llround(x / 64)) * 64;
+      if (v.empty() || r > v.back()) v.push_back(r);
+    }
+    return v;
+  };
+  std::vector<std::int64_t> ms = pow2(1, 32768), ns = root2(256, 32768), ks = root2(256, 32768);
   if (opt_.quick) {
     dtypes = {GemmDtype::BF16, GemmDtype::FP8};
     ms = {1, 16, 256, 4096, 16384};
@@ -601,7 +610,46 @@ void Calibrator::gemm_sweeps() {
     }
     tables[dn] = {{"m", ms}, {"n", ns}, {"k", ks}, {"seconds", secs},
                   {"layout", "Y[m,n] = X[m,k] W[n,k]^T (cuBLASLt TN)"}};
-    ceil_t[dn] = best / 1e12;
+    // Alignment classes: k and n that are multiples of only e elements (e < 16 bytes / element)
+    // run other, slower kernels. Measure t(m, x+e, x+e) / t(m, x, x) next to grid points.
+    {
+      int emax = int(16 / ib);
+      std::vector<std::int64_t> am = opt_.quick ? std::vector<std::int64_t>{1, 1024} : std::vector<std::int64_t>{1, 32, 1024, 8192};
+      std::vector<std::int64_t> ank = opt_.quick ? std::vector<std::int64_t>{4096} : std::vector<std::int64_t>{1024, 4096, 16384};
+      json elems = json::array(), ratios = json::array();
+      for (int el = 1; el < emax; el *= 2) {
+        json plane = json::array();
+        for (auto m : am) {
+          json row = json::array();
+          for (auto x : ank) {
+            double base = measure(m, x, x), t = measure(m, x + el, x + el);
+            row.push_back(base > 0 && t > 0 ? json(t / base) : json(nullptr));
+          }
+          plane.push_back(row);
+        }
+        elems.push_back(el);
+        ratios.push_back(plane);
+      }
+      if (!elems.empty())
+        tables[dn]["misaligned"] = {{"m", am}, {"nk", ank}, {"elements", elems}, {"ratio", ratios},
+                                    {"rule", "n and k both multiples of `elements` only; null: no cuBLASLt algorithm"}};
+    }
+    // Fit points: off-grid, aligned shapes (a separate random stream from the held-out ones)
+    // from which the cost model fits its tile quanta.
+    {
+      Rng frng{opt_.seed ^ 0xf17 ^ std::uint64_t(d)};
+      json fit = json::array();
+      int nf = opt_.quick ? 8 : 40;
+      std::int64_t al = std::max<std::int64_t>(16 / std::int64_t(ib), 8);
+      for (int i = 0; i < nf; ++i) {
+        std::int64_t m = frng.log_int(1, double(ms.back()) * 0.9);
+        std::int64_t n = (frng.log_int(double(ns.front()), double(ns.back()) * 0.9) + al - 1) / al * al;
+        std::int64_t k = (frng.log_int(double(ks.front()), double(ks.back()) * 0.9) + al - 1) / al * al;
+        double t = measure(m, n, k);
+        if (t > 0) fit.push_back({{"m", m}, {"n", n}, {"k", k}, {"seconds", t}});
+      }
+      tables[dn]["fit_points"] = fit;
+    }
     int nh = opt_.quick ? 8 : 48;
     for (int i = 0; i < nh; ++i) {
       std::int64_t m = rng.log_int(1, double(ms.back()) * 0.9);
@@ -621,6 +669,7 @@ void Calibrator::gemm_sweeps() {
     double f8 = 2.0 * 8192 * 8192 * 8192;
     double t8 = measure(8192, 8192, 8192);
     add({cat("cublaslt_", dn), "gemm", "8192x8192x8192", t8, f8 / t8 / 1e12, "TFLOP/s", best / 1e12, "best in sweep"});
+    ceil_t[dn] = best / 1e12;
     std::fprintf(stderr, "    %s: best %.0f TFLOP/s (%.1fs into stage)\n", dn.c_str(), best / 1e12,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - stage_t0_).count());
   }
@@ -651,12 +700,36 @@ bool Calibrator::run_checks(nlohmann::ordered_json* out) {
   return all;
 }
 
-void Calibrator::run_transpose_only() {
-  int R = 4096, C = 4096;
-  DeviceBuffer<float> in(std::size_t(R) * C), out(std::size_t(R) * C);
-  fill_random(in.get(), in.size(), Elem::F32, opt_.seed, 1.f, nullptr);
-  for (bool pad : {false, true}) transpose32(in.get(), out.get(), R, C, pad, nullptr);
+bool Calibrator::run_only(const std::string& what) {
+  if (what == "transpose") {
+    int R = 4096, C = 4096;
+    DeviceBuffer<float> in(std::size_t(R) * C), out(std::size_t(R) * C);
+    fill_random(in.get(), in.size(), Elem::F32, opt_.seed, 1.f, nullptr);
+    for (bool pad : {false, true}) transpose32(in.get(), out.get(), R, C, pad, nullptr);
+  } else if (what == "gemm_mma") {
+    int n = 4096;
+    DeviceBuffer<bf16> A(std::size_t(n) * n), B(std::size_t(n) * n), C(std::size_t(n) * n);
+    fill_random(A.get(), A.size(), Elem::BF16, opt_.seed, 1.f, nullptr);
+    fill_random(B.get(), B.size(), Elem::BF16, opt_.seed + 1, 1.f, nullptr);
+    gemm_mma(A.get(), B.get(), C.get(), n, n, n, nullptr);
+  } else if (what == "attention") {
+    int b = 4, S = 4096, heads = 32, kvh = 8, d = 128;
+    std::size_t qe = std::size_t(b) * S * heads * d, ke = std::size_t(b) * S * kvh * d;
+    DeviceBuffer<bf16> q(qe), k(ke), v(ke), o(qe);
+    for (auto* p : {&q, &k, &v}) fill_random(p->get(), p->size(), Elem::BF16, opt_.seed, 1.f, nullptr);
+    std::vector<int> cu;
+    for (int i = 0; i <= b; ++i) cu.push_back(i * S);
+    DeviceBuffer<int> dcu(cu.size());
+    CALIB_CUDA(cudaMemcpy(dcu.get(), cu.data(), cu.size() * sizeof(int), cudaMemcpyHostToDevice));
+    PrefillArgs a;
+    a.q = q.get(); a.k = k.get(); a.v = v.get(); a.o = o.get(); a.cu_seqlens = dcu.get();
+    a.num_seqs = b; a.max_seqlen = S; a.heads = heads; a.kv_heads = kvh; a.head_dim = d;
+    attention_prefill(a, nullptr);
+  } else {
+    return false;
+  }
   CALIB_CUDA(cudaDeviceSynchronize());
+  return true;
 }
 
 nlohmann::ordered_json Calibrator::run() {

@@ -44,8 +44,9 @@ class Calibrator {
   nlohmann::ordered_json run();
   /// Runs only the correctness checks; returns false if any failed.
   bool run_checks(nlohmann::ordered_json* out);
-  /// Runs each transpose variant a few times (for a profiler to attach to).
-  void run_transpose_only();
+  /// Runs one kernel group once, for a profiler to attach to: "transpose" (both variants),
+  /// "gemm_mma" (4096³), "attention" (prefill b4 S4096 d128). False for an unknown name.
+  bool run_only(const std::string& what);
   const std::vector<KernelResult>& results() const { return results_; }
   /// The summary table (each kernel: achieved vs ceiling).
   std::string summary() const;

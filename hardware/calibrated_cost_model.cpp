@@ -53,6 +53,20 @@ double gemm_interp(const GemmTable& t, const Pos& pm, const Pos& pn, const Pos& 
   return std::exp(acc);
 }
 
+GemmShape make_gemm(std::int64_t m, std::int64_t n, std::int64_t k, Dtype d) {
+  GemmShape s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.dtype = d;
+  return s;
+}
+
+/// Largest power of two dividing x (x > 0), as a double.
+double pow2_divisor(std::int64_t x) { return double(x & -x); }
+
+double round_up_beyond(double x, double q) { return x > q ? std::ceil(x / q) * q : x; }
+
 std::string fmt_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
   std::ostringstream o;
   o << m << "x" << n << "x" << k;
@@ -63,6 +77,31 @@ std::string fmt_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
 
 CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu) : profile_(std::move(profile)), gpu_(std::move(gpu)) {
   check_profile_gpu(profile_, gpu_.name, false);
+  // Fit each table's tile quanta on its fit points: the pair with the least median |log error|
+  // (ties → the smaller quanta). Held-out points are never used here.
+  for (auto& t : profile_.gemm) {
+    if (t.fit_points.size() < 4) continue;
+    double best = INFINITY, bm = 1, bn = 1;
+    for (double qm : {1.0, 16.0, 32.0, 64.0, 128.0, 256.0})
+      for (double qn : {1.0, 16.0, 32.0, 64.0, 128.0, 256.0}) {
+        t.quantum_m = qm;
+        t.quantum_n = qn;
+        std::vector<double> err;
+        for (const auto& f : t.fit_points) {
+          GemmShape s = make_gemm(std::int64_t(f[0]), std::int64_t(f[1]), std::int64_t(f[2]), t.dtype);
+          err.push_back(std::fabs(std::log(gemm(s).seconds / f[3])));
+        }
+        std::nth_element(err.begin(), err.begin() + std::ptrdiff_t(err.size() / 2), err.end());
+        double med = err[err.size() / 2];
+        if (med < best - 1e-12) {
+          best = med;
+          bm = qm;
+          bn = qn;
+        }
+      }
+    t.quantum_m = bm;
+    t.quantum_n = bn;
+  }
 }
 
 CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
@@ -87,7 +126,9 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
   }
   GemmShape one = s;
   one.batch = 1;
-  Pos pm = locate(t->m, double(s.m)), pn = locate(t->n, double(s.n)), pk = locate(t->k, double(s.k));
+  // Output tiles: m and n beyond one tile cost as if rounded up to the fitted quantum.
+  double mq = round_up_beyond(double(s.m), t->quantum_m), nq = round_up_beyond(double(s.n), t->quantum_n);
+  Pos pm = locate(t->m, mq), pn = locate(t->n, nq), pk = locate(t->k, double(s.k));
   bool own_table = t->dtype == s.dtype;
   double secs = NAN;
   CostEstimate e;
@@ -114,6 +155,27 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
     d.precision(3);
     d << "roofline × efficiency " << eff << " of table point " << fmt_shape(c.m, c.n, c.k);
     detail += d.str();
+  }
+  // n and k that are multiples of only a few elements run other kernels: the measured ratio.
+  if (own_table && !t->mis_elements.empty()) {
+    double emax = 16.0 / dtype_bytes(s.dtype);
+    double e_al = std::min({pow2_divisor(s.n), pow2_divisor(s.k), emax});
+    if (e_al < emax) {
+      std::size_t ei = 0;
+      while (ei + 1 < t->mis_elements.size() && t->mis_elements[ei + 1] <= e_al) ++ei;
+      Pos a = locate(t->mis_m, double(s.m)), b = locate(t->mis_nk, std::sqrt(double(s.n) * double(s.k)));
+      auto at = [&](std::size_t i, std::size_t j) {
+        return t->mis_ratio[(ei * t->mis_m.size() + i) * t->mis_nk.size() + j];
+      };
+      double f = lerp_log(lerp_log(at(a.i0, b.i0), at(a.i0, b.i1), b.w), lerp_log(at(a.i1, b.i0), at(a.i1, b.i1), b.w), a.w);
+      if (std::isfinite(f)) {
+        secs *= f;
+        std::ostringstream d;
+        d.precision(3);
+        d << "; n, k multiples of " << e_al << " elements only: ×" << f;
+        detail += d.str();
+      }
+    }
   }
   e.seconds = secs * double(s.batch);
   e.achieved = s.flops() / e.seconds;
@@ -244,7 +306,9 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
     s.n = h.n;
     s.k = h.k;
     s.dtype = h.dtype;
-    push("gemm", std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k), h.seconds, cm.gemm(s));
+    // Transformer-shaped (n, k multiples of 64: model dimensions) vs arbitrary sizes.
+    const char* kind = (h.n % 64 == 0 && h.k % 64 == 0) ? "gemm" : "gemm_odd";
+    push(kind, std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k), h.seconds, cm.gemm(s));
   }
   for (const auto& h : p.holdout_prefill) {
     AttentionPrefillShape s;
@@ -270,6 +334,7 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
     push("attention_decode", o.str(), h.seconds, cm.attention_decode(s));
   }
   for (const auto& h : p.holdout_memory) {
+    if (h.seconds < min_gemm_seconds) continue;
     std::ostringstream o;
     o << std::int64_t(h.bytes) << " B";
     push("memory_bound", o.str(), h.seconds, cm.memory_bound(h.bytes));
@@ -279,7 +344,7 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
 
 std::vector<HoldoutStats> holdout_stats(const std::vector<HoldoutRow>& rows) {
   std::vector<HoldoutStats> out;
-  for (const char* kind : {"gemm", "attention_prefill", "attention_decode", "memory_bound"}) {
+  for (const char* kind : {"gemm", "gemm_odd", "attention_prefill", "attention_decode", "memory_bound"}) {
     std::vector<double> e;
     for (const auto& r : rows)
       if (r.kind == kind) e.push_back(r.rel_error);

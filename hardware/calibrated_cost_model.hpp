@@ -48,7 +48,8 @@ std::unique_ptr<CalibratedCostModel> make_calibrated_cost_model(const std::strin
 
 /// One held-out measurement against the model's prediction.
 struct HoldoutRow {
-  std::string kind;   ///< "gemm", "attention_prefill", "attention_decode", "memory_bound"
+  std::string kind;   ///< "gemm" (n, k multiples of 64), "gemm_odd" (other sizes), "attention_prefill",
+                      ///< "attention_decode", "memory_bound"
   std::string shape;  ///< e.g. "bf16 777x5120x3000"
   double measured_seconds = 0, predicted_seconds = 0;
   double rel_error = 0;  ///< |predicted − measured| / measured
@@ -62,8 +63,9 @@ struct HoldoutStats {
   double median = 0, p90 = 0, max = 0;  ///< of rel_error
 };
 
-/// Predicts every held-out measurement of `p` with `cm`. GEMMs shorter than `min_gemm_seconds`
-/// are left out (launch-bound: the accuracy target applies to GEMMs > 10 µs).
+/// Predicts every held-out measurement of `p` with `cm`. GEMMs and memory-bound kernels shorter
+/// than `min_gemm_seconds` are left out (launch-bound, timed within the host's launch jitter: the
+/// accuracy target applies to kernels > 10 µs).
 std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, double min_gemm_seconds = 10e-6);
 /// Median, 90th percentile and max relative error per kind (kinds in a fixed order).
 std::vector<HoldoutStats> holdout_stats(const std::vector<HoldoutRow>& rows);

@@ -169,6 +169,26 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       t.seconds = seconds_grid(need(it.value(), "seconds", f, origin), f + ".seconds", origin, want,
                                std::to_string(t.m.size()) + "×" + std::to_string(t.n.size()) + "×" +
                                    std::to_string(t.k.size()));
+      if (it.value().contains("misaligned")) {
+        const Json& mj = it.value()["misaligned"];
+        std::string mf = f + ".misaligned";
+        t.mis_m = axis(need(mj, "m", mf, origin), mf + ".m", origin);
+        t.mis_nk = axis(need(mj, "nk", mf, origin), mf + ".nk", origin);
+        t.mis_elements = axis(need(mj, "elements", mf, origin), mf + ".elements", origin);
+        t.mis_ratio = seconds_grid(need(mj, "ratio", mf, origin), mf + ".ratio", origin,
+                                   t.mis_elements.size() * t.mis_m.size() * t.mis_nk.size(), "elements × m × nk");
+      }
+      if (it.value().contains("fit_points")) {
+        const Json& fp = it.value()["fit_points"];
+        if (!fp.is_array()) fail(origin, f + ".fit_points", "expected an array of {m, n, k, seconds}");
+        for (std::size_t i = 0; i < fp.size(); ++i) {
+          std::string ff = f + ".fit_points[" + std::to_string(i) + "]";
+          std::array<double, 4> r{};
+          const char* keys[] = {"m", "n", "k", "seconds"};
+          for (int q = 0; q < 4; ++q) r[q] = number(need(fp[i], keys[q], ff, origin), ff + "." + keys[q], origin, 1e-12);
+          t.fit_points.push_back(r);
+        }
+      }
       if (!p.ceilings.gemm_TFLOPs.count(t.dtype)) fail(origin, "ceilings.gemm_TFLOPs." + it.key(), "missing for a tabled format");
       p.gemm.push_back(std::move(t));
     }

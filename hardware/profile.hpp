@@ -3,6 +3,7 @@
 // CalibratedCostModel interpolates, held-out measurements for accuracy, per-kernel results and
 // NCCL sweeps. Written by `infraplan-calibrate` (calib_kernels/), stored as JSON (schema in
 // docs/calibration.md), shipped embedded for the catalog GPUs (hardware/profiles/*.json).
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -21,6 +22,14 @@ struct GemmTable {
   std::vector<double> m, n, k;   ///< grid axes (elements)
   std::vector<double> seconds;   ///< [m.size()][n.size()][k.size()], row-major
   double at(std::size_t i, std::size_t j, std::size_t l) const { return seconds[(i * n.size() + j) * k.size() + l]; }
+  /// Measured slow-down when n and k are multiples of only `mis_elements[e]` elements (rows not
+  /// 16-byte aligned), over (m, n = k = nk): mis_ratio[e][m][nk], NaN = no algorithm.
+  std::vector<double> mis_m, mis_nk, mis_elements, mis_ratio;
+  /// Off-grid aligned shapes timed in the same run, for fitting the tile quanta: {m, n, k, seconds}.
+  std::vector<std::array<double, 4>> fit_points;
+  /// Tile quanta (elements) m and n are rounded up to before interpolation (m, n > quantum);
+  /// 1 = none. Chosen by the CalibratedCostModel from fit_points.
+  double quantum_m = 1, quantum_n = 1;
 };
 
 /// Causal (or not) attention-prefill forward times with q_len = kv_len = seq_len.

@@ -90,6 +90,18 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
       }
       Json tj = measured["tables"]["gemm"][name];
       tj["seconds"] = secs;
+      if (tj.contains("fit_points"))
+        for (auto& fpt : tj["fit_points"]) {
+          GemmShape s;
+          s.m = fpt["m"].get<std::int64_t>();
+          s.n = fpt["n"].get<std::int64_t>();
+          s.k = fpt["k"].get<std::int64_t>();
+          s.dtype = t.dtype;
+          double bytes = gemm_min_bytes(s);
+          double rf = std::max(s.flops() / pf, bytes / (from.hbm_GBps * 1e9));
+          double rt = std::max(s.flops() / pt, bytes / (to.hbm_GBps * 1e9));
+          fpt["seconds"] = scale_time(fpt["seconds"].get<double>(), launch, rt / rf);
+        }
       gemm[name] = tj;
       ceil[name] = check.ceilings.gemm_TFLOPs.at(t.dtype) * pt / pf;
     }

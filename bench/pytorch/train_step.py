@@ -165,6 +165,18 @@ def main():
                     configs.append((name, mb, ck))
     results = []
     t0 = time.time()
+    out = {
+        "what": "GPT-2-shaped training steps in plain PyTorch (validation data for the training simulator)",
+        "command": "python3 bench/pytorch/train_step.py " + " ".join(sys.argv[1:]),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "gpu": torch.cuda.get_device_name(0),
+        "gpu_memory_bytes": torch.cuda.get_device_properties(0).total_memory,
+        "torch_version": torch.__version__,
+        "cuda_version": torch.version.cuda,
+        "cudnn_version": torch.backends.cudnn.version(),
+        "seed": args.seed,
+        "configs": results,
+    }
     for name, mb, ck in configs:
         try:
             r = measure(name, mb, ck, args.warmup, args.steps, args.seed)
@@ -178,21 +190,10 @@ def main():
                   f"({time.time()-t0:.0f}s)", flush=True)
         else:
             print(f"{name:10s} mb={mb:3d} ckpt={'on ' if ck else 'off'} OOM", flush=True)
-    out = {
-        "what": "GPT-2-shaped training steps in plain PyTorch (validation data for the training simulator)",
-        "command": "python3 bench/pytorch/train_step.py " + " ".join(sys.argv[1:]),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "gpu": torch.cuda.get_device_name(0),
-        "gpu_memory_bytes": torch.cuda.get_device_properties(0).total_memory,
-        "torch_version": torch.__version__,
-        "cuda_version": torch.version.cuda,
-        "cudnn_version": torch.backends.cudnn.version(),
-        "seed": args.seed,
-        "configs": results,
-    }
-    with open(args.out, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+        # Written after every config, so a run cut short keeps what it measured.
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=1)
+            f.write("\n")
 
 
 if __name__ == "__main__":
