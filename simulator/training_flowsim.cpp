@@ -64,7 +64,10 @@ FlowSimRun execute_on_simgrid(const strat::WorkGraph& g, const coll::CommModel& 
     const auto& ranks = g.groups[std::size_t(op.group)];
     if (op.comm == strat::CommOp::SendRecv) {
       const int peer = ranks[0] == rank ? ranks[1] : ranks[0];
-      task[std::size_t(i)] = sim.add_transfer(rank, peer, op.bytes, deps, stream);
+      // One stream per ordered pair: a rank's sends and the transfers it receives do not queue
+      // behind each other (NCCL posts them on separate channels).
+      task[std::size_t(i)] = sim.add_transfer(rank, peer, op.bytes, deps,
+                                              stream + " " + std::to_string(rank) + ">" + std::to_string(peer));
       continue;
     }
     if (op.join >= 0 && join_task[std::size_t(op.join)] >= 0) {

@@ -40,6 +40,7 @@ Json TrainingResult::to_json() const {
   for (const auto& [k, v] : comm_size_per_gpu) sizes[k] = v;
   return {{"mode", mode},
           {"backend", backend},
+          {"simgrid_activities", simgrid_activities},
           {"iteration_time_s", iteration_time_s},
           {"tokens_per_s", tokens_per_s},
           {"mfu", mfu},
