@@ -1,0 +1,78 @@
+// Predicted vs measured PyTorch training steps on one H200 (docs/data/h200_pytorch_train.json:
+// GPT-2-shaped models, AMP bf16 autocast, fp32 master weights, fused AdamW, activation
+// checkpointing per block on/off). Step time from the simulator with the H200's embedded
+// calibrated profile; memory from the ledger without the CUDA context (PyTorch's
+// max_memory_allocated does not include it). Nothing is fitted to these runs. The table goes to
+// docs/accuracy.md.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "hardware/calibrated_cost_model.hpp"
+#include "hardware/profile.hpp"
+#include "hardware/roofline_cost_model.hpp"
+#include "model/error.hpp"
+#include "simulator/training_sim.hpp"
+
+namespace infraplan::sim::train {
+namespace {
+
+TEST(TrainingAccuracy, PyTorchStepsOnH200) {
+  const std::string path = std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/h200_pytorch_train.json";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  const Json d = read_json_file(path);
+  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
+  c.gpus_per_node = 1;
+  std::unique_ptr<hw::CostModel> cost;
+  std::string cost_name = "embedded h200 profile";
+  try {
+    cost = hw::make_calibrated_cost_model(c.gpu.name);
+  } catch (const Error& e) {
+    cost = std::make_unique<hw::RooflineCostModel>(c.gpu);
+    cost_name = std::string("roofline (profile unusable: ") + e.what() + ")";
+  }
+  coll::CommModel comm(c);
+  std::printf("cost model: %s\n", cost_name.c_str());
+  std::printf("| model | micro-batch | checkpointing | measured step | predicted | error | measured memory | predicted | error |\n"
+              "|---|---|---|---|---|---|---|---|---|\n");
+  double t_abs = 0, m_abs = 0;
+  int n = 0;
+  for (const auto& row : d.at("configs")) {
+    const auto& dims = row.at("dims");
+    model::ModelSpec m = model::preset("gpt2-124m");
+    m.name = row.at("model").get<std::string>();
+    m.hidden = dims.at("hidden").get<std::int64_t>();
+    m.layers = dims.at("layers").get<std::int64_t>();
+    m.heads = m.kv_heads = dims.at("heads").get<std::int64_t>();
+    m.head_dim = m.hidden / m.heads;
+    m.ffn_hidden = dims.at("ffn").get<std::int64_t>();
+    m.vocab = dims.at("vocab").get<std::int64_t>();
+    m.max_seq = dims.at("seq").get<std::int64_t>();
+    m.tied_embeddings = dims.at("tied_embeddings").get<bool>();
+    strat::TrainingConfig t;
+    t.seq_len = m.max_seq;
+    t.micro_batch = row.at("micro_batch").get<std::int64_t>();
+    t.global_batch = t.micro_batch;
+    t.precision = strat::Precision::AmpBF16;
+    const std::string ckpt = row.at("checkpointing").get<std::string>();
+    t.recompute = ckpt == "none" ? model::Recompute::None : model::Recompute::Full;
+    strat::resolve_training(t, m, c);
+    auto r = simulate_training(m, c, t, *cost, comm);
+    const double meas_t = row.at("step_seconds_median").get<double>();
+    const double meas_m = row.at("max_memory_allocated_bytes").get<double>();
+    const double pred_m = r.peak_bytes - r.ledger.line("cuda_context") - r.ledger.line("nccl_buffers");
+    const double et = (r.iteration_time_s - meas_t) / meas_t, em = (pred_m - meas_m) / meas_m;
+    std::printf("| %s | %lld | %s | %.1f ms | %.1f ms | %+.1f%% | %.2f GiB | %.2f GiB | %+.1f%% |\n", m.name.c_str(),
+                (long long)t.micro_batch, ckpt.c_str(), 1e3 * meas_t, 1e3 * r.iteration_time_s, 100 * et,
+                meas_m / 1073741824.0, pred_m / 1073741824.0, 100 * em);
+    t_abs += std::abs(et), m_abs += std::abs(em), ++n;
+    EXPECT_LT(std::abs(et), 0.6) << m.name;
+    EXPECT_LT(std::abs(em), 0.6) << m.name;
+  }
+  std::printf("mean |error|: step time %.1f%%, memory %.1f%% over %d configs\n", 100 * t_abs / n, 100 * m_abs / n, n);
+}
+
+}  // namespace
+}  // namespace infraplan::sim::train
