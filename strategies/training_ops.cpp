@@ -110,6 +110,11 @@ class Builder {
     return push(o);
   }
   int last() const { return int(ops.size()) - 1; }
+  /// Makes the last op depend on `deps` instead of the op before it.
+  void depend_last_on(std::vector<int> deps) {
+    ops.back().deps = std::move(deps);
+    ops.back().explicit_deps = true;
+  }
 
  private:
   int push(OpTemplate o) {
@@ -191,9 +196,10 @@ void attention_core(Builder& b, const OpContext& c, const Shapes& s, bool backwa
   }
 }
 
+// TP communication after a column/row-parallel pair: all-reduce without SP; with SP an
+// all-gather before the column-parallel GEMM (`gather`) or a reduce-scatter after the row one.
 void tp_collective(Builder& b, const OpContext& c, bool gather, const char* name_ar, const char* name_ag,
-                   const char* name_rs, OpCategory cat_unused) {
-  (void)cat_unused;
+                   const char* name_rs) {
   const auto& t = *c.cfg;
   if (t.tp == 1) return;
   const double full = double(c.tokens) * double(c.model->hidden) * c.act_bytes;
@@ -226,14 +232,14 @@ void forward_layer(Builder& b, const OpContext& c, std::int64_t layer, OpCategor
     b.mem("weight_cast", p * (t.precision == Precision::AmpBF16 ? 6.0 : 3.0), cat);
   }
   norm(b, c, "norm1", 1, cat);
-  tp_collective(b, c, true, "", "tp_allgather", "", cat);
+  tp_collective(b, c, true, "", "tp_allgather", "");
   b.gemm("qkv", s.T, s.qkv_n, s.h, cat);
   attention_core(b, c, s, false, cat);
   b.gemm("attn_proj", s.T, s.h, s.o_k, cat);
-  tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter", cat);
+  tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter");
   b.mem("residual_add", 3 * resid, cat);
   norm(b, c, "norm2", 1, cat);
-  tp_collective(b, c, true, "", "tp_allgather", "", cat);
+  tp_collective(b, c, true, "", "tp_allgather", "");
   if (!is_moe_layer(m, layer)) {
     b.gemm("mlp_up", s.T, s.up_mult * s.ffn_r, s.h, cat);
     b.mem("activation", double(s.T) * double(s.ffn_r) * c.act_bytes * (s.up_mult + 1), cat);
@@ -245,16 +251,15 @@ void forward_layer(Builder& b, const OpContext& c, std::int64_t layer, OpCategor
                                                           double(e.experts) * t.moe_imbalance));
     const std::int64_t ew = e.expert_ffn_hidden / t.tp;
     b.gemm("router", s.T, e.experts, s.h, cat);
-    const int router = b.last();
     const double routed = double(s.T) * double(e.top_k) * double(s.h) * c.act_bytes;
     b.mem("permute", 2 * routed, cat);
     const int dispatch = b.comm("ep_dispatch", OpCategory::CommEP, Stream::EP, CommOp::AllToAll,
                                 routed * t.moe_imbalance, GroupKind::EP, {b.last()});
     if (e.shared_experts > 0) {
       b.gemm("shared_up", s.T, s.up_mult * e.shared_experts * ew, s.h, cat);
+      b.depend_last_on({dispatch - 1});  // overlaps the dispatch
       b.gemm("shared_down", s.T, s.h, e.shared_experts * ew, cat);
     }
-    (void)router;
     b.compute("expert_wait", 0, 0, cat, {b.last(), dispatch});
     b.gemm("expert_up", per_expert, s.up_mult * ew, s.h, cat, local_experts);
     b.mem("expert_activation", double(per_expert * local_experts) * double(ew) * c.act_bytes * (s.up_mult + 1), cat);
@@ -263,7 +268,7 @@ void forward_layer(Builder& b, const OpContext& c, std::int64_t layer, OpCategor
            {b.last()});
     b.mem("unpermute", 2 * routed, cat);
   }
-  tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter", cat);
+  tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter");
   b.mem("residual_add", 3 * resid, cat);
 }
 
@@ -283,7 +288,7 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
   if (t.recompute == model::Recompute::Full) forward_layer(b, c, layer, OpCategory::Recompute);
   const double resid = (t.sp ? double(s.T) / t.tp : double(s.T)) * double(s.h) * c.act_bytes;
   // MLP block backward (row-parallel down, column-parallel up).
-  tp_collective(b, c, true, "", "tp_allgather_grad", "", OpCategory::Compute);
+  tp_collective(b, c, true, "", "tp_allgather_grad", "");
   if (!is_moe_layer(m, layer)) {
     b.gemm("mlp_down_bwd", s.T, s.h, s.ffn_r, OpCategory::Compute, 1, 2);
     b.mem("activation_bwd", double(s.T) * double(s.ffn_r) * c.act_bytes * (2 * s.up_mult + 1));
@@ -304,7 +309,10 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
     b.gemm("expert_up_bwd", per_expert, s.up_mult * ew, s.h, OpCategory::Compute, local_experts, 2);
     const int dispatch = b.comm("ep_dispatch_bwd", OpCategory::CommEP, Stream::EP, CommOp::AllToAll,
                                 routed * t.moe_imbalance, GroupKind::EP, {b.last()});
-    if (e.shared_experts > 0) b.gemm("shared_bwd", s.T, s.h, 3 * e.shared_experts * ew, OpCategory::Compute, 1, 2);
+    if (e.shared_experts > 0) {
+      b.gemm("shared_bwd", s.T, s.h, 3 * e.shared_experts * ew, OpCategory::Compute, 1, 2);
+      b.depend_last_on({dispatch - 1});  // overlaps the dispatch
+    }
     b.compute("expert_wait", 0, 0, OpCategory::Compute, {b.last(), dispatch});
     b.mem("permute_bwd", 2 * routed);
     b.gemm("router_bwd", s.T, e.experts, s.h, OpCategory::Compute, 1, 2);
@@ -316,16 +324,15 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
            t.sp ? CommOp::ReduceScatter : CommOp::AllReduce, double(s.T) * double(s.h) * c.act_bytes, GroupKind::TP,
            {dgrad});
   const int tp_comm = b.last();
-  if (!is_moe_layer(m, layer)) b.compute("mlp_up_wgrad", 0, 0, OpCategory::Compute, {dgrad});
   if (!is_moe_layer(m, layer)) {
     hw::GemmShape g{s.h, s.up_mult * s.ffn_r, s.T, c.gemm_dtype, 1};
-    b.ops.back().seconds = c.cost->gemm(g).seconds, b.ops.back().flops = g.flops();
+    b.compute("mlp_up_wgrad", c.cost->gemm(g).seconds, g.flops(), OpCategory::Compute, {dgrad});
   }
   b.compute("tp_wait", 0, 0, OpCategory::Compute, {b.last(), tp_comm});
   norm(b, c, "norm2_bwd", 2, OpCategory::Compute);
   b.mem("residual_bwd", 2 * resid);
   // Attention block backward.
-  tp_collective(b, c, true, "", "tp_allgather_grad", "", OpCategory::Compute);
+  tp_collective(b, c, true, "", "tp_allgather_grad", "");
   b.gemm("attn_proj_bwd", s.T, s.h, s.o_k, OpCategory::Compute, 1, 2);
   if (t.recompute == model::Recompute::Selective) attention_core(b, c, s, false, OpCategory::Recompute);
   attention_core(b, c, s, true, OpCategory::Compute);
@@ -349,7 +356,7 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
 std::vector<OpTemplate> embedding_forward_ops(const OpContext& c) {
   Builder b(c);
   b.mem("embedding", 2.0 * double(c.tokens) * double(c.model->hidden) * c.act_bytes);
-  tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter", OpCategory::Compute);
+  tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter");
   return std::move(b.ops);
 }
 
@@ -363,7 +370,7 @@ std::vector<OpTemplate> head_forward_ops(const OpContext& c) {
   const auto& t = *c.cfg;
   Builder b(c);
   norm(b, c, "final_norm", 1, OpCategory::Compute);
-  tp_collective(b, c, true, "", "tp_allgather", "", OpCategory::Compute);
+  tp_collective(b, c, true, "", "tp_allgather", "");
   const std::int64_t v = c.model->vocab / t.tp;
   b.gemm("lm_head", c.tokens, v, c.model->hidden);
   // Vocab-parallel cross-entropy: max, sum-exp and target logit all-reduced over TP (fp32).
@@ -380,7 +387,7 @@ std::vector<OpTemplate> head_backward_ops(const OpContext& c) {
   const std::int64_t v = c.model->vocab / t.tp;
   b.mem("cross_entropy_bwd", double(c.tokens) * double(v) * (4 + c.act_bytes));
   b.gemm("lm_head_bwd", c.tokens, v, c.model->hidden, OpCategory::Compute, 1, 2);
-  tp_collective(b, c, false, "tp_allreduce_grad", "", "tp_reducescatter_grad", OpCategory::Compute);
+  tp_collective(b, c, false, "tp_allreduce_grad", "", "tp_reducescatter_grad");
   norm(b, c, "final_norm_bwd", 2, OpCategory::Compute);
   return std::move(b.ops);
 }
