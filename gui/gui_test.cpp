@@ -1,0 +1,183 @@
+// Qt Test suite of the desktop planner (run offscreen: QT_QPA_PLATFORM=offscreen).
+#include <QAbstractBarSeries>
+#include <QAreaSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QFile>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "gui/evaluation.hpp"
+#include "gui/input_panel.hpp"
+#include "gui/inputs.hpp"
+#include "gui/ledger_chart.hpp"
+#include "gui/main_window.hpp"
+#include "gui/memory_tab.hpp"
+#include "gui/serving_charts.hpp"
+#include "gui/training_charts.hpp"
+#include "gui/training_tab.hpp"
+#include "gui/serving_tab.hpp"
+#include "strategies/memory_ledger.hpp"
+#include "strategies/scenario.hpp"
+
+using namespace infraplan;
+using namespace infraplan::gui;
+
+namespace {
+
+const QString kOneA100 = QStringLiteral(INFRAPLAN_SOURCE_DIR "/scenarios/memory_llama2_7b_one_a100.json");
+
+// Sum of every bar segment of every stacked bar series in `chart`, in the chart's unit.
+double stacked_total(QChart* chart) {
+  double sum = 0;
+  for (auto* s : chart->series())
+    if (auto* bars = qobject_cast<QAbstractBarSeries*>(s))
+      for (auto* set : bars->barSets())
+        for (int i = 0; i < set->count(); ++i) sum += set->at(i);
+  return sum;
+}
+
+}  // namespace
+
+class GuiTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void ledgerChartMatchesLedger() {
+    const auto sc = strat::load_scenario(kOneA100.toStdString());
+    const auto ledger = strat::training_memory_peak(sc.model, sc.cluster, *sc.training);
+    const LedgerChart c = build_ledger_chart(ledger);
+    std::unique_ptr<QChart> owner(c.chart);
+    const double GiB = 1073741824.0;
+    QVERIFY(std::abs(stacked_total(c.chart) * GiB - ledger.total_bytes()) < 1e-6 * ledger.total_bytes());
+    QVERIFY(std::abs(c.stack_total_GiB * GiB - ledger.total_bytes()) < 1e-6 * ledger.total_bytes());
+    QCOMPARE(c.capacity_GiB * GiB, ledger.capacity_bytes);
+    QVERIFY2(c.verdict.startsWith("does not fit by"), qPrintable(c.verdict));
+    QCOMPARE(c.verdict, QString::fromStdString(ledger.verdict()));
+  }
+
+  void windowShowsLedgerOfScenario() {
+    MainWindow w;
+    QVERIFY(w.waitUntilIdle(5000));
+    QVERIFY(w.openScenario(kOneA100));
+    QVERIFY(w.waitUntilIdle(5000));
+    const auto sc = strat::load_scenario(kOneA100.toStdString());
+    const auto ledger = strat::training_memory_peak(sc.model, sc.cluster, *sc.training);
+    QChart* chart = w.memoryTab()->chartView()->chart();
+    QVERIFY(std::abs(stacked_total(chart) * 1073741824.0 - ledger.total_bytes()) < 1e-6 * ledger.total_bytes());
+    QVERIFY2(w.memoryTab()->headline().contains("does not fit by"), qPrintable(w.memoryTab()->headline()));
+    QVERIFY(w.inputPanel()->errorText().isEmpty());
+  }
+
+  void invalidInputShowsFieldAndKeepsResults() {
+    MainWindow w;
+    QVERIFY(w.waitUntilIdle(5000));  // llama2-7b on one DGX A100 (8 GPUs), tp=1
+    const auto before = w.memoryEvaluation();
+    QVERIFY(before);
+    const QString headline = w.memoryTab()->headline();
+    const double total = stacked_total(w.memoryTab()->chartView()->chart());
+
+    auto* tp = qobject_cast<QSpinBox*>(w.inputPanel()->fieldWidget("training.tp"));
+    QVERIFY(tp);
+    tp->setValue(3);  // 32 heads
+    QVERIFY(w.waitUntilIdle(5000));
+    const QString err = w.inputPanel()->errorText();
+    QVERIFY2(err.contains("training.tp"), qPrintable(err));
+    QVERIFY2(err.contains("3"), qPrintable(err));
+    QCOMPARE(w.inputPanel()->invalidField(), QString("training.tp"));
+    QCOMPARE(w.memoryEvaluation(), before);  // previous results intact
+    QCOMPARE(w.memoryTab()->headline(), headline);
+    QCOMPARE(stacked_total(w.memoryTab()->chartView()->chart()), total);
+
+    tp->setValue(2);
+    QVERIFY(w.waitUntilIdle(5000));
+    QVERIFY(w.inputPanel()->errorText().isEmpty());
+    QVERIFY(w.inputPanel()->invalidField().isEmpty());
+    QVERIFY(w.memoryEvaluation() != before);
+    QCOMPARE(w.memoryEvaluation()->scenario.training->tp, 2);
+  }
+
+  void exportJsonEqualsLedger() {
+    MainWindow w;
+    QVERIFY(w.openScenario(kOneA100));
+    QVERIFY(w.waitUntilIdle(5000));
+    QTemporaryDir dir;
+    const QString path = dir.filePath("memory.json");
+    QString error;
+    QVERIFY2(w.exportResultsJson(path, &error), qPrintable(error));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const Json j = Json::parse(f.readAll().toStdString());  // throws on invalid JSON
+    const auto ev = w.memoryEvaluation();
+    const Json ledger = ev->ledger.to_json();
+    for (const auto& [k, v] : ledger.items()) QCOMPARE(QString::fromStdString(j.at(k).dump()), QString::fromStdString(v.dump()));
+    QCOMPARE(j.at("scenario").get<std::string>(), std::string("llama2-7b-one-a100"));
+    QCOMPARE(j.at("training").dump(), ev->scenario.training->to_json().dump());
+
+    // A write that cannot happen reports the file and leaves nothing behind.
+    const QString bad = dir.filePath("missing/sub/memory.json");
+    QVERIFY(!w.exportResultsJson(bad, &error));
+    QVERIFY2(error.contains("missing/sub/memory.json"), qPrintable(error));
+    QVERIFY(!QFile::exists(bad));
+    // A PNG of the chart.
+    QVERIFY2(w.exportChartPng(dir.filePath("memory.png"), &error), qPrintable(error));
+    QImage img(dir.filePath("memory.png"));
+    QVERIFY(!img.isNull());
+  }
+
+  void scenarioRoundTripsThroughInputs() {
+    const Json raw = read_json_file(kOneA100.toStdString());
+    const Inputs in = inputs_from_scenario(raw);
+    QCOMPARE(in.cluster, std::string("dgx-a100-80gb"));
+    QCOMPARE(in.gpus_per_node, 1);
+    QCOMPARE(in.training.recompute, std::string("full"));
+    const auto a = strat::scenario_from_json(raw, "a");
+    const auto b = strat::scenario_from_json(to_scenario(in), "b");
+    QCOMPARE(b.training->to_json().dump(), a.training->to_json().dump());
+    QCOMPARE(b.cluster.to_json().dump(), a.cluster.to_json().dump());
+  }
+
+  void windowSimulatesTrainingAndSwitchesTabs() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openScenario(INFRAPLAN_SOURCE_DIR "/scenarios/train_gpt2_124m_1xh200.json"));
+    w.evaluate(true);
+    QVERIFY(w.waitUntilIdle(8000));
+    QVERIFY2(w.inputPanel()->errorText().isEmpty(), qPrintable(w.inputPanel()->errorText()));
+    QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::TrainingTabIndex));
+    const auto ev = w.trainingEvaluation();
+    QVERIFY(ev && ev->training);
+    QVERIFY(ev->training->iteration_time_s > 0);
+    QVERIFY(w.trainingTab()->headline().contains("MFU"));
+    // The breakdown adds up to the iteration time; the timeline has spans.
+    QChart* breakdown = w.trainingTab()->breakdownView()->chart();
+    const double stage0_ms = stacked_total(breakdown) / double(std::max<std::size_t>(1, ev->training->stage_breakdown.size()));
+    QVERIFY(stage0_ms > 0);
+    QVERIFY(!timeline_spans(*ev->training, 0).empty());
+    QVERIFY(!w.trainingTab()->timelineView()->chart()->series().isEmpty());
+    QCOMPARE(w.currentResultsJson().at("iteration_time_s").get<double>(), ev->training->iteration_time_s);
+
+    for (int i : {int(MainWindow::MemoryTabIndex), int(MainWindow::ServingTabIndex), int(MainWindow::TrainingTabIndex)}) {
+      w.tabs()->setCurrentIndex(i);
+      QCOMPARE(w.tabs()->currentIndex(), i);
+      QVERIFY(w.tabs()->currentWidget()->isVisible());
+    }
+    w.tabs()->setCurrentIndex(MainWindow::ServingTabIndex);
+    QVERIFY(w.currentResultsJson().is_null());  // nothing simulated there yet
+  }
+
+  void cdfPointsAreMonotone() {
+    const auto pts = cdf_points({5, 1, 0, 3, 3, 2, -1});
+    QCOMPARE(int(pts.size()), 5);
+    QCOMPARE(pts.front().first, 1.0);
+    QCOMPARE(pts.back().first, 5.0);
+    QCOMPARE(pts.back().second, 1.0);
+    for (std::size_t i = 1; i < pts.size(); ++i) QVERIFY(pts[i].second >= pts[i - 1].second);
+  }
+};
+
+QTEST_MAIN(GuiTest)
+#include "gui_test.moc"

@@ -1,0 +1,286 @@
+#include "gui/main_window.hpp"
+
+#include <QApplication>
+#include <QChartView>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "gui/export.hpp"
+#include "gui/input_panel.hpp"
+#include "gui/memory_tab.hpp"
+#include "gui/serving_tab.hpp"
+#include "gui/training_tab.hpp"
+#include "model/error.hpp"
+
+namespace infraplan::gui {
+
+namespace {
+
+Outcome run_evaluation(const EvaluationRequest& req) {
+  try {
+    return {evaluate(req), {}};
+  } catch (const std::exception& e) {  // infraplan::Error and the library's other exceptions
+    return {nullptr, QString::fromUtf8(e.what())};
+  }
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle("infraplan — cluster planner");
+  inputs_ = new InputPanel;
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(inputs_);
+  scroll->setWidgetResizable(true);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setMinimumWidth(inputs_->sizeHint().width() + 24);
+
+  tabs_ = new QTabWidget;
+  memory_ = new MemoryTab;
+  training_ = new TrainingTab;
+  serving_ = new ServingTab;
+  tabs_->insertTab(MemoryTabIndex, memory_, "Memory");
+  tabs_->insertTab(TrainingTabIndex, training_, "Training");
+  tabs_->insertTab(ServingTabIndex, serving_, "Serving");
+
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(scroll);
+  split->addWidget(tabs_);
+  split->setStretchFactor(1, 1);
+  setCentralWidget(split);
+
+  status_ = new QLabel;
+  busy_bar_ = new QProgressBar;
+  busy_bar_->setRange(0, 0);  // indeterminate: a busy indicator
+  busy_bar_->setMaximumWidth(160);
+  busy_bar_->setVisible(false);
+  statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(busy_bar_);
+
+  watcher_ = new QFutureWatcher<Outcome>(this);
+  connect(watcher_, &QFutureWatcher<Outcome>::finished, this, &MainWindow::onFinished);
+  debounce_ = new QTimer(this);
+  debounce_->setSingleShot(true);
+  debounce_->setInterval(250);
+  connect(debounce_, &QTimer::timeout, this, [this] { evaluate(false); });
+  connect(inputs_, &InputPanel::changed, debounce_, qOverload<>(&QTimer::start));
+  connect(inputs_, &InputPanel::runRequested, this, [this] { evaluate(true); });
+
+  buildMenus();
+  resize(1360, 860);
+  evaluate(false);
+}
+
+MainWindow::~MainWindow() {
+  // A simulation cannot be interrupted; let it end before the window's members go.
+  watcher_->waitForFinished();
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  file->addAction("&Open scenario…", QKeySequence::Open, this, &MainWindow::onOpenScenario);
+  file->addAction("Open &model config (config.json)…", this, &MainWindow::onOpenModelConfig);
+  file->addSeparator();
+  file->addAction("Export results as &JSON…", QKeySequence("Ctrl+E"), this, &MainWindow::onExportJson);
+  file->addAction("Export chart as &PNG…", QKeySequence("Ctrl+Shift+E"), this, &MainWindow::onExportPng);
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+  QMenu* run = menuBar()->addMenu("&Run");
+  run->addAction("Run &simulation", QKeySequence("Ctrl+R"), this, [this] { evaluate(true); });
+}
+
+void MainWindow::evaluate(bool simulate) {
+  debounce_->stop();
+  const Inputs in = inputs_->inputs();
+  EvaluationRequest req;
+  try {
+    req.scenario = to_scenario(in);
+  } catch (const std::exception& e) {
+    inputs_->showError(QString::fromUtf8(e.what()));
+    emit evaluationFinished(false);
+    return;
+  }
+  req.base_dir = in.base_dir;
+  req.job = in.job;
+  req.simulate = simulate;
+  req.serving_batch = in.serving.batch;
+  req.serving_context = in.serving.context;
+  start(req);
+}
+
+void MainWindow::start(const EvaluationRequest& req) {
+  if (running_) {
+    // The newest request waits; a queued simulation is not downgraded by a later memory edit.
+    const bool keep_sim = pending_ && pending_->simulate;
+    pending_ = req;
+    if (keep_sim) pending_->simulate = true;
+    return;
+  }
+  running_ = req;
+  busy_bar_->setVisible(true);
+  showStatus(req.simulate ? (req.job == Job::Training ? "Simulating one training iteration…" : "Simulating the serving workload…")
+                          : "Computing the memory ledger…");
+  watcher_->setFuture(QtConcurrent::run(run_evaluation, req));
+}
+
+void MainWindow::onFinished() {
+  const Outcome out = watcher_->result();
+  const bool simulated = running_ && running_->simulate;
+  running_.reset();
+  if (!out.evaluation) {
+    inputs_->showError(out.error);
+    showStatus("Not evaluated: the inputs are invalid (previous results kept).");
+  } else {
+    inputs_->showError({});
+    const auto& ev = out.evaluation;
+    memory_ev_ = ev;
+    memory_->show(*ev);
+    if (ev->training) {
+      training_ev_ = ev;
+      training_->show(*ev);
+    } else if (training_ev_ && ev->job == Job::Training && training_ev_->scenario.raw != ev->scenario.raw) {
+      training_->setNote("The inputs changed since this simulation; press “Run simulation” to update it.");
+    }
+    if (ev->serving) {
+      serving_ev_ = ev;
+      serving_->show(*ev);
+    } else if (serving_ev_ && ev->job == Job::Serving && serving_ev_->scenario.raw != ev->scenario.raw) {
+      serving_->setNote("The inputs changed since this simulation; press “Run simulation” to update it.");
+    }
+    if (simulated) tabs_->setCurrentIndex(ev->job == Job::Training ? TrainingTabIndex : ServingTabIndex);
+    showStatus(QString::fromStdString(ev->scenario.model.name + " on " + ev->scenario.cluster.name + ": " +
+                                      ev->ledger.verdict()));
+  }
+  if (pending_) {
+    const EvaluationRequest next = *pending_;
+    pending_.reset();
+    start(next);
+  } else {
+    busy_bar_->setVisible(false);
+  }
+  emit evaluationFinished(bool(out.evaluation));
+}
+
+bool MainWindow::busy() const { return running_.has_value() || pending_.has_value() || debounce_->isActive(); }
+
+bool MainWindow::waitUntilIdle(int timeout_ms) {
+  QElapsedTimer t;
+  t.start();
+  while (busy()) {
+    if (t.elapsed() > timeout_ms) return false;
+    if (debounce_->isActive()) evaluate(false);
+    QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 20);
+  }
+  return true;
+}
+
+void MainWindow::showStatus(const QString& text) { status_->setText(text); }
+
+bool MainWindow::openScenario(const QString& path) {
+  try {
+    const Json j = read_json_file(path.toStdString());
+    const std::string dir = QFileInfo(path).absolutePath().toStdString();
+    Inputs in = inputs_from_scenario(j, dir);
+    if (!in.base.contains("name")) in.base["name"] = QFileInfo(path).completeBaseName().toStdString();
+    inputs_->setInputs(in);
+  } catch (const std::exception& e) {
+    inputs_->showError(QString::fromUtf8(e.what()));
+    showStatus("Could not open " + path);
+    return false;
+  }
+  setWindowTitle("infraplan — " + QFileInfo(path).fileName());
+  evaluate(false);
+  return true;
+}
+
+void MainWindow::openModelConfig(const QString& path) {
+  Inputs in = inputs_->inputs();
+  in.model = QFileInfo(path).absoluteFilePath().toStdString();
+  in.model_from_base = false;
+  inputs_->setInputs(in);
+  evaluate(false);
+}
+
+void MainWindow::onOpenScenario() {
+  const QString path = QFileDialog::getOpenFileName(this, "Open scenario", "scenarios", "Scenarios (*.json)");
+  if (!path.isEmpty()) openScenario(path);
+}
+
+void MainWindow::onOpenModelConfig() {
+  const QString path =
+      QFileDialog::getOpenFileName(this, "Open model config", {}, "Hugging Face config.json or model JSON (*.json)");
+  if (!path.isEmpty()) openModelConfig(path);
+}
+
+Json MainWindow::currentResultsJson() const {
+  switch (tabs_->currentIndex()) {
+    case MemoryTabIndex:
+      return memory_ev_ ? memory_ev_->memory_json() : Json();
+    case TrainingTabIndex:
+      return training_ev_ ? training_ev_->training_json() : Json();
+    case ServingTabIndex:
+      return serving_ev_ ? serving_ev_->serving_json() : Json();
+    default:
+      return Json();
+  }
+}
+
+QChartView* MainWindow::currentChartView() const {
+  switch (tabs_->currentIndex()) {
+    case MemoryTabIndex:
+      return memory_->chartView();
+    case TrainingTabIndex:
+      return training_ev_ ? training_->timelineView() : nullptr;
+    case ServingTabIndex:
+      return serving_ev_ ? serving_->cdfView() : nullptr;
+    default:
+      return nullptr;
+  }
+}
+
+bool MainWindow::exportResultsJson(const QString& path, QString* error) {
+  const Json j = currentResultsJson();
+  if (j.is_null()) {
+    if (error) *error = "The " + tabs_->tabText(tabs_->currentIndex()) + " tab has no results yet; run it first.";
+    return false;
+  }
+  return save_json(path, j, error);
+}
+
+bool MainWindow::exportChartPng(const QString& path, QString* error) {
+  QChartView* view = currentChartView();
+  if (!view || !view->chart()) {
+    if (error) *error = "The " + tabs_->tabText(tabs_->currentIndex()) + " tab has no chart yet; run it first.";
+    return false;
+  }
+  return save_widget_png(path, view, error);
+}
+
+void MainWindow::onExportJson() {
+  const QString path = QFileDialog::getSaveFileName(this, "Export results as JSON", "results.json", "JSON (*.json)");
+  if (path.isEmpty()) return;
+  QString error;
+  if (!exportResultsJson(path, &error)) QMessageBox::warning(this, "Export failed", error);
+  else showStatus("Wrote " + path);
+}
+
+void MainWindow::onExportPng() {
+  const QString path = QFileDialog::getSaveFileName(this, "Export chart as PNG", "chart.png", "PNG images (*.png)");
+  if (path.isEmpty()) return;
+  QString error;
+  if (!exportChartPng(path, &error)) QMessageBox::warning(this, "Export failed", error);
+  else showStatus("Wrote " + path);
+}
+
+}  // namespace infraplan::gui

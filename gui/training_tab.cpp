@@ -1,0 +1,92 @@
+#include "gui/training_tab.hpp"
+
+#include <QChartView>
+#include <QLabel>
+#include <QLocale>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "gui/ledger_chart.hpp"
+#include "gui/training_charts.hpp"
+
+namespace infraplan::gui {
+
+namespace {
+
+void replace_chart(QChartView* view, QChart* chart) {
+  QChart* old = view->chart();
+  view->setChart(chart);
+  delete old;
+}
+
+QString seconds_text(double s) {
+  if (s >= 1) return QString::number(s, 'f', 3) + " s";
+  return QString::number(1e3 * s, 'f', 1) + " ms";
+}
+
+}  // namespace
+
+TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  headline_ = new QLabel;
+  headline_->setObjectName("trainingHeadline");
+  headline_->setWordWrap(true);
+  headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(headline_);
+  note_ = new QLabel("Press “Run simulation” to simulate one training iteration.");
+  note_->setStyleSheet("color: #555;");
+  layout->addWidget(note_);
+  auto* split = new QSplitter(Qt::Vertical);
+  breakdown_ = new QChartView;
+  timeline_ = new QChartView;
+  for (auto* v : {breakdown_, timeline_}) {
+    v->setRenderHint(QPainter::Antialiasing);
+    v->setMinimumHeight(180);
+    split->addWidget(v);
+  }
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+  layout->addWidget(split, 1);
+}
+
+void TrainingTab::setNote(const QString& text) {
+  note_->setText(text);
+  note_->setVisible(!text.isEmpty());
+}
+
+void TrainingTab::show(const Evaluation& ev) {
+  const auto& r = *ev.training;
+  const auto& t = *ev.scenario.training;
+  const QLocale en(QLocale::English);
+  QString h = QString("<b>%1</b> on <b>%2</b> (%3 GPUs): tp=%4 pp=%5 dp=%6 cp=%7 ep=%8 zero=%9, %10, %11, "
+                      "global batch %12 × %13 tokens in %14 micro-batches")
+                  .arg(QString::fromStdString(ev.scenario.model.name), QString::fromStdString(ev.scenario.cluster.name))
+                  .arg(ev.scenario.cluster.total_gpus())
+                  .arg(t.tp).arg(t.pp).arg(t.dp).arg(t.cp).arg(t.ep).arg(t.zero)
+                  .arg(QString::fromStdString(strat::pp_schedule_name(t.pp_schedule)),
+                       QString::fromStdString(strat::precision_name(t.precision)))
+                  .arg(t.global_batch)
+                  .arg(t.seq_len)
+                  .arg(t.micro_batches());
+  h += QString("<br>iteration <b>%1</b> · <b>%2</b> tokens/s · MFU <b>%3%</b> · HFU %4% · peak %5 of %6 GiB per GPU")
+           .arg(seconds_text(r.iteration_time_s))
+           .arg(en.toString(r.tokens_per_s, 'f', 0))
+           .arg(100 * r.mfu, 0, 'f', 1)
+           .arg(100 * r.hfu, 0, 'f', 1)
+           .arg(to_GiB(r.peak_bytes), 0, 'f', 1)
+           .arg(to_GiB(r.ledger.capacity_bytes), 0, 'f', 1);
+  if (!r.ledger.fits()) h += " <span style='color:#b71c1c'>(does not fit)</span>";
+  h += QString("<br><span style='color:#555'>cost model: %1; %2 mode, %3 backend; %4 ops on %5 lanes</span>")
+           .arg(QString::fromStdString(ev.cost_model), QString::fromStdString(r.mode), QString::fromStdString(r.backend))
+           .arg(qulonglong(r.ops))
+           .arg(qulonglong(r.lanes));
+  for (const auto& w : r.warnings) h += "<br><span style='color:#8a6d00'>warning: " + QString::fromStdString(w).toHtmlEscaped() + "</span>";
+  headline_->setText(h);
+  setNote({});
+  replace_chart(breakdown_, build_breakdown_chart(r));
+  replace_chart(timeline_, build_timeline_chart(r));
+}
+
+QString TrainingTab::headline() const { return headline_->text(); }
+
+}  // namespace infraplan::gui
