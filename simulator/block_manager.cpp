@@ -46,8 +46,10 @@ bool BlockManager::can_allocate(const Sequence& s, const PrefixMatch& m, std::in
 }
 
 bool BlockManager::needs_cow(const Sequence& s) const {
+  // Only blocks taken from the cache can be shared; the rest belong to this sequence alone.
   const std::int64_t i = s.num_computed / block_size_;
-  return i < std::int64_t(s.block_table.size()) && ref_[std::size_t(s.block_table[std::size_t(i)])] > 1;
+  return i < s.shared_blocks && i < std::int64_t(s.block_table.size()) &&
+         ref_[std::size_t(s.block_table[std::size_t(i)])] > 1;
 }
 
 bool BlockManager::can_append(const Sequence& s, std::int64_t new_tokens) const {
@@ -101,6 +103,7 @@ void BlockManager::allocate(Sequence& s, const PrefixMatch& m, std::int64_t toke
   }
   s.num_computed = m.tokens;
   s.num_hashed_blocks = std::int64_t(m.blocks.size());
+  s.shared_blocks = std::int64_t(m.blocks.size());
   if (!s.kv_remote) {  // a PD decode instance receives its KV; that is not a cache hit
     s.cached_tokens = std::min(m.tokens, s.prompt_tokens());
     cache_.stats.queried_tokens += s.prompt_tokens();
@@ -116,6 +119,7 @@ void BlockManager::append(Sequence& s, std::int64_t new_tokens) {
     s.block_table[i] = take_block();
     release_block(old);
     ++stats_.cow_copies;
+    s.shared_blocks = std::int64_t(i);
     if (std::int64_t(i) < s.num_hashed_blocks) s.num_hashed_blocks = std::int64_t(i);
   }
   const std::int64_t want = s.blocks_for(s.num_computed + new_tokens);
@@ -126,11 +130,16 @@ void BlockManager::free(Sequence& s) {
   for (auto it = s.block_table.rbegin(); it != s.block_table.rend(); ++it) release_block(*it);  // tail evicted first
   s.block_table.clear();
   s.num_hashed_blocks = 0;
+  s.shared_blocks = 0;
 }
 
-void BlockManager::register_computed(Sequence& s) {
+void BlockManager::register_computed(Sequence& s, bool all) {
   if (!caching_) return;
-  const std::int64_t full = std::min<std::int64_t>(s.num_computed / block_size_, std::int64_t(s.block_table.size()));
+  std::int64_t full = std::min<std::int64_t>(s.num_computed / block_size_, std::int64_t(s.block_table.size()));
+  if (!all) {
+    const Request& r = s.request();
+    full = std::min<std::int64_t>(full, r.content_key != 0 ? r.shared_tokens / block_size_ : 0);
+  }
   for (std::int64_t i = s.num_hashed_blocks; i < full; ++i) {
     const std::int32_t b = s.block_table[std::size_t(i)];
     if (hash_[std::size_t(b)] != 0) continue;

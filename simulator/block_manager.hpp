@@ -65,8 +65,13 @@ class BlockManager {
   void append(Sequence& s, std::int64_t new_tokens);
   /// Releases every block of `s`; cached blocks become evictable, the rest free.
   void free(Sequence& s);
-  /// Registers the full computed blocks of `s` in the prefix cache.
-  void register_computed(Sequence& s);
+  /// Registers the full computed blocks of `s` in the prefix cache. Blocks whose content is
+  /// unique to `s` (past its shared part) can only ever be hit by `s` itself after a recompute
+  /// preemption, so they are registered only when `all` is set (the scheduler does so before
+  /// preempting). Hits are the same as registering everything; the unique blocks simply go to
+  /// the free list instead of the LRU when freed, which is what LRU would evict first anyway
+  /// once nothing can hit them.
+  void register_computed(Sequence& s, bool all = false);
   /// Moves `s`'s KV to host memory; returns the blocks moved.
   std::int64_t swap_out(Sequence& s);
   /// Brings a swapped sequence back; returns the blocks moved.

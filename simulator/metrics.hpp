@@ -39,7 +39,7 @@ struct Percentiles {
 /// Percentiles by linear interpolation between order statistics; values scaled by `scale`.
 Percentiles percentiles(std::vector<double> v, double scale = 1.0);
 
-/// Log-bucketed histogram (1% relative resolution) for quantiles of very many samples.
+/// Log-bucketed histogram (64 buckets per power of two, ~1% relative resolution) for quantiles of very many samples.
 class LogHistogram {
  public:
   void add(double x, std::int64_t count = 1);

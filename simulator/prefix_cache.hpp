@@ -4,7 +4,6 @@
 // earlier blocks (Sequence::block_hash), so a lookup walks a sequence's blocks from the start and
 // stops at the first miss — vLLM's automatic prefix caching.
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace infraplan::sim::serve {
@@ -28,7 +27,7 @@ class PrefixCache {
   bool insert(std::uint64_t hash, std::int32_t block);
   /// Forgets `hash` (the block is being reused for other content).
   void erase(std::uint64_t hash);
-  std::size_t size() const { return map_.size(); }
+  std::size_t size() const { return size_; }
 
   // LRU of evictable blocks (cached, ref count 0): least recently freed at the front.
   void push_evictable(std::int32_t block);
@@ -41,7 +40,16 @@ class PrefixCache {
   PrefixCacheStats stats;
 
  private:
-  std::unordered_map<std::uint64_t, std::int32_t> map_;
+  // Open addressing with linear probing (key 0 = empty slot), at most half full: the map sees
+  // one insert per filled block and one erase per eviction, so it must be cheap.
+  std::size_t slot(std::uint64_t hash) const { return std::size_t((hash ^ (hash >> 29)) & mask_); }
+  struct Slot {
+    std::uint64_t key = 0;
+    std::int32_t block = -1;
+  };
+  std::vector<Slot> slots_;
+  std::uint64_t mask_ = 0;
+  std::size_t size_ = 0;
   std::vector<std::int32_t> prev_, next_;
   std::vector<char> in_lru_;
   std::int32_t head_ = -1, tail_ = -1, lru_size_ = 0;

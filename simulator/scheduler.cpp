@@ -39,6 +39,7 @@ SchedulerOutput Scheduler::schedule() {
 
 SchedulerOutput Scheduler::schedule_continuous() {
   SchedulerOutput out;
+  out.seqs.reserve(running_.size() + 16);
   std::int64_t budget = cfg_.max_batched_tokens;
   if (cfg_.chunked_prefill) {
     schedule_running(out, budget, false);
@@ -74,6 +75,7 @@ Sequence* Scheduler::preempt_one(SchedulerOutput& out) {
     s->status = SeqStatus::Swapped;
     swapped_.push_back(s);
   } else {
+    bm_.register_computed(*s, true);  // its own blocks stay findable for the recompute
     bm_.free(*s);
     s->num_computed = 0;  // recompute prompt + generated tokens later
     s->kv_remote = false;

@@ -63,6 +63,7 @@ class Sequence {
   std::int64_t num_generated = 0;   ///< output tokens sampled so far
   std::vector<std::int32_t> block_table;  ///< physical GPU block ids, in token order
   std::int64_t num_hashed_blocks = 0;     ///< leading blocks registered in the prefix cache
+  std::int64_t shared_blocks = 0;         ///< leading blocks taken from the prefix cache (may be shared)
   std::int64_t swapped_blocks = 0;        ///< blocks held on the host while swapped out
   std::int64_t cached_tokens = 0;         ///< prompt tokens served from the prefix cache at admission
   int num_preemptions = 0;
