@@ -21,7 +21,8 @@ __device__ __forceinline__ int sw(int row, int chunk) {
 }
 
 template <int D>
-__device__ __forceinline__ void load_tile(bf16* s, const bf16* g, int row0, int rows_valid, int stride, int tid) {
+__device__ __forceinline__ void load_tile(bf16* s, const bf16* g, int row0, int rows_valid, int stride,
+                                          int tid) {
   constexpr int CH = D / 8;
 #pragma unroll
   for (int e = tid; e < BR * CH; e += WARPS * 32) {
@@ -34,10 +35,11 @@ __device__ __forceinline__ void load_tile(bf16* s, const bf16* g, int row0, int 
 template <int D, bool CAUSAL>
 __global__ void __launch_bounds__(WARPS * 32)
     fa2_fwd_k(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
-              bf16* __restrict__ o, const int* __restrict__ cu_seqlens, int heads, int kv_heads, float scale_log2) {
+              bf16* __restrict__ o, const int* __restrict__ cu_seqlens, int heads, int kv_heads,
+              float scale_log2) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   bf16* sQ = reinterpret_cast<bf16*>(smem_raw);
-  bf16* sK = sQ + BR * D;   // 2 stages
+  bf16* sK = sQ + BR * D;      // 2 stages
   bf16* sV = sK + 2 * BC * D;  // 2 stages
   int seq = blockIdx.z, h = blockIdx.y;
   int start = cu_seqlens[seq], len = cu_seqlens[seq + 1] - start;
@@ -139,7 +141,8 @@ __global__ void __launch_bounds__(WARPS * 32)
 #pragma unroll
       for (int dt = 0; dt < D / 8; dt += 2) {
         std::uint32_t t[4];
-        ldmatrix_x4_trans(t, smem_u32(vt + sw<D>(kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, dt + lane / 16)));
+        ldmatrix_x4_trans(t,
+                          smem_u32(vt + sw<D>(kk * 16 + (lane % 8) + ((lane / 8) % 2) * 8, dt + lane / 16)));
         std::uint32_t b0[2] = {t[0], t[1]}, b1[2] = {t[2], t[3]};
         mma_bf16(acc[dt], pa, b0);
         mma_bf16(acc[dt + 1], pa, b1);
@@ -184,9 +187,15 @@ void attention_prefill(const PrefillArgs& a, cudaStream_t stream) {
   if (a.heads <= 0 || a.kv_heads <= 0 || a.heads % a.kv_heads != 0)
     throw CudaError("attention_prefill: heads must be a positive multiple of kv_heads");
   if (a.head_dim == 128) {
-    if (a.causal) launch<128, true>(a, stream); else launch<128, false>(a, stream);
+    if (a.causal)
+      launch<128, true>(a, stream);
+    else
+      launch<128, false>(a, stream);
   } else if (a.head_dim == 64) {
-    if (a.causal) launch<64, true>(a, stream); else launch<64, false>(a, stream);
+    if (a.causal)
+      launch<64, true>(a, stream);
+    else
+      launch<64, false>(a, stream);
   } else {
     throw CudaError("attention_prefill: head_dim must be 64 or 128");
   }

@@ -35,8 +35,8 @@ __global__ void read_f4(const float4* __restrict__ in, std::size_t n4, float* si
   for (; i + 3 * stride < n4; i += 4 * stride) {
     float4 a = __ldg(in + i), b = __ldg(in + i + stride), c = __ldg(in + i + 2 * stride),
            d = __ldg(in + i + 3 * stride);
-    acc += (a.x + a.y + a.z + a.w) + (b.x + b.y + b.z + b.w) + (c.x + c.y + c.z + c.w) +
-           (d.x + d.y + d.z + d.w);
+    acc +=
+        (a.x + a.y + a.z + a.w) + (b.x + b.y + b.z + b.w) + (c.x + c.y + c.z + c.w) + (d.x + d.y + d.z + d.w);
   }
   for (; i < n4; i += stride) {
     float4 a = __ldg(in + i);

@@ -22,7 +22,9 @@ TEST_P(KernelCheck, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelCheck, ::testing::Range<std::size_t>(0, all_checks().size()),
-                         [](const ::testing::TestParamInfo<std::size_t>& p) { return all_checks()[p.param].name; });
+                         [](const ::testing::TestParamInfo<std::size_t>& p) {
+                           return all_checks()[p.param].name;
+                         });
 
 }  // namespace
 }  // namespace infraplan::calib

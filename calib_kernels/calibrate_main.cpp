@@ -56,16 +56,26 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--out") out = value("--out");
-    else if (a == "--quick") opt.quick = true;
-    else if (a == "--gpu") opt.gpu_name = value("--gpu");
-    else if (a == "--comm") with_comm = true;
-    else if (a == "comm") comm_mode = true;
-    else if (a == "--check") check_only = true;
-    else if (a == "--only") only = value("--only");
-    else if (a == "--verbose") opt.verbose = true;
-    else if (a == "--help" || a == "-h") { usage(); return 0; }
-    else {
+    if (a == "--out")
+      out = value("--out");
+    else if (a == "--quick")
+      opt.quick = true;
+    else if (a == "--gpu")
+      opt.gpu_name = value("--gpu");
+    else if (a == "--comm")
+      with_comm = true;
+    else if (a == "comm")
+      comm_mode = true;
+    else if (a == "--check")
+      check_only = true;
+    else if (a == "--only")
+      only = value("--only");
+    else if (a == "--verbose")
+      opt.verbose = true;
+    else if (a == "--help" || a == "-h") {
+      usage();
+      return 0;
+    } else {
       std::fprintf(stderr, "infraplan-calibrate: unknown argument '%s'\n", a.c_str());
       usage();
       return 2;

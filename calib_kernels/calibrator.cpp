@@ -141,15 +141,18 @@ void Calibrator::bandwidth() {
   double tc = 1e30;
   int best_per_sm = 8;
   for (int per_sm : {4, 8, 16, 32}) {
-    double t = time_median_seconds([&](int) { copy_kernel(src.get(), dst.get(), big / 16, s, per_sm); }, s, topt);
-    add({cat("copy_kernel_", per_sm, "_blocks_per_sm"), "bandwidth", "2 GiB", t, 2.0 * big / t / 1e9, "GB/s", 0, ""});
+    double t =
+        time_median_seconds([&](int) { copy_kernel(src.get(), dst.get(), big / 16, s, per_sm); }, s, topt);
+    add({cat("copy_kernel_", per_sm, "_blocks_per_sm"), "bandwidth", "2 GiB", t, 2.0 * big / t / 1e9, "GB/s",
+         0, ""});
     if (t < tc) {
       tc = t;
       best_per_sm = per_sm;
     }
   }
   double tm = time_median_seconds(
-      [&](int) { CALIB_CUDA(cudaMemcpyAsync(dst.get(), src.get(), big, cudaMemcpyDeviceToDevice, s)); }, s, topt);
+      [&](int) { CALIB_CUDA(cudaMemcpyAsync(dst.get(), src.get(), big, cudaMemcpyDeviceToDevice, s)); }, s,
+      topt);
   add({"cudaMemcpy_d2d", "bandwidth", "2 GiB", tm, 2.0 * big / tm / 1e9, "GB/s", 0, ""});
   copy_GBps_ = 2.0 * big / std::min(tc, tm) / 1e9;
   double tr = time_median_seconds([&](int) { read_kernel(src.get(), big / 16, sink.get(), s); }, s, topt);
@@ -198,9 +201,11 @@ void Calibrator::bandwidth() {
   hopt.min_iters = 3;
   hopt.budget_ms = 100;
   double th2d = time_median_seconds(
-      [&](int) { CALIB_CUDA(cudaMemcpyAsync(dst.get(), host.get(), hb, cudaMemcpyHostToDevice, s)); }, s, hopt);
+      [&](int) { CALIB_CUDA(cudaMemcpyAsync(dst.get(), host.get(), hb, cudaMemcpyHostToDevice, s)); }, s,
+      hopt);
   double td2h = time_median_seconds(
-      [&](int) { CALIB_CUDA(cudaMemcpyAsync(host.get(), dst.get(), hb, cudaMemcpyDeviceToHost, s)); }, s, hopt);
+      [&](int) { CALIB_CUDA(cudaMemcpyAsync(host.get(), dst.get(), hb, cudaMemcpyDeviceToHost, s)); }, s,
+      hopt);
   add({"h2d_pinned", "bandwidth", "256 MiB", th2d, hb / th2d / 1e9, "GB/s", 0, "PCIe"});
   add({"d2h_pinned", "bandwidth", "256 MiB", td2h, hb / td2h / 1e9, "GB/s", 0, "PCIe"});
 
@@ -255,7 +260,8 @@ void Calibrator::exercises() {
   TimingOptions few;
   few.min_iters = 3;
   few.budget_ms = 50;
-  double ta = time_median_seconds([&](int i) { reduce_atomic(x.get() + (i % 4) * na, na, out.get(), s); }, s, few);
+  double ta =
+      time_median_seconds([&](int i) { reduce_atomic(x.get() + (i % 4) * na, na, out.get(), s); }, s, few);
   double tt = time_median_seconds([&](int) { reduce_smem_tree(x.get(), n, out.get(), s); }, s, few);
   double tw = time_median_seconds([&](int) { reduce_warp_shuffle(x.get(), n, out.get(), s); }, s, few);
   for (auto [nm, t, cnt] : {std::tuple{"reduce_atomic", ta, na}, std::tuple{"reduce_smem_tree", tt, n},
@@ -270,8 +276,8 @@ void Calibrator::exercises() {
   DeviceBuffer<float> tout(std::size_t(R) * C);
   for (bool pad : {false, true}) {
     double t = time_median_seconds([&](int) { transpose32(x.get(), tout.get(), R, C, pad, s); }, s, few);
-    add({pad ? "transpose_padded" : "transpose", "transpose", "8192x8192 fp32", t, 8.0 * R * C / t / 1e9, "GB/s",
-         copy_GBps_, "copy"});
+    add({pad ? "transpose_padded" : "transpose", "transpose", "8192x8192 fp32", t, 8.0 * R * C / t / 1e9,
+         "GB/s", copy_GBps_, "copy"});
   }
   // Softmax 16384 × 4096 fp32.
   int rows = 16384, cols = 4096;
@@ -284,8 +290,8 @@ void Calibrator::exercises() {
             softmax_naive(x.get(), tout.get(), rows, cols, s);
         },
         s, few);
-    add({online ? "softmax_online" : "softmax_naive", "softmax", "16384x4096 fp32", t, 8.0 * rows * cols / t / 1e9,
-         "GB/s", copy_GBps_, "copy (1 read + 1 write)"});
+    add({online ? "softmax_online" : "softmax_naive", "softmax", "16384x4096 fp32", t,
+         8.0 * rows * cols / t / 1e9, "GB/s", copy_GBps_, "copy (1 read + 1 write)"});
   }
   // RMSNorm, SwiGLU, RoPE (bf16): bytes = one read + one write of the activations.
   bf16* xb = reinterpret_cast<bf16*>(x.get());
@@ -303,36 +309,39 @@ void Calibrator::exercises() {
     int copies = rotation_copies(bytes, l2, 16);
     std::size_t stride = std::size_t(r) * h;
     double t = time_median_seconds(
-        [&](int i) { rmsnorm(xb + (i % copies) * stride, w.get(), yb + (i % copies) * stride, r, h, 1e-6f, s); }, s);
-    add({"rmsnorm", "memory", cat(r, "x", h), t, bytes / t / 1e9, "GB/s", copy_GBps_,
-         "copy"});
+        [&](int i) {
+          rmsnorm(xb + (i % copies) * stride, w.get(), yb + (i % copies) * stride, r, h, 1e-6f, s);
+        },
+        s);
+    add({"rmsnorm", "memory", cat(r, "x", h), t, bytes / t / 1e9, "GB/s", copy_GBps_, "copy"});
   }
-  for (auto [r, f] : opt_.quick ? std::vector<std::pair<int, int>>{{8192, 14336}}
-                                : std::vector<std::pair<int, int>>{{8192, 14336}, {2048, 11008}, {333, 4096}}) {
+  for (auto [r, f] : opt_.quick
+                         ? std::vector<std::pair<int, int>>{{8192, 14336}}
+                         : std::vector<std::pair<int, int>>{{8192, 14336}, {2048, 11008}, {333, 4096}}) {
     double bytes = 6.0 * r * f;  // read gate+up, write out
     int copies = rotation_copies(bytes, l2, 16);
     std::size_t stride = std::size_t(r) * 2 * f;
     double t = time_median_seconds(
         [&](int i) { swiglu(xb + (i % copies) * stride, yb + (i % copies) * stride, r, f, s); }, s);
-    add({"swiglu", "memory", cat(r, "x", f), t, bytes / t / 1e9, "GB/s", copy_GBps_,
-         "copy"});
+    add({"swiglu", "memory", cat(r, "x", f), t, bytes / t / 1e9, "GB/s", copy_GBps_, "copy"});
   }
-  for (auto [tok, heads] : opt_.quick ? std::vector<std::pair<int, int>>{{16384, 32}}
-                                      : std::vector<std::pair<int, int>>{{16384, 32}, {4096, 40}, {65536, 8}}) {
+  for (auto [tok, heads] : opt_.quick
+                               ? std::vector<std::pair<int, int>>{{16384, 32}}
+                               : std::vector<std::pair<int, int>>{{16384, 32}, {4096, 40}, {65536, 8}}) {
     double bytes = 4.0 * tok * heads * 128;
     int copies = rotation_copies(bytes, l2, 16);
     std::size_t stride = std::size_t(tok) * heads * 128;
     double t = time_median_seconds(
         [&](int i) { rope(xb + (i % copies) * stride, pos.get(), tok, heads, 128, 10000.f, s); }, s);
-    add({"rope", "memory", cat(tok, "x", heads, "x128"), t, bytes / t / 1e9, "GB/s",
-         copy_GBps_, "copy"});
+    add({"rope", "memory", cat(tok, "x", heads, "x128"), t, bytes / t / 1e9, "GB/s", copy_GBps_, "copy"});
   }
 }
 
 void Calibrator::own_gemm() {
   cudaStream_t s = stream_.get();
   double l2 = prop_.l2CacheSize;
-  std::vector<int> sizes = opt_.quick ? std::vector<int>{1024, 4096} : std::vector<int>{1024, 2048, 4096, 8192};
+  std::vector<int> sizes =
+      opt_.quick ? std::vector<int>{1024, 4096} : std::vector<int>{1024, 2048, 4096, 8192};
   std::size_t maxe = std::size_t(8192) * 8192;
   DeviceBuffer<bf16> A(maxe * 2), B(maxe * 2), C(maxe);
   fill_random(A.get(), A.size(), Elem::BF16, opt_.seed + 3, 1.f, s);
@@ -345,19 +354,25 @@ void Calibrator::own_gemm() {
     TimingOptions topt;
     topt.budget_ms = 30;
     double tc = time_median_seconds(
-        [&](int i) { plan.run(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), s); }, s, topt);
+        [&](int i) { plan.run(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), s); }, s,
+        topt);
     double tm = time_median_seconds(
-        [&](int i) { gemm_mma(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), n, n, n, s); }, s, topt);
+        [&](int i) { gemm_mma(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), n, n, n, s); },
+        s, topt);
     std::string sh = shape3(n, n, n) + " bf16";
-    add({"gemm_cublaslt", "gemm", sh, tc, flops / tc / 1e12, "TFLOP/s", flops / tc / 1e12, "cuBLASLt same shape"});
+    add({"gemm_cublaslt", "gemm", sh, tc, flops / tc / 1e12, "TFLOP/s", flops / tc / 1e12,
+         "cuBLASLt same shape"});
     add({"gemm_mma", "gemm", sh, tm, flops / tm / 1e12, "TFLOP/s", flops / tc / 1e12, "cuBLASLt same shape"});
     if (n <= 4096) {
       TimingOptions few = topt;
       few.min_iters = 3;
       double tt = time_median_seconds(
-          [&](int i) { gemm_tiled(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), n, n, n, s); }, s,
-          few);
-      add({"gemm_tiled", "gemm", sh, tt, flops / tt / 1e12, "TFLOP/s", flops / tc / 1e12, "cuBLASLt same shape"});
+          [&](int i) {
+            gemm_tiled(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), n, n, n, s);
+          },
+          s, few);
+      add({"gemm_tiled", "gemm", sh, tt, flops / tt / 1e12, "TFLOP/s", flops / tc / 1e12,
+           "cuBLASLt same shape"});
     }
   }
 }
@@ -366,7 +381,8 @@ void Calibrator::attention_prefill_tables() {
   cudaStream_t s = stream_.get();
   const int heads = 32, kvh = 8;
   std::vector<std::int64_t> seqs = opt_.quick ? pow2(256, 8192) : pow2(128, 32768);
-  std::vector<std::int64_t> batches = opt_.quick ? std::vector<std::int64_t>{1, 8} : std::vector<std::int64_t>{1, 4, 16, 64};
+  std::vector<std::int64_t> batches =
+      opt_.quick ? std::vector<std::int64_t>{1, 8} : std::vector<std::int64_t>{1, 4, 16, 64};
   const std::int64_t max_tokens = 65536;
   std::size_t qe = std::size_t(max_tokens) * heads * 128, ke = std::size_t(max_tokens) * kvh * 128;
   DeviceBuffer<bf16> q(qe), k(ke), v(ke), o(qe);
@@ -379,10 +395,17 @@ void Calibrator::attention_prefill_tables() {
     for (int l : lens) hc.push_back(hc.back() + l);
     CALIB_CUDA(cudaMemcpy(cu.get(), hc.data(), hc.size() * sizeof(int), cudaMemcpyHostToDevice));
     PrefillArgs a;
-    a.q = q.get(); a.k = k.get(); a.v = v.get(); a.o = o.get(); a.cu_seqlens = cu.get();
+    a.q = q.get();
+    a.k = k.get();
+    a.v = v.get();
+    a.o = o.get();
+    a.cu_seqlens = cu.get();
     a.num_seqs = int(lens.size());
     a.max_seqlen = *std::max_element(lens.begin(), lens.end());
-    a.heads = heads; a.kv_heads = kvh; a.head_dim = d; a.causal = true;
+    a.heads = heads;
+    a.kv_heads = kvh;
+    a.head_dim = d;
+    a.causal = true;
     TimingOptions topt;
     topt.min_iters = 3;
     topt.budget_ms = 30;
@@ -400,17 +423,23 @@ void Calibrator::attention_prefill_tables() {
         }
         double t = run(d, std::vector<int>(std::size_t(b), int(S)));
         row.push_back(t);
-        if ((S == 8192 && b == 4 && d == 128) || (S == 8192 && b == 8 && d == 128) || (S == 4096 && b == 16)) {
+        if ((S == 8192 && b == 4 && d == 128) || (S == 8192 && b == 8 && d == 128) ||
+            (S == 4096 && b == 16)) {
           double f = causal_flops(double(b), heads, double(S), d, true);
-          add({"attention_prefill_own", "attention",
-               cat("b", b, " S", S, " h32/8 d", d), t, f / t / 1e12,
+          add({"attention_prefill_own", "attention", cat("b", b, " S", S, " h32/8 d", d), t, f / t / 1e12,
                "TFLOP/s", 300, "target"});
         }
       }
       secs.push_back(row);
     }
-    tables.push_back({{"kernel", "own_fa2"}, {"causal", true}, {"head_dim", d}, {"heads", heads}, {"kv_heads", kvh},
-                      {"seq_len", seqs}, {"batch", batches}, {"seconds", secs}});
+    tables.push_back({{"kernel", "own_fa2"},
+                      {"causal", true},
+                      {"head_dim", d},
+                      {"heads", heads},
+                      {"kv_heads", kvh},
+                      {"seq_len", seqs},
+                      {"batch", batches},
+                      {"seconds", secs}});
   }
   profile_["tables"]["attention_prefill"] = tables;
   // Held out: off-grid lengths and batches, uniform lengths (what the table describes).
@@ -423,7 +452,12 @@ void Calibrator::attention_prefill_tables() {
     std::int64_t bmax = std::max<std::int64_t>(1, std::min<std::int64_t>(batches.back(), max_tokens / S));
     std::int64_t b = rng.log_int(1, double(bmax));
     double t = run(d, std::vector<int>(std::size_t(b), int(S)));
-    ho.push_back({{"head_dim", d}, {"heads", heads}, {"kv_heads", kvh}, {"batch", b}, {"seq_len", S}, {"causal", true},
+    ho.push_back({{"head_dim", d},
+                  {"heads", heads},
+                  {"kv_heads", kvh},
+                  {"batch", b},
+                  {"seq_len", S},
+                  {"causal", true},
                   {"seconds", t}});
   }
   profile_["holdout"]["attention_prefill"] = ho;
@@ -432,7 +466,8 @@ void Calibrator::attention_prefill_tables() {
   double t = run(128, mixed);
   double f = 0;
   for (int l : mixed) f += causal_flops(1, heads, l, 128, true);
-  add({"attention_prefill_own_varlen", "attention", "8 seqs 17..8192 d128", t, f / t / 1e12, "TFLOP/s", 300, "target"});
+  add({"attention_prefill_own_varlen", "attention", "8 seqs 17..8192 d128", t, f / t / 1e12, "TFLOP/s", 300,
+       "target"});
 }
 
 void Calibrator::attention_decode_tables() {
@@ -465,7 +500,8 @@ void Calibrator::attention_decode_tables() {
     int mbps = (maxc + BS - 1) / BS;
     std::int64_t used_blocks = 0;
     for (int c : ctx) used_blocks += (c + BS - 1) / BS;
-    int copies = std::max(1, int(std::min<std::int64_t>(rotation_copies(*kv_bytes, l2, 64), pool_blocks / used_blocks)));
+    int copies = std::max(
+        1, int(std::min<std::int64_t>(rotation_copies(*kv_bytes, l2, 64), pool_blocks / used_blocks)));
     // Block tables: copy c uses its own region of the pool, blocks shuffled inside it.
     std::vector<int> tables(std::size_t(copies) * B * mbps, 0);
     Rng rng{std::uint64_t(B) * 7919 + std::uint64_t(maxc)};
@@ -475,15 +511,24 @@ void Calibrator::attention_decode_tables() {
       for (std::size_t i = ids.size(); i > 1; --i) std::swap(ids[i - 1], ids[rng.next() % i]);
       std::size_t u = 0;
       for (int b = 0; b < B; ++b)
-        for (int j = 0; j < (ctx[b] + BS - 1) / BS; ++j) tables[(std::size_t(c) * B + b) * mbps + j] = ids[u++];
+        for (int j = 0; j < (ctx[b] + BS - 1) / BS; ++j)
+          tables[(std::size_t(c) * B + b) * mbps + j] = ids[u++];
     }
     DeviceBuffer<int> dt(tables.size()), dc(ctx.size());
     CALIB_CUDA(cudaMemcpy(dt.get(), tables.data(), tables.size() * sizeof(int), cudaMemcpyHostToDevice));
     CALIB_CUDA(cudaMemcpy(dc.get(), ctx.data(), ctx.size() * sizeof(int), cudaMemcpyHostToDevice));
     DecodeArgs a;
-    a.q = q.get(); a.k_cache = kc.get(); a.v_cache = vc.get(); a.context_lens = dc.get(); a.out = out.get();
-    a.partial_o = po.get(); a.partial_lse = pl.get();
-    a.batch = B; a.heads = heads; a.kv_heads = kvh; a.max_blocks_per_seq = mbps;
+    a.q = q.get();
+    a.k_cache = kc.get();
+    a.v_cache = vc.get();
+    a.context_lens = dc.get();
+    a.out = out.get();
+    a.partial_o = po.get();
+    a.partial_lse = pl.get();
+    a.batch = B;
+    a.heads = heads;
+    a.kv_heads = kvh;
+    a.max_blocks_per_seq = mbps;
     choose_decode_splits(a, maxc, prop_.multiProcessorCount);
     if (a.num_splits > 64) {
       a.num_splits = 64;
@@ -508,14 +553,20 @@ void Calibrator::attention_decode_tables() {
       double t = run(std::vector<int>(std::size_t(b), int(c)), &kvb);
       row.push_back(t);
       if ((b == 32 || b == 64 || b == 128) && (c == 2048 || c == 4096 || c == 8192))
-        add({"decode_attention_own", "attention", cat("b", b, " ctx", c, " h32/8 d128"), t,
-             kvb / t / 1e9, "GB/s", copy_GBps_, "copy"});
+        add({"decode_attention_own", "attention", cat("b", b, " ctx", c, " h32/8 d128"), t, kvb / t / 1e9,
+             "GB/s", copy_GBps_, "copy"});
     }
     secs.push_back(row);
   }
-  profile_["tables"]["attention_decode"] = {{"kernel", "own_paged_decode"}, {"heads", heads}, {"kv_heads", kvh},
-                                            {"head_dim", D}, {"block_size", BS}, {"kv_dtype", "bf16"},
-                                            {"batch", batches}, {"context", ctxs}, {"seconds", secs}};
+  profile_["tables"]["attention_decode"] = {{"kernel", "own_paged_decode"},
+                                            {"heads", heads},
+                                            {"kv_heads", kvh},
+                                            {"head_dim", D},
+                                            {"block_size", BS},
+                                            {"kv_dtype", "bf16"},
+                                            {"batch", batches},
+                                            {"context", ctxs},
+                                            {"seconds", secs}};
   Rng rng{opt_.seed ^ 0xdec0};
   json ho = json::array();
   int nh = opt_.quick ? 4 : 16;
@@ -524,7 +575,8 @@ void Calibrator::attention_decode_tables() {
     int c = int(rng.log_int(double(ctxs.front()) * 1.2, double(ctxs.back()) * 0.9));
     double kvb = 0;
     double t = run(std::vector<int>(std::size_t(b), c), &kvb);
-    ho.push_back({{"batch", b}, {"context", c}, {"heads", heads}, {"kv_heads", kvh}, {"head_dim", D}, {"seconds", t}});
+    ho.push_back(
+        {{"batch", b}, {"context", c}, {"heads", heads}, {"kv_heads", kvh}, {"head_dim", D}, {"seconds", t}});
   }
   profile_["holdout"]["attention_decode"] = ho;
   // Mixed context lengths (reported).
@@ -532,14 +584,15 @@ void Calibrator::attention_decode_tables() {
   for (int i = 0; i < 64; ++i) mixed.push_back(256 + (i * 977) % 8000);
   double kvb = 0;
   double t = run(mixed, &kvb);
-  add({"decode_attention_own_mixed", "attention", "b64 ctx 256..8k h32/8 d128", t, kvb / t / 1e9, "GB/s", copy_GBps_,
-       "copy"});
+  add({"decode_attention_own_mixed", "attention", "b64 ctx 256..8k h32/8 d128", t, kvb / t / 1e9, "GB/s",
+       copy_GBps_, "copy"});
 }
 
 void Calibrator::gemm_sweeps() {
   cudaStream_t s = stream_.get();
   double l2 = prop_.l2CacheSize;
-  std::vector<GemmDtype> dtypes = {GemmDtype::BF16, GemmDtype::FP16, GemmDtype::TF32, GemmDtype::FP8, GemmDtype::INT8};
+  std::vector<GemmDtype> dtypes = {GemmDtype::BF16, GemmDtype::FP16, GemmDtype::TF32, GemmDtype::FP8,
+                                   GemmDtype::INT8};
   // m (tokens) at powers of two; n and k at powers of √2 rounded to multiples of 64 (aligned rows).
   auto root2 = [](std::int64_t lo, std::int64_t hi) {
     std::vector<std::int64_t> v;
@@ -557,17 +610,18 @@ void Calibrator::gemm_sweeps() {
     ks = {1024, 4096, 16384};
   }
   // Arenas hold the largest operands (32768² × 4 bytes); small shapes rotate through them.
-  std::size_t arena = std::size_t(ms.back()) * std::size_t(gemm_ld(GemmDtype::TF32, ks.back())) * 4 + (64u << 20);
+  std::size_t arena =
+      std::size_t(ms.back()) * std::size_t(gemm_ld(GemmDtype::TF32, ks.back())) * 4 + (64u << 20);
   DeviceBuffer<unsigned char> X(arena), W(arena), Y(arena);
   json tables = json::object(), ceil_t = json::object(), holdout = json::array();
   Rng rng{opt_.seed ^ 0x6e33};
   for (GemmDtype d : dtypes) {
     std::string dn = gemm_dtype_name(d);
-    Elem e = d == GemmDtype::BF16 ? Elem::BF16
+    Elem e = d == GemmDtype::BF16   ? Elem::BF16
              : d == GemmDtype::FP16 ? Elem::F16
              : d == GemmDtype::TF32 ? Elem::F32
-             : d == GemmDtype::FP8 ? Elem::FP8E4M3
-                                   : Elem::INT8;
+             : d == GemmDtype::FP8  ? Elem::FP8E4M3
+                                    : Elem::INT8;
     double ib = gemm_in_bytes(d), ob = gemm_out_bytes(d);
     fill_random(X.get(), std::size_t(arena / ib), e, opt_.seed + 11, d == GemmDtype::INT8 ? 8.f : 1.f, s);
     fill_random(W.get(), std::size_t(arena / ib), e, opt_.seed + 12, d == GemmDtype::INT8 ? 8.f : 1.f, s);
@@ -580,7 +634,8 @@ void Calibrator::gemm_sweeps() {
                   yb = std::size_t(m * plan.ldy() * ob);
       auto al = [](std::size_t b) { return (b + 255) / 256 * 256; };
       int copies = rotation_copies(double(xb + wb + yb), l2, 64);
-      copies = int(std::max<std::size_t>(1, std::min<std::size_t>(copies, arena / std::max({al(xb), al(wb), al(yb)}))));
+      copies = int(std::max<std::size_t>(
+          1, std::min<std::size_t>(copies, arena / std::max({al(xb), al(wb), al(yb)}))));
       TimingOptions topt;
       topt.warmup = 1;
       topt.min_iters = 3;
@@ -608,14 +663,19 @@ void Calibrator::gemm_sweeps() {
       }
       secs.push_back(plane);
     }
-    tables[dn] = {{"m", ms}, {"n", ns}, {"k", ks}, {"seconds", secs},
+    tables[dn] = {{"m", ms},
+                  {"n", ns},
+                  {"k", ks},
+                  {"seconds", secs},
                   {"layout", "Y[m,n] = X[m,k] W[n,k]^T (cuBLASLt TN)"}};
     // Alignment classes: k and n that are multiples of only e elements (e < 16 bytes / element)
     // run other, slower kernels. Measure t(m, x+e, x+e) / t(m, x, x) next to grid points.
     {
       int emax = int(16 / ib);
-      std::vector<std::int64_t> am = opt_.quick ? std::vector<std::int64_t>{1, 1024} : std::vector<std::int64_t>{1, 32, 1024, 8192};
-      std::vector<std::int64_t> ank = opt_.quick ? std::vector<std::int64_t>{4096} : std::vector<std::int64_t>{1024, 4096, 16384};
+      std::vector<std::int64_t> am =
+          opt_.quick ? std::vector<std::int64_t>{1, 1024} : std::vector<std::int64_t>{1, 32, 1024, 8192};
+      std::vector<std::int64_t> ank =
+          opt_.quick ? std::vector<std::int64_t>{4096} : std::vector<std::int64_t>{1024, 4096, 16384};
       json elems = json::array(), ratios = json::array();
       for (int el = 1; el < emax; el *= 2) {
         json plane = json::array();
@@ -631,8 +691,12 @@ void Calibrator::gemm_sweeps() {
         ratios.push_back(plane);
       }
       if (!elems.empty())
-        tables[dn]["misaligned"] = {{"m", am}, {"nk", ank}, {"elements", elems}, {"ratio", ratios},
-                                    {"rule", "n and k both multiples of `elements` only; null: no cuBLASLt algorithm"}};
+        tables[dn]["misaligned"] = {
+            {"m", am},
+            {"nk", ank},
+            {"elements", elems},
+            {"ratio", ratios},
+            {"rule", "n and k both multiples of `elements` only; null: no cuBLASLt algorithm"}};
     }
     // Fit points: off-grid, aligned shapes (a separate random stream from the held-out ones)
     // from which the cost model fits its tile quanta.
@@ -668,7 +732,8 @@ void Calibrator::gemm_sweeps() {
     }
     double f8 = 2.0 * 8192 * 8192 * 8192;
     double t8 = measure(8192, 8192, 8192);
-    add({cat("cublaslt_", dn), "gemm", "8192x8192x8192", t8, f8 / t8 / 1e12, "TFLOP/s", best / 1e12, "best in sweep"});
+    add({cat("cublaslt_", dn), "gemm", "8192x8192x8192", t8, f8 / t8 / 1e12, "TFLOP/s", best / 1e12,
+         "best in sweep"});
     ceil_t[dn] = best / 1e12;
     std::fprintf(stderr, "    %s: best %.0f TFLOP/s (%.1fs into stage)\n", dn.c_str(), best / 1e12,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - stage_t0_).count());
@@ -690,10 +755,13 @@ bool Calibrator::run_checks(nlohmann::ordered_json* out) {
       r.ok = false;
       r.detail = ex.what();
     }
-    std::fprintf(stderr, "  check %-32s %s  rel err %.2e (tol %.0e)  %s\n", r.name.c_str(), r.ok ? "PASS" : "FAIL",
-                 r.max_rel_err, r.tolerance, r.ok ? "" : r.detail.c_str());
+    std::fprintf(stderr, "  check %-32s %s  rel err %.2e (tol %.0e)  %s\n", r.name.c_str(),
+                 r.ok ? "PASS" : "FAIL", r.max_rel_err, r.tolerance, r.ok ? "" : r.detail.c_str());
     all = all && r.ok;
-    arr.push_back({{"name", r.name}, {"ok", r.ok}, {"max_rel_err", r.max_rel_err}, {"tolerance", r.tolerance},
+    arr.push_back({{"name", r.name},
+                   {"ok", r.ok},
+                   {"max_rel_err", r.max_rel_err},
+                   {"tolerance", r.tolerance},
                    {"detail", r.detail}});
   }
   if (out) *out = arr;
@@ -722,8 +790,16 @@ bool Calibrator::run_only(const std::string& what) {
     DeviceBuffer<int> dcu(cu.size());
     CALIB_CUDA(cudaMemcpy(dcu.get(), cu.data(), cu.size() * sizeof(int), cudaMemcpyHostToDevice));
     PrefillArgs a;
-    a.q = q.get(); a.k = k.get(); a.v = v.get(); a.o = o.get(); a.cu_seqlens = dcu.get();
-    a.num_seqs = b; a.max_seqlen = S; a.heads = heads; a.kv_heads = kvh; a.head_dim = d;
+    a.q = q.get();
+    a.k = k.get();
+    a.v = v.get();
+    a.o = o.get();
+    a.cu_seqlens = dcu.get();
+    a.num_seqs = b;
+    a.max_seqlen = S;
+    a.heads = heads;
+    a.kv_heads = kvh;
+    a.head_dim = d;
     attention_prefill(a, nullptr);
   } else {
     return false;
@@ -756,9 +832,15 @@ nlohmann::ordered_json Calibrator::run() {
   json ks = json::array();
   for (const auto& r : results_) {
     double secs = r.seconds;
-    ks.push_back({{"name", r.name}, {"group", r.group}, {"shape", r.shape}, {"seconds", secs},
-                  {"achieved", r.achieved}, {"unit", r.unit}, {"ceiling", r.ceiling},
-                  {"ceiling_name", r.ceiling_name}, {"fraction", r.ceiling > 0 ? r.achieved / r.ceiling : 0.0}});
+    ks.push_back({{"name", r.name},
+                  {"group", r.group},
+                  {"shape", r.shape},
+                  {"seconds", secs},
+                  {"achieved", r.achieved},
+                  {"unit", r.unit},
+                  {"ceiling", r.ceiling},
+                  {"ceiling_name", r.ceiling_name},
+                  {"fraction", r.ceiling > 0 ? r.achieved / r.ceiling : 0.0}});
   }
   profile_["kernels"] = ks;
   profile_["run_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
@@ -768,8 +850,8 @@ nlohmann::ordered_json Calibrator::run() {
 std::string Calibrator::summary() const {
   std::ostringstream o;
   char line[256];
-  std::snprintf(line, sizeof line, "%-30s %-28s %12s %12s %12s %7s  %s\n", "kernel", "shape", "time", "achieved",
-                "ceiling", "frac", "ceiling is");
+  std::snprintf(line, sizeof line, "%-30s %-28s %12s %12s %12s %7s  %s\n", "kernel", "shape", "time",
+                "achieved", "ceiling", "frac", "ceiling is");
   o << line;
   for (const auto& r : results_) {
     std::string t = r.seconds < 1e-3 ? fmt("%.2f us", r.seconds * 1e6) : fmt("%.3f ms", r.seconds * 1e3);

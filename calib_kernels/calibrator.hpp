@@ -17,22 +17,22 @@
 namespace infraplan::calib {
 
 struct CalibrateOptions {
-  bool quick = false;           ///< reduced grids (≤ 1 minute on an H200)
+  bool quick = false;                       ///< reduced grids (≤ 1 minute on an H200)
   std::string gpu_name = "h200-sxm-141gb";  ///< catalog name written into the profile
-  std::string command;          ///< the command line, echoed into the profile
+  std::string command;                      ///< the command line, echoed into the profile
   std::uint64_t seed = 20261129;
   bool verbose = false;
 };
 
 /// One row of the summary table and of the profile's "kernels" list.
 struct KernelResult {
-  std::string name;      ///< e.g. "reduce_warp_shuffle"
-  std::string group;     ///< "bandwidth", "reduce", "transpose", "softmax", "gemm", "attention", "memory"
-  std::string shape;     ///< human-readable problem size
-  double seconds = 0;    ///< median time per launch
-  double achieved = 0;   ///< GB/s (1e9 B/s) or TFLOP/s (1e12)
-  std::string unit;      ///< "GB/s" or "TFLOP/s"
-  double ceiling = 0;    ///< same unit
+  std::string name;          ///< e.g. "reduce_warp_shuffle"
+  std::string group;         ///< "bandwidth", "reduce", "transpose", "softmax", "gemm", "attention", "memory"
+  std::string shape;         ///< human-readable problem size
+  double seconds = 0;        ///< median time per launch
+  double achieved = 0;       ///< GB/s (1e9 B/s) or TFLOP/s (1e12)
+  std::string unit;          ///< "GB/s" or "TFLOP/s"
+  double ceiling = 0;        ///< same unit
   std::string ceiling_name;  ///< what the ceiling is ("copy", "read", "cublas bf16 same shape", ...)
 };
 

@@ -74,7 +74,8 @@ struct Acc {
 
 CheckResult check_copy(std::uint64_t seed) {
   Acc a("copy", 0);
-  for (std::size_t n4 : {std::size_t(1), std::size_t(1001), std::size_t(1) << 20, (std::size_t(1) << 22) + 7}) {
+  for (std::size_t n4 :
+       {std::size_t(1), std::size_t(1001), std::size_t(1) << 20, (std::size_t(1) << 22) + 7}) {
     auto in = random_buffer<float>(n4 * 4, Elem::F32, seed++);
     DeviceBuffer<float> out(n4 * 4);
     poison(out.get(), out.bytes());
@@ -87,8 +88,8 @@ CheckResult check_copy(std::uint64_t seed) {
 CheckResult check_reduce(std::uint64_t seed, int which) {
   const char* names[] = {"reduce_atomic", "reduce_smem_tree", "reduce_warp_shuffle"};
   Acc a(names[which], 2e-6);
-  for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1000), std::size_t(1) << 20,
-                        std::size_t(12345677)}) {
+  for (std::size_t n :
+       {std::size_t(1), std::size_t(7), std::size_t(1000), std::size_t(1) << 20, std::size_t(12345677)}) {
     auto x = random_buffer<float>(n, Elem::F32, seed++);
     DeviceBuffer<float> out(1);
     if (which == 0) reduce_atomic(x.get(), n, out.get(), nullptr);
@@ -143,14 +144,16 @@ CheckResult check_softmax(std::uint64_t seed, bool online) {
       double m = -INFINITY, s = 0;
       for (int j = 0; j < cols; ++j) m = std::max(m, double(hx[std::size_t(i) * cols + j]));
       for (int j = 0; j < cols; ++j) s += std::exp(hx[std::size_t(i) * cols + j] - m);
-      for (int j = 0; j < cols; ++j) ref[std::size_t(i) * cols + j] = std::exp(hx[std::size_t(i) * cols + j] - m) / s;
+      for (int j = 0; j < cols; ++j)
+        ref[std::size_t(i) * cols + j] = std::exp(hx[std::size_t(i) * cols + j] - m) / s;
     }
     a.add(rel_err(as_double(to_host(y)), ref), std::to_string(rows) + "x" + std::to_string(cols));
   }
   return a.done();
 }
 
-std::vector<double> gemm_ref(const std::vector<double>& A, const std::vector<double>& B, int M, int N, int K) {
+std::vector<double> gemm_ref(const std::vector<double>& A, const std::vector<double>& B, int M, int N,
+                             int K) {
   std::vector<double> C(std::size_t(M) * N);
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
@@ -183,11 +186,16 @@ CheckResult check_own_gemm(std::uint64_t seed, bool mma) {
 
 double decode_elem(const void* p, std::size_t i, GemmDtype d) {
   switch (d) {
-    case GemmDtype::BF16: return __bfloat162float(static_cast<const bf16*>(p)[i]);
-    case GemmDtype::FP16: return __half2float(static_cast<const __half*>(p)[i]);
-    case GemmDtype::TF32: return static_cast<const float*>(p)[i];
-    case GemmDtype::FP8: return float(static_cast<const __nv_fp8_e4m3*>(p)[i]);
-    case GemmDtype::INT8: return static_cast<const std::int8_t*>(p)[i];
+    case GemmDtype::BF16:
+      return __bfloat162float(static_cast<const bf16*>(p)[i]);
+    case GemmDtype::FP16:
+      return __half2float(static_cast<const __half*>(p)[i]);
+    case GemmDtype::TF32:
+      return static_cast<const float*>(p)[i];
+    case GemmDtype::FP8:
+      return float(static_cast<const __nv_fp8_e4m3*>(p)[i]);
+    case GemmDtype::INT8:
+      return static_cast<const std::int8_t*>(p)[i];
   }
   return 0;
 }
@@ -195,10 +203,14 @@ double decode_elem(const void* p, std::size_t i, GemmDtype d) {
 double decode_out(const void* p, std::size_t i, GemmDtype d) {
   switch (d) {
     case GemmDtype::BF16:
-    case GemmDtype::FP8: return __bfloat162float(static_cast<const bf16*>(p)[i]);
-    case GemmDtype::FP16: return __half2float(static_cast<const __half*>(p)[i]);
-    case GemmDtype::TF32: return static_cast<const float*>(p)[i];
-    case GemmDtype::INT8: return static_cast<const std::int32_t*>(p)[i];
+    case GemmDtype::FP8:
+      return __bfloat162float(static_cast<const bf16*>(p)[i]);
+    case GemmDtype::FP16:
+      return __half2float(static_cast<const __half*>(p)[i]);
+    case GemmDtype::TF32:
+      return static_cast<const float*>(p)[i];
+    case GemmDtype::INT8:
+      return static_cast<const std::int32_t*>(p)[i];
   }
   return 0;
 }
@@ -207,11 +219,11 @@ CheckResult check_cublas(std::uint64_t seed, GemmDtype d) {
   double tol = d == GemmDtype::INT8 ? 0 : (d == GemmDtype::TF32 ? 2e-3 : 1e-2);
   Acc a(std::string("cublaslt_") + gemm_dtype_name(d), tol);
   LtHandle h;
-  Elem e = d == GemmDtype::BF16 ? Elem::BF16
+  Elem e = d == GemmDtype::BF16   ? Elem::BF16
            : d == GemmDtype::FP16 ? Elem::F16
            : d == GemmDtype::TF32 ? Elem::F32
-           : d == GemmDtype::FP8 ? Elem::FP8E4M3
-                                 : Elem::INT8;
+           : d == GemmDtype::FP8  ? Elem::FP8E4M3
+                                  : Elem::INT8;
   float scale = d == GemmDtype::INT8 ? 8.f : 1.f;
   // fp8 needs N (the output's leading dimension in cuBLAS's view) a multiple of 16; odd M and K elsewhere.
   std::vector<std::array<int, 3>> shapes = {{1, 64, 64}, {257, 129, 96}, {128, 256, 512}, {77, 33, 48}};
@@ -234,11 +246,14 @@ CheckResult check_cublas(std::uint64_t seed, GemmDtype d) {
     auto hx = to_host(X), hw = to_host(W), hy = to_host(Y);
     std::vector<double> xa(std::size_t(M) * K), wa(std::size_t(N) * K), got(std::size_t(M) * N);
     for (int i = 0; i < M; ++i)
-      for (int k = 0; k < K; ++k) xa[std::size_t(i) * K + k] = decode_elem(hx.data(), std::size_t(i) * ld + k, d);
+      for (int k = 0; k < K; ++k)
+        xa[std::size_t(i) * K + k] = decode_elem(hx.data(), std::size_t(i) * ld + k, d);
     for (int j = 0; j < N; ++j)
-      for (int k = 0; k < K; ++k) wa[std::size_t(j) * K + k] = decode_elem(hw.data(), std::size_t(j) * ld + k, d);
+      for (int k = 0; k < K; ++k)
+        wa[std::size_t(j) * K + k] = decode_elem(hw.data(), std::size_t(j) * ld + k, d);
     for (int i = 0; i < M; ++i)
-      for (int j = 0; j < N; ++j) got[std::size_t(i) * N + j] = decode_out(hy.data(), std::size_t(i) * plan.ldy() + j, d);
+      for (int j = 0; j < N; ++j)
+        got[std::size_t(i) * N + j] = decode_out(hy.data(), std::size_t(i) * plan.ldy() + j, d);
     a.add(rel_err(got, gemm_ref(xa, wa, M, N, K)), size);
   }
   return a.done();
@@ -259,9 +274,17 @@ CheckResult check_prefill(std::uint64_t seed, int head_dim, bool causal) {
   CALIB_CUDA(cudaMemcpy(dcu.get(), cu.data(), cu.size() * sizeof(int), cudaMemcpyHostToDevice));
   poison(o.get(), o.bytes());
   PrefillArgs p;
-  p.q = q.get(); p.k = k.get(); p.v = v.get(); p.o = o.get(); p.cu_seqlens = dcu.get();
-  p.num_seqs = int(lens.size()); p.max_seqlen = *std::max_element(lens.begin(), lens.end());
-  p.heads = heads; p.kv_heads = kvh; p.head_dim = D; p.causal = causal;
+  p.q = q.get();
+  p.k = k.get();
+  p.v = v.get();
+  p.o = o.get();
+  p.cu_seqlens = dcu.get();
+  p.num_seqs = int(lens.size());
+  p.max_seqlen = *std::max_element(lens.begin(), lens.end());
+  p.heads = heads;
+  p.kv_heads = kvh;
+  p.head_dim = D;
+  p.causal = causal;
   attention_prefill(p, nullptr);
   auto hq = as_double(to_host(q)), hk = as_double(to_host(k)), hv = as_double(to_host(v));
   std::vector<double> ref(std::size_t(T) * heads * D);
@@ -276,7 +299,8 @@ CheckResult check_prefill(std::uint64_t seed, int head_dim, bool causal) {
         for (int j = 0; j < nk; ++j) {
           double d = 0;
           for (int c = 0; c < D; ++c)
-            d += hq[(std::size_t(cu[s] + i) * heads + h) * D + c] * hk[(std::size_t(cu[s] + j) * kvh + g) * D + c];
+            d += hq[(std::size_t(cu[s] + i) * heads + h) * D + c] *
+                 hk[(std::size_t(cu[s] + j) * kvh + g) * D + c];
           w.push_back(d * sc);
           m = std::max(m, d * sc);
         }
@@ -316,8 +340,15 @@ CheckResult check_decode(std::uint64_t seed, int heads, int kvh, int forced_tps)
   CALIB_CUDA(cudaMemcpy(dt.get(), table.data(), table.size() * sizeof(int), cudaMemcpyHostToDevice));
   CALIB_CUDA(cudaMemcpy(dc.get(), ctx.data(), ctx.size() * sizeof(int), cudaMemcpyHostToDevice));
   DecodeArgs p;
-  p.q = q.get(); p.k_cache = kc.get(); p.v_cache = vc.get(); p.block_table = dt.get(); p.context_lens = dc.get();
-  p.batch = B; p.heads = heads; p.kv_heads = kvh; p.max_blocks_per_seq = mbps;
+  p.q = q.get();
+  p.k_cache = kc.get();
+  p.v_cache = vc.get();
+  p.block_table = dt.get();
+  p.context_lens = dc.get();
+  p.batch = B;
+  p.heads = heads;
+  p.kv_heads = kvh;
+  p.max_blocks_per_seq = mbps;
   if (forced_tps) {
     p.tokens_per_split = forced_tps;
     p.num_splits = (maxc + forced_tps - 1) / forced_tps;
@@ -326,8 +357,11 @@ CheckResult check_decode(std::uint64_t seed, int heads, int kvh, int forced_tps)
     p.num_splits = 1;
   }
   DeviceBuffer<bf16> out(std::size_t(B) * heads * D);
-  DeviceBuffer<float> po(std::size_t(B) * heads * p.num_splits * D), pl(std::size_t(B) * heads * p.num_splits);
-  p.out = out.get(); p.partial_o = po.get(); p.partial_lse = pl.get();
+  DeviceBuffer<float> po(std::size_t(B) * heads * p.num_splits * D),
+      pl(std::size_t(B) * heads * p.num_splits);
+  p.out = out.get();
+  p.partial_o = po.get();
+  p.partial_lse = pl.get();
   poison(out.get(), out.bytes());
   decode_attention(p, nullptr);
   auto hq = as_double(to_host(q)), hk = as_double(to_host(kc)), hv = as_double(to_host(vc));
@@ -337,7 +371,9 @@ CheckResult check_decode(std::uint64_t seed, int heads, int kvh, int forced_tps)
       int g = h / (heads / kvh);
       std::vector<double> w(ctx[b]);
       double m = -INFINITY;
-      auto row = [&](int t) { return ((std::size_t(table[std::size_t(b) * mbps + t / BS]) * kvh + g) * BS + t % BS) * D; };
+      auto row = [&](int t) {
+        return ((std::size_t(table[std::size_t(b) * mbps + t / BS]) * kvh + g) * BS + t % BS) * D;
+      };
       for (int t = 0; t < ctx[b]; ++t) {
         double d = 0;
         for (int c = 0; c < D; ++c) d += hq[(std::size_t(b) * heads + h) * D + c] * hk[row(t) + c];
@@ -353,7 +389,8 @@ CheckResult check_decode(std::uint64_t seed, int heads, int kvh, int forced_tps)
       }
     }
   a.add(rel_err(as_double(to_host(out)), ref), "ctx 1,15,16,300,1000 heads " + std::to_string(heads) + "/" +
-                                                   std::to_string(kvh) + " splits " + std::to_string(p.num_splits));
+                                                   std::to_string(kvh) + " splits " +
+                                                   std::to_string(p.num_splits));
   return a.done();
 }
 
@@ -370,9 +407,11 @@ CheckResult check_rmsnorm(std::uint64_t seed) {
     std::vector<double> ref(hx.size());
     for (int r = 0; r < rows; ++r) {
       double ss = 0;
-      for (int j = 0; j < hidden; ++j) ss += hx[std::size_t(r) * hidden + j] * hx[std::size_t(r) * hidden + j];
+      for (int j = 0; j < hidden; ++j)
+        ss += hx[std::size_t(r) * hidden + j] * hx[std::size_t(r) * hidden + j];
       double inv = 1.0 / std::sqrt(ss / hidden + 1e-6);
-      for (int j = 0; j < hidden; ++j) ref[std::size_t(r) * hidden + j] = hx[std::size_t(r) * hidden + j] * inv * hw[j];
+      for (int j = 0; j < hidden; ++j)
+        ref[std::size_t(r) * hidden + j] = hx[std::size_t(r) * hidden + j] * inv * hw[j];
     }
     a.add(rel_err(as_double(to_host(y)), ref), std::to_string(rows) + "x" + std::to_string(hidden));
   }

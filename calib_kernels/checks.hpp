@@ -14,7 +14,7 @@ struct CheckResult {
   bool ok = false;
   double max_rel_err = 0;  ///< worst ‖out − ref‖ / ‖ref‖ over the sizes tried (0 for exact checks)
   double tolerance = 0;
-  std::string detail;      ///< the sizes tried, or the first failing one
+  std::string detail;  ///< the sizes tried, or the first failing one
 };
 
 struct NamedCheck {

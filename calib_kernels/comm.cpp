@@ -18,31 +18,41 @@ using json = nlohmann::ordered_json;
 
 void nccl_check(ncclResult_t r, const char* call, int line) {
   if (r != ncclSuccess)
-    throw CudaError(std::string(call) + " failed at comm.cpp:" + std::to_string(line) + ": " + ncclGetErrorString(r));
+    throw CudaError(std::string(call) + " failed at comm.cpp:" + std::to_string(line) + ": " +
+                    ncclGetErrorString(r));
 }
 #define CALIB_NCCL(call) nccl_check((call), #call, __LINE__)
 
 enum class Op { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, SendRecv };
 const char* op_name(Op o) {
   switch (o) {
-    case Op::AllReduce: return "all_reduce";
-    case Op::AllGather: return "all_gather";
-    case Op::ReduceScatter: return "reduce_scatter";
-    case Op::AllToAll: return "alltoall";
-    case Op::Broadcast: return "broadcast";
-    case Op::SendRecv: return "sendrecv";
+    case Op::AllReduce:
+      return "all_reduce";
+    case Op::AllGather:
+      return "all_gather";
+    case Op::ReduceScatter:
+      return "reduce_scatter";
+    case Op::AllToAll:
+      return "alltoall";
+    case Op::Broadcast:
+      return "broadcast";
+    case Op::SendRecv:
+      return "sendrecv";
   }
   return "?";
 }
 /// nccl-tests busbw factor.
 double bus_factor(Op o, int n) {
   switch (o) {
-    case Op::AllReduce: return 2.0 * (n - 1) / n;
+    case Op::AllReduce:
+      return 2.0 * (n - 1) / n;
     case Op::AllGather:
     case Op::ReduceScatter:
-    case Op::AllToAll: return double(n - 1) / n;
+    case Op::AllToAll:
+      return double(n - 1) / n;
     case Op::Broadcast:
-    case Op::SendRecv: return 1.0;
+    case Op::SendRecv:
+      return 1.0;
   }
   return 1;
 }
@@ -63,8 +73,12 @@ void enqueue(Op op, std::vector<Rank>& ranks, std::size_t bytes) {
   for (int r = 0; r < n; ++r) {
     Rank& k = ranks[r];
     switch (op) {
-      case Op::AllReduce: CALIB_NCCL(ncclAllReduce(k.send, k.recv, count, ncclFloat, ncclSum, k.comm, k.stream)); break;
-      case Op::AllGather: CALIB_NCCL(ncclAllGather(k.send, k.recv, count / n, ncclFloat, k.comm, k.stream)); break;
+      case Op::AllReduce:
+        CALIB_NCCL(ncclAllReduce(k.send, k.recv, count, ncclFloat, ncclSum, k.comm, k.stream));
+        break;
+      case Op::AllGather:
+        CALIB_NCCL(ncclAllGather(k.send, k.recv, count / n, ncclFloat, k.comm, k.stream));
+        break;
       case Op::ReduceScatter:
         CALIB_NCCL(ncclReduceScatter(k.send, k.recv, count / n, ncclFloat, ncclSum, k.comm, k.stream));
         break;
@@ -74,7 +88,9 @@ void enqueue(Op op, std::vector<Rank>& ranks, std::size_t bytes) {
           CALIB_NCCL(ncclRecv(k.recv + p * (count / n), count / n, ncclFloat, p, k.comm, k.stream));
         }
         break;
-      case Op::Broadcast: CALIB_NCCL(ncclBroadcast(k.send, k.recv, count, ncclFloat, 0, k.comm, k.stream)); break;
+      case Op::Broadcast:
+        CALIB_NCCL(ncclBroadcast(k.send, k.recv, count, ncclFloat, 0, k.comm, k.stream));
+        break;
       case Op::SendRecv:
         CALIB_NCCL(ncclSend(k.send, count, ncclFloat, (r + 1) % n, k.comm, k.stream));
         CALIB_NCCL(ncclRecv(k.recv, count, ncclFloat, (r + n - 1) % n, k.comm, k.stream));
@@ -152,7 +168,11 @@ json run_comm_sweeps(const CommOptions& opt) {
       double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
       double algbw = double(b) / t / 1e9, busbw = algbw * bus_factor(op, n);
       std::printf("  %14zu %12zu %12.2f %10.2f %10.2f\n", b, b / 4, t * 1e6, algbw, busbw);
-      rows.push_back({{"op", op_name(op)}, {"ranks", n}, {"bytes", b}, {"time_us", t * 1e6}, {"algbw_GBps", algbw},
+      rows.push_back({{"op", op_name(op)},
+                      {"ranks", n},
+                      {"bytes", b},
+                      {"time_us", t * 1e6},
+                      {"algbw_GBps", algbw},
                       {"busbw_GBps", busbw}});
       if (b <= 65536) small_t = std::min(small_t, t);
       big_bytes = double(b);
@@ -160,8 +180,12 @@ json run_comm_sweeps(const CommOptions& opt) {
     }
     // time = latency + bytes / bw: latency from the small sizes, bw from the largest.
     double bw = big_bytes / std::max(big_t - small_t, 1e-9) / 1e9;
-    fits.push_back({{"op", op_name(op)}, {"ranks", n}, {"scope", "intra"}, {"latency_us", small_t * 1e6},
-                    {"bw_GBps", bw}, {"busbw_GBps", bw * bus_factor(op, n)}});
+    fits.push_back({{"op", op_name(op)},
+                    {"ranks", n},
+                    {"scope", "intra"},
+                    {"latency_us", small_t * 1e6},
+                    {"bw_GBps", bw},
+                    {"busbw_GBps", bw * bus_factor(op, n)}});
     std::fflush(stdout);
   }
   for (auto& k : ranks) {
@@ -172,8 +196,9 @@ json run_comm_sweeps(const CommOptions& opt) {
     ncclCommDestroy(k.comm);
   }
   if (n == 1)
-    notes.push_back("one GPU: collectives are local copies/reductions (busbw factor 0 for all_reduce, all_gather, "
-                    "reduce_scatter, alltoall); the fits give NCCL's per-call latency and local bandwidth only");
+    notes.push_back(
+        "one GPU: collectives are local copies/reductions (busbw factor 0 for all_reduce, all_gather, "
+        "reduce_scatter, alltoall); the fits give NCCL's per-call latency and local bandwidth only");
   out["rows"] = rows;
   out["fits"] = fits;
   out["notes"] = notes;

@@ -5,7 +5,7 @@
 namespace infraplan::calib {
 
 struct CommOptions {
-  bool quick = false;  ///< fewer sizes (8 B … 1 GiB, ×8 steps)
+  bool quick = false;                  ///< fewer sizes (8 B … 1 GiB, ×8 steps)
   bool try_multi_rank_one_gpu = true;  ///< also try 2 ranks on GPU 0 and report what NCCL says
 };
 

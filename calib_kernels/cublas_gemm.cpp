@@ -6,11 +6,16 @@ namespace infraplan::calib {
 
 const char* gemm_dtype_name(GemmDtype d) {
   switch (d) {
-    case GemmDtype::BF16: return "bf16";
-    case GemmDtype::FP16: return "fp16";
-    case GemmDtype::TF32: return "tf32";
-    case GemmDtype::FP8: return "fp8";
-    case GemmDtype::INT8: return "int8";
+    case GemmDtype::BF16:
+      return "bf16";
+    case GemmDtype::FP16:
+      return "fp16";
+    case GemmDtype::TF32:
+      return "tf32";
+    case GemmDtype::FP8:
+      return "fp8";
+    case GemmDtype::INT8:
+      return "int8";
   }
   return "?";
 }
@@ -18,10 +23,13 @@ const char* gemm_dtype_name(GemmDtype d) {
 double gemm_in_bytes(GemmDtype d) {
   switch (d) {
     case GemmDtype::BF16:
-    case GemmDtype::FP16: return 2;
-    case GemmDtype::TF32: return 4;
+    case GemmDtype::FP16:
+      return 2;
+    case GemmDtype::TF32:
+      return 4;
     case GemmDtype::FP8:
-    case GemmDtype::INT8: return 1;
+    case GemmDtype::INT8:
+      return 1;
   }
   return 0;
 }
@@ -30,9 +38,11 @@ double gemm_out_bytes(GemmDtype d) {
   switch (d) {
     case GemmDtype::BF16:
     case GemmDtype::FP16:
-    case GemmDtype::FP8: return 2;
+    case GemmDtype::FP8:
+      return 2;
     case GemmDtype::TF32:
-    case GemmDtype::INT8: return 4;
+    case GemmDtype::INT8:
+      return 4;
   }
   return 0;
 }
@@ -44,8 +54,8 @@ std::int64_t gemm_ld(GemmDtype d, std::int64_t cols) {
 
 void cublas_check(cublasStatus_t s, const char* call, const char* file, int line) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": cuBLAS status " +
-                    std::to_string(int(s)));
+    throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
+                    ": cuBLAS status " + std::to_string(int(s)));
 }
 
 LtHandle::LtHandle(std::size_t workspace_bytes) : ws_bytes_(workspace_bytes) {
@@ -58,15 +68,29 @@ LtHandle::~LtHandle() {
   if (h_) cublasLtDestroy(h_);
 }
 
-LtPlan::LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k) : h_(h), d_(d) {
+LtPlan::LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k)
+    : h_(h), d_(d) {
   cudaDataType_t in_t = CUDA_R_16BF, out_t = CUDA_R_16BF, scale_t = CUDA_R_32F;
   cublasComputeType_t comp = CUBLAS_COMPUTE_32F;
   switch (d) {
-    case GemmDtype::BF16: break;
-    case GemmDtype::FP16: in_t = out_t = CUDA_R_16F; break;
-    case GemmDtype::TF32: in_t = out_t = CUDA_R_32F; comp = CUBLAS_COMPUTE_32F_FAST_TF32; break;
-    case GemmDtype::FP8: in_t = CUDA_R_8F_E4M3; break;
-    case GemmDtype::INT8: in_t = CUDA_R_8I; out_t = CUDA_R_32I; scale_t = CUDA_R_32I; comp = CUBLAS_COMPUTE_32I; break;
+    case GemmDtype::BF16:
+      break;
+    case GemmDtype::FP16:
+      in_t = out_t = CUDA_R_16F;
+      break;
+    case GemmDtype::TF32:
+      in_t = out_t = CUDA_R_32F;
+      comp = CUBLAS_COMPUTE_32F_FAST_TF32;
+      break;
+    case GemmDtype::FP8:
+      in_t = CUDA_R_8F_E4M3;
+      break;
+    case GemmDtype::INT8:
+      in_t = CUDA_R_8I;
+      out_t = CUDA_R_32I;
+      scale_t = CUDA_R_32I;
+      comp = CUBLAS_COMPUTE_32I;
+      break;
   }
   std::int64_t ld = gemm_ld(d, k);
   ldy_ = (d == GemmDtype::FP8 || d == GemmDtype::INT8) ? (n + 15) / 16 * 16 : n;
@@ -81,7 +105,8 @@ LtPlan::LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, s
   cublasLtMatmulPreference_t pref = nullptr;
   CALIB_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
   std::size_t ws = h.workspace_bytes();
-  CALIB_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  CALIB_CUBLAS(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
   cublasLtMatmulHeuristicResult_t res{};
   int found = 0;
   cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(h.get(), op_, a_, b_, c_, c_, pref, 1, &res, &found);

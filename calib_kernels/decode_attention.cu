@@ -3,8 +3,8 @@
 // (16 lanes × 8 dims = one 256-byte K or V row per token) for all G query heads sharing the KV
 // head; online softmax per half-warp, then the 8 half-warps merge through shared memory. With
 // several splits, partial (o, lse) go to a workspace and a second kernel merges them.
-#include <cfloat>
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "calib_kernels/cuda_util.hpp"
@@ -29,8 +29,7 @@ __device__ __forceinline__ void to_f32(const V8& v, float f[8]) {
 }
 
 template <int G>
-__global__ void __launch_bounds__(THREADS)
-    decode_k(DecodeArgs a, float scale_log2) {
+__global__ void __launch_bounds__(THREADS) decode_k(DecodeArgs a, float scale_log2) {
   int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
   int ctx = a.context_lens[b];
   int t0 = split * a.tokens_per_split, t1 = min(ctx, t0 + a.tokens_per_split);
@@ -198,11 +197,20 @@ void decode_attention(const DecodeArgs& a, cudaStream_t stream) {
   if (a.kv_heads <= 0 || a.heads % a.kv_heads != 0)
     throw CudaError("decode_attention: heads must be a multiple of kv_heads");
   switch (a.heads / a.kv_heads) {
-    case 1: launch<1>(a, stream); break;
-    case 2: launch<2>(a, stream); break;
-    case 4: launch<4>(a, stream); break;
-    case 8: launch<8>(a, stream); break;
-    default: throw CudaError("decode_attention: heads / kv_heads must be 1, 2, 4 or 8");
+    case 1:
+      launch<1>(a, stream);
+      break;
+    case 2:
+      launch<2>(a, stream);
+      break;
+    case 4:
+      launch<4>(a, stream);
+      break;
+    case 8:
+      launch<8>(a, stream);
+      break;
+    default:
+      throw CudaError("decode_attention: heads / kv_heads must be 1, 2, 4 or 8");
   }
 }
 

@@ -22,12 +22,24 @@ __global__ void fill_kernel(void* p, std::size_t n, Elem e, std::uint64_t seed, 
     float u = float(h >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f;  // [-1, 1)
     float v = u * scale;
     switch (e) {
-      case Elem::F32: static_cast<float*>(p)[i] = v; break;
-      case Elem::BF16: static_cast<bf16*>(p)[i] = __float2bfloat16(v); break;
-      case Elem::F16: static_cast<__half*>(p)[i] = __float2half(v); break;
-      case Elem::FP8E4M3: static_cast<__nv_fp8_e4m3*>(p)[i] = __nv_fp8_e4m3(v); break;
-      case Elem::INT8: static_cast<std::int8_t*>(p)[i] = std::int8_t(lrintf(v)); break;
-      case Elem::I32: static_cast<std::int32_t*>(p)[i] = std::int32_t(lrintf(v)); break;
+      case Elem::F32:
+        static_cast<float*>(p)[i] = v;
+        break;
+      case Elem::BF16:
+        static_cast<bf16*>(p)[i] = __float2bfloat16(v);
+        break;
+      case Elem::F16:
+        static_cast<__half*>(p)[i] = __float2half(v);
+        break;
+      case Elem::FP8E4M3:
+        static_cast<__nv_fp8_e4m3*>(p)[i] = __nv_fp8_e4m3(v);
+        break;
+      case Elem::INT8:
+        static_cast<std::int8_t*>(p)[i] = std::int8_t(lrintf(v));
+        break;
+      case Elem::I32:
+        static_cast<std::int32_t*>(p)[i] = std::int32_t(lrintf(v));
+        break;
     }
   }
 }

@@ -13,7 +13,8 @@ __device__ __forceinline__ int swz(int row, int chunk) { return row * BK + ((chu
 
 template <int BM, int BN, int WARPS_M, int WARPS_N, int STAGES>
 __global__ void __launch_bounds__(WARPS_M* WARPS_N * 32)
-    gemm_mma_k(const bf16* __restrict__ A, const bf16* __restrict__ B, bf16* __restrict__ C, int M, int N, int K) {
+    gemm_mma_k(const bf16* __restrict__ A, const bf16* __restrict__ B, bf16* __restrict__ C, int M, int N,
+               int K) {
   constexpr int THREADS = WARPS_M * WARPS_N * 32;
   constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N, MT = WM / 16, NT = WN / 8;
   extern __shared__ __align__(128) unsigned char smem_raw[];

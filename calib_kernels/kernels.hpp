@@ -72,7 +72,7 @@ void attention_prefill(const PrefillArgs& a, cudaStream_t stream);
 /// Paged decode attention, one new token per sequence, GQA, split-K over the context.
 /// Caches: [num_blocks][kv_heads][block_size][head_dim]; block_table: [batch][max_blocks_per_seq].
 struct DecodeArgs {
-  const bf16* q = nullptr;        ///< [batch][heads][head_dim]
+  const bf16* q = nullptr;  ///< [batch][heads][head_dim]
   const bf16* k_cache = nullptr;
   const bf16* v_cache = nullptr;
   const int* block_table = nullptr;
@@ -81,11 +81,11 @@ struct DecodeArgs {
   float* partial_o = nullptr;         ///< [batch][heads][num_splits][head_dim] workspace
   float* partial_lse = nullptr;       ///< [batch][heads][num_splits] workspace
   int batch = 0, heads = 0, kv_heads = 0;
-  int head_dim = 128;                 ///< 128 only
-  int block_size = 16;                ///< tokens per cache block, 16 only
+  int head_dim = 128;   ///< 128 only
+  int block_size = 16;  ///< tokens per cache block, 16 only
   int max_blocks_per_seq = 0;
-  int num_splits = 1;                 ///< context splits (grid.x)
-  int tokens_per_split = 0;           ///< multiple of block_size
+  int num_splits = 1;        ///< context splits (grid.x)
+  int tokens_per_split = 0;  ///< multiple of block_size
 };
 void decode_attention(const DecodeArgs& a, cudaStream_t stream);
 /// Splits that fill the GPU for this batch and longest context (tokens_per_split follows).

@@ -77,8 +77,8 @@ __global__ void swiglu_k(const bf16* __restrict__ gu, bf16* __restrict__ out, in
 }
 
 // One thread handles 8 consecutive pairs (j .. j+7 with partners j+half ..): two 16-byte loads.
-__global__ void rope_k(bf16* __restrict__ x, const int* __restrict__ pos, int tokens, int heads,
-                       int head_dim, float log2_theta) {
+__global__ void rope_k(bf16* __restrict__ x, const int* __restrict__ pos, int tokens, int heads, int head_dim,
+                       float log2_theta) {
   unsigned half = head_dim / 2, groups = half / 8;
   unsigned total = unsigned(tokens) * heads * groups;  // < 2^32 (checked by the launcher)
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {

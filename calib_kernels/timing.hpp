@@ -14,10 +14,10 @@
 namespace infraplan::calib {
 
 struct TimingOptions {
-  int warmup = 2;            ///< launches before timing starts
-  int min_iters = 5;         ///< timed launches, at least
-  int max_iters = 50;        ///< timed launches, at most
-  double budget_ms = 4.0;    ///< timed launches stop once their sum exceeds this (after min_iters)
+  int warmup = 2;          ///< launches before timing starts
+  int min_iters = 5;       ///< timed launches, at least
+  int max_iters = 50;      ///< timed launches, at most
+  double budget_ms = 4.0;  ///< timed launches stop once their sum exceeds this (after min_iters)
 };
 
 /// Median seconds of one `launch(i)` on `stream`. Each sample is a pair of events around

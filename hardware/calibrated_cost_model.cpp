@@ -13,9 +13,9 @@ namespace {
 /// Where x falls on an ascending axis, in log space.
 struct Pos {
   std::size_t i0 = 0, i1 = 0;
-  double w = 0;         ///< weight of i1
-  bool inside = true;   ///< x within [front, back]
-  double clamped = 0;   ///< x clamped into the axis range
+  double w = 0;        ///< weight of i1
+  bool inside = true;  ///< x within [front, back]
+  double clamped = 0;  ///< x clamped into the axis range
 };
 
 Pos locate(const std::vector<double>& a, double x) {
@@ -75,7 +75,8 @@ std::string fmt_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
 
 }  // namespace
 
-CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu) : profile_(std::move(profile)), gpu_(std::move(gpu)) {
+CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
+    : profile_(std::move(profile)), gpu_(std::move(gpu)) {
   check_profile_gpu(profile_, gpu_.name, false);
   // Fit each table's tile quanta on its fit points: the pair with the least median |log error|
   // (ties → the smaller quanta). Held-out points are never used here.
@@ -118,7 +119,9 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
     // No table for this format: the bf16 table's efficiency on this format's roofline, its
     // ceiling scaled from bf16 by the datasheet ratio.
     t = profile_.gemm_table(Dtype::BF16);
-    if (!t) throw Error("profile " + profile_.origin + " has no GEMM table for " + std::string(dtype_name(s.dtype)) + " or bf16");
+    if (!t)
+      throw Error("profile " + profile_.origin + " has no GEMM table for " +
+                  std::string(dtype_name(s.dtype)) + " or bf16");
     double peak_d = gpu_.peak(s.dtype).value_or(*gpu_.peak(Dtype::FP16));
     ceiling = profile_.ceilings.gemm_TFLOPs.at(Dtype::BF16) * 1e12 * peak_d / *gpu_.peak(Dtype::BF16);
     detail = "no " + std::string(dtype_name(s.dtype)) + " table: bf16 efficiency on the " +
@@ -144,7 +147,9 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
     c.k = std::int64_t(std::llround(pk.clamped));
     c.dtype = t->dtype;
     double tc = gemm_interp(*t, pm, pn, pk);
-    if (!std::isfinite(tc)) throw Error("profile " + profile_.origin + ": GEMM table has unmeasured cells near " + fmt_shape(c.m, c.n, c.k));
+    if (!std::isfinite(tc))
+      throw Error("profile " + profile_.origin + ": GEMM table has unmeasured cells near " +
+                  fmt_shape(c.m, c.n, c.k));
     double c_ceiling = profile_.ceilings.gemm_TFLOPs.at(t->dtype) * 1e12;
     double roof_c = std::max(c.flops() / c_ceiling, gemm_min_bytes(c) / bw);
     double eff = roof_c / tc;
@@ -167,7 +172,8 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
       auto at = [&](std::size_t i, std::size_t j) {
         return t->mis_ratio[(ei * t->mis_m.size() + i) * t->mis_nk.size() + j];
       };
-      double f = lerp_log(lerp_log(at(a.i0, b.i0), at(a.i0, b.i1), b.w), lerp_log(at(a.i1, b.i0), at(a.i1, b.i1), b.w), a.w);
+      double f = lerp_log(lerp_log(at(a.i0, b.i0), at(a.i0, b.i1), b.w),
+                          lerp_log(at(a.i1, b.i0), at(a.i1, b.i1), b.w), a.w);
       if (std::isfinite(f)) {
         secs *= f;
         std::ostringstream d;
@@ -185,7 +191,8 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
 }
 
 CostEstimate CalibratedCostModel::attention_prefill(const AttentionPrefillShape& s) const {
-  if (s.batch <= 0 || s.q_len <= 0 || s.kv_len < s.q_len || s.heads <= 0 || s.kv_heads <= 0 || s.head_dim <= 0)
+  if (s.batch <= 0 || s.q_len <= 0 || s.kv_len < s.q_len || s.heads <= 0 || s.kv_heads <= 0 ||
+      s.head_dim <= 0)
     throw Error("attention_prefill: need batch, q_len, heads, kv_heads, head_dim > 0 and kv_len >= q_len");
   const PrefillTable* t = profile_.prefill_table(int(s.head_dim));
   if (!t) throw Error("profile " + profile_.origin + " has no attention_prefill table");
@@ -214,11 +221,14 @@ CostEstimate CalibratedCostModel::attention_prefill(const AttentionPrefillShape&
   CostEstimate e;
   e.seconds = std::max(s.flops() / rate, inside ? 0.0 : launch_overhead_seconds());
   e.achieved = s.flops() / e.seconds;
-  e.ceiling = profile_.ceilings.gemm_TFLOPs.count(Dtype::BF16) ? profile_.ceilings.gemm_TFLOPs.at(Dtype::BF16) * 1e12 : 0;
+  e.ceiling = profile_.ceilings.gemm_TFLOPs.count(Dtype::BF16)
+                  ? profile_.ceilings.gemm_TFLOPs.at(Dtype::BF16) * 1e12
+                  : 0;
   e.source = inside ? CostSource::Measured : CostSource::Extrapolated;
   std::ostringstream d;
   d << "prefill table d" << t->head_dim << (t->causal ? " causal" : "") << ", "
-    << (inside ? "interpolated" : "nearest table point's FLOP/s") << (s.causal == t->causal ? "" : " (mask differs)");
+    << (inside ? "interpolated" : "nearest table point's FLOP/s")
+    << (s.causal == t->causal ? "" : " (mask differs)");
   e.detail = d.str();
   return e;
 }
@@ -231,10 +241,12 @@ CostEstimate CalibratedCostModel::attention_decode(const AttentionDecodeShape& s
   double bytes_per_token = double(s.kv_heads) * double(s.head_dim) * dtype_bytes(s.kv_dtype);
   double table_bytes_per_token = double(t.kv_heads) * t.head_dim * dtype_bytes(t.kv_dtype);
   // Context per sequence expressed in the table's KV bytes per token.
-  double ctx = std::max(1.0, double(s.total_context_tokens) / double(s.batch) * bytes_per_token / table_bytes_per_token);
+  double ctx = std::max(
+      1.0, double(s.total_context_tokens) / double(s.batch) * bytes_per_token / table_bytes_per_token);
   Pos pb = locate(t.batch, double(s.batch)), pc = locate(t.context, ctx);
   auto cell = [&](std::size_t i, std::size_t j) { return t.at(i, j); };
-  double t00 = cell(pb.i0, pc.i0), t01 = cell(pb.i0, pc.i1), t10 = cell(pb.i1, pc.i0), t11 = cell(pb.i1, pc.i1);
+  double t00 = cell(pb.i0, pc.i0), t01 = cell(pb.i0, pc.i1), t10 = cell(pb.i1, pc.i0),
+         t11 = cell(pb.i1, pc.i1);
   double tin = lerp_log(lerp_log(t00, t01, pc.w), lerp_log(t10, t11, pc.w), pb.w);
   CostEstimate e;
   double bytes = s.kv_bytes();
@@ -246,7 +258,8 @@ CostEstimate CalibratedCostModel::attention_decode(const AttentionDecodeShape& s
     // Efficiency of the clamped table point against the copy ceiling, on this shape's bytes.
     double bytes_c = 2.0 * pb.clamped * pc.clamped * table_bytes_per_token;
     double eff = bytes_c / (profile_.ceilings.copy_GBps * 1e9) / tin;
-    e.seconds = std::max(bytes / (profile_.ceilings.copy_GBps * 1e9) / eff, tin * std::min(1.0, bytes / bytes_c));
+    e.seconds =
+        std::max(bytes / (profile_.ceilings.copy_GBps * 1e9) / eff, tin * std::min(1.0, bytes / bytes_c));
     e.seconds = std::max(e.seconds, launch_overhead_seconds());
     e.source = CostSource::Extrapolated;
     e.detail = "decode: bandwidth efficiency of the nearest table point";
@@ -282,7 +295,8 @@ CostEstimate CalibratedCostModel::memory_bound(double bytes) const {
 std::unique_ptr<CalibratedCostModel> make_calibrated_cost_model(const std::string& gpu_name,
                                                                 const std::string& profile_path, bool force) {
   const GpuSpec& spec = find_gpu(gpu_name);
-  Profile p = profile_path.empty() ? default_profile(gpu_name) : load_profile_for(profile_path, gpu_name, force);
+  Profile p =
+      profile_path.empty() ? default_profile(gpu_name) : load_profile_for(profile_path, gpu_name, force);
   if (force) p.gpu = gpu_name;  // forced: use the other GPU's numbers under this name
   return std::make_unique<CalibratedCostModel>(std::move(p), spec);
 }

@@ -34,7 +34,8 @@ TEST(CalibratedCostModel, ExactAtGemmGridPoints) {
         for (std::size_t l = 0; l < t->k.size(); l += 2) {
           double want = t->at(i, j, l);
           if (!(want > 0)) continue;
-          CostEstimate e = h200().gemm(gemm(std::int64_t(t->m[i]), std::int64_t(t->n[j]), std::int64_t(t->k[l]), d));
+          CostEstimate e =
+              h200().gemm(gemm(std::int64_t(t->m[i]), std::int64_t(t->n[j]), std::int64_t(t->k[l]), d));
           EXPECT_NEAR(e.seconds, want, want * 1e-9);
           EXPECT_EQ(e.source, CostSource::Measured);
         }

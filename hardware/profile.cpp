@@ -26,7 +26,8 @@ const Json& need(const Json& j, const std::string& key, const std::string& path,
 double number(const Json& v, const std::string& field, const std::string& origin, double min = -1e300) {
   if (!v.is_number()) fail(origin, field, "expected a number, got " + v.dump());
   double d = v.get<double>();
-  if (!std::isfinite(d) || d < min) fail(origin, field, "expected a finite number >= " + std::to_string(min) + ", got " + v.dump());
+  if (!std::isfinite(d) || d < min)
+    fail(origin, field, "expected a finite number >= " + std::to_string(min) + ", got " + v.dump());
   return d;
 }
 
@@ -46,7 +47,8 @@ std::vector<double> axis(const Json& v, const std::string& field, const std::str
 /// Flattens nested arrays of seconds (null → NaN) and checks the count.
 void flatten(const Json& v, const std::string& field, const std::string& origin, std::vector<double>& out) {
   if (v.is_array()) {
-    for (std::size_t i = 0; i < v.size(); ++i) flatten(v[i], field + "[" + std::to_string(i) + "]", origin, out);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      flatten(v[i], field + "[" + std::to_string(i) + "]", origin, out);
   } else if (v.is_null()) {
     out.push_back(kNaN);
   } else {
@@ -62,7 +64,9 @@ std::vector<double> seconds_grid(const Json& v, const std::string& field, const 
   if (!v.is_array()) fail(origin, field, "expected a nested array of seconds");
   flatten(v, field, origin, out);
   if (out.size() != expected)
-    fail(origin, field, "expected " + std::to_string(expected) + " entries (" + dims + "), got " + std::to_string(out.size()));
+    fail(origin, field,
+         "expected " + std::to_string(expected) + " entries (" + dims + "), got " +
+             std::to_string(out.size()));
   return out;
 }
 
@@ -95,7 +99,8 @@ const GemmTable* Profile::gemm_table(Dtype d) const {
 const PrefillTable* Profile::prefill_table(int head_dim) const {
   const PrefillTable* best = nullptr;
   for (const auto& t : prefill)
-    if (!best || std::abs(std::log(double(t.head_dim) / head_dim)) < std::abs(std::log(double(best->head_dim) / head_dim)))
+    if (!best || std::abs(std::log(double(t.head_dim) / head_dim)) <
+                     std::abs(std::log(double(best->head_dim) / head_dim)))
       best = &t;
   return best;
 }
@@ -106,18 +111,22 @@ Profile parse_profile(const Json& j, const std::string& origin) {
   if (!j.is_object()) fail(origin, "top level", "expected a JSON object");
   std::string schema = str(j, "schema", "");
   if (schema != "infraplan-profile/1")
-    fail(origin, "schema", "expected \"infraplan-profile/1\", got " + (j.contains("schema") ? j["schema"].dump() : "nothing"));
+    fail(origin, "schema",
+         "expected \"infraplan-profile/1\", got " + (j.contains("schema") ? j["schema"].dump() : "nothing"));
   const Json& gpu = need(j, "gpu", "", origin);
   if (!gpu.is_string() || gpu.get<std::string>().empty()) fail(origin, "gpu", "expected a catalog GPU name");
   p.gpu = gpu.get<std::string>();
   p.source = str(j, "source", "");
   if (p.source != "measured" && p.source != "derived")
-    fail(origin, "source", "expected \"measured\" or \"derived\", got " + (j.contains("source") ? j["source"].dump() : "nothing"));
+    fail(origin, "source",
+         "expected \"measured\" or \"derived\", got " +
+             (j.contains("source") ? j["source"].dump() : "nothing"));
   if (p.source == "derived") {
     const Json& d = need(j, "derived_from", "", origin);
     p.derived_from = str(d, "gpu", "");
     p.derivation = str(d, "method", "");
-    if (p.derived_from.empty()) fail(origin, "derived_from.gpu", "missing (a derived profile names its measured source)");
+    if (p.derived_from.empty())
+      fail(origin, "derived_from.gpu", "missing (a derived profile names its measured source)");
   }
   p.date = str(j, "date", "");
   p.command = str(j, "command", "");
@@ -149,9 +158,11 @@ Profile parse_profile(const Json& j, const std::string& origin) {
   const Json& tables = need(j, "tables", "", origin);
   {
     const Json& m = need(tables, "memory_bound", "tables", origin);
-    p.memory.bytes = axis(need(m, "bytes", "tables.memory_bound", origin), "tables.memory_bound.bytes", origin);
-    p.memory.seconds = seconds_grid(need(m, "seconds", "tables.memory_bound", origin), "tables.memory_bound.seconds",
-                                    origin, p.memory.bytes.size(), "one per bytes entry");
+    p.memory.bytes =
+        axis(need(m, "bytes", "tables.memory_bound", origin), "tables.memory_bound.bytes", origin);
+    p.memory.seconds =
+        seconds_grid(need(m, "seconds", "tables.memory_bound", origin), "tables.memory_bound.seconds", origin,
+                     p.memory.bytes.size(), "one per bytes entry");
     for (double s : p.memory.seconds)
       if (std::isnan(s)) fail(origin, "tables.memory_bound.seconds", "null entries are not allowed");
   }
@@ -166,17 +177,18 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       t.n = axis(need(it.value(), "n", f, origin), f + ".n", origin);
       t.k = axis(need(it.value(), "k", f, origin), f + ".k", origin);
       std::size_t want = t.m.size() * t.n.size() * t.k.size();
-      t.seconds = seconds_grid(need(it.value(), "seconds", f, origin), f + ".seconds", origin, want,
-                               std::to_string(t.m.size()) + "×" + std::to_string(t.n.size()) + "×" +
-                                   std::to_string(t.k.size()));
+      t.seconds = seconds_grid(
+          need(it.value(), "seconds", f, origin), f + ".seconds", origin, want,
+          std::to_string(t.m.size()) + "×" + std::to_string(t.n.size()) + "×" + std::to_string(t.k.size()));
       if (it.value().contains("misaligned")) {
         const Json& mj = it.value()["misaligned"];
         std::string mf = f + ".misaligned";
         t.mis_m = axis(need(mj, "m", mf, origin), mf + ".m", origin);
         t.mis_nk = axis(need(mj, "nk", mf, origin), mf + ".nk", origin);
         t.mis_elements = axis(need(mj, "elements", mf, origin), mf + ".elements", origin);
-        t.mis_ratio = seconds_grid(need(mj, "ratio", mf, origin), mf + ".ratio", origin,
-                                   t.mis_elements.size() * t.mis_m.size() * t.mis_nk.size(), "elements × m × nk");
+        t.mis_ratio =
+            seconds_grid(need(mj, "ratio", mf, origin), mf + ".ratio", origin,
+                         t.mis_elements.size() * t.mis_m.size() * t.mis_nk.size(), "elements × m × nk");
       }
       if (it.value().contains("fit_points")) {
         const Json& fp = it.value()["fit_points"];
@@ -185,11 +197,13 @@ Profile parse_profile(const Json& j, const std::string& origin) {
           std::string ff = f + ".fit_points[" + std::to_string(i) + "]";
           std::array<double, 4> r{};
           const char* keys[] = {"m", "n", "k", "seconds"};
-          for (int q = 0; q < 4; ++q) r[q] = number(need(fp[i], keys[q], ff, origin), ff + "." + keys[q], origin, 1e-12);
+          for (int q = 0; q < 4; ++q)
+            r[q] = number(need(fp[i], keys[q], ff, origin), ff + "." + keys[q], origin, 1e-12);
           t.fit_points.push_back(r);
         }
       }
-      if (!p.ceilings.gemm_TFLOPs.count(t.dtype)) fail(origin, "ceilings.gemm_TFLOPs." + it.key(), "missing for a tabled format");
+      if (!p.ceilings.gemm_TFLOPs.count(t.dtype))
+        fail(origin, "ceilings.gemm_TFLOPs." + it.key(), "missing for a tabled format");
       p.gemm.push_back(std::move(t));
     }
   }
@@ -208,7 +222,9 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       t.seconds = seconds_grid(need(a[i], "seconds", f, origin), f + ".seconds", origin,
                                t.seq_len.size() * t.batch.size(), "seq_len × batch");
       for (std::size_t s = 0; s < t.seq_len.size(); ++s)
-        if (std::isnan(t.at(s, 0))) fail(origin, f + ".seconds[" + std::to_string(s) + "][0]", "the first batch column must be measured");
+        if (std::isnan(t.at(s, 0)))
+          fail(origin, f + ".seconds[" + std::to_string(s) + "][0]",
+               "the first batch column must be measured");
       p.prefill.push_back(std::move(t));
     }
   }
@@ -223,8 +239,8 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     t.kv_dtype = gemm_dtype(str(d, "kv_dtype", "bf16"), f + ".kv_dtype", origin);
     t.batch = axis(need(d, "batch", f, origin), f + ".batch", origin);
     t.context = axis(need(d, "context", f, origin), f + ".context", origin);
-    t.seconds = seconds_grid(need(d, "seconds", f, origin), f + ".seconds", origin, t.batch.size() * t.context.size(),
-                             "batch × context");
+    t.seconds = seconds_grid(need(d, "seconds", f, origin), f + ".seconds", origin,
+                             t.batch.size() * t.context.size(), "batch × context");
     for (double s : t.seconds)
       if (std::isnan(s)) fail(origin, f + ".seconds", "null entries are not allowed");
     p.decode = std::move(t);
@@ -251,7 +267,8 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       p.holdout_decode.push_back({int(num_or(r, "heads", 32)), int(num_or(r, "kv_heads", 8)),
                                   int(num_or(r, "head_dim", 128)), std::int64_t(num_or(r, "batch", 1)),
                                   std::int64_t(num_or(r, "context", 0)), num_or(r, "seconds", 0)});
-    for (const auto& r : rows("memory_bound")) p.holdout_memory.push_back({num_or(r, "bytes", 0), num_or(r, "seconds", 0)});
+    for (const auto& r : rows("memory_bound"))
+      p.holdout_memory.push_back({num_or(r, "bytes", 0), num_or(r, "seconds", 0)});
   }
   if (j.contains("kernels") && j["kernels"].is_array())
     for (const auto& r : j["kernels"])
@@ -300,8 +317,8 @@ bool has_default_profile(const std::string& gpu_name) { return !default_profile_
 Profile default_profile(const std::string& gpu_name) {
   std::string text = default_profile_json(gpu_name);
   if (text.empty())
-    throw Error("no built-in profile for gpu '" + gpu_name + "'; built-in profiles: " + join(default_profile_gpus()) +
-                "; run infraplan calibrate on that GPU and pass the file");
+    throw Error("no built-in profile for gpu '" + gpu_name + "'; built-in profiles: " +
+                join(default_profile_gpus()) + "; run infraplan calibrate on that GPU and pass the file");
   std::string origin = "embedded:" + gpu_name;
   Profile p = parse_profile(parse_json_text(text, origin), origin);
   check_profile_gpu(p, gpu_name, false);

@@ -19,9 +19,11 @@ namespace infraplan::hw {
 /// GEMM times Y[m,n] = X[m,k]·W[n,k]ᵀ over a grid; axes ascending; NaN = not measured.
 struct GemmTable {
   Dtype dtype = Dtype::BF16;
-  std::vector<double> m, n, k;   ///< grid axes (elements)
-  std::vector<double> seconds;   ///< [m.size()][n.size()][k.size()], row-major
-  double at(std::size_t i, std::size_t j, std::size_t l) const { return seconds[(i * n.size() + j) * k.size() + l]; }
+  std::vector<double> m, n, k;  ///< grid axes (elements)
+  std::vector<double> seconds;  ///< [m.size()][n.size()][k.size()], row-major
+  double at(std::size_t i, std::size_t j, std::size_t l) const {
+    return seconds[(i * n.size() + j) * k.size() + l];
+  }
   /// Measured slow-down when n and k are multiples of only `mis_elements[e]` elements (rows not
   /// 16-byte aligned), over (m, n = k = nk): mis_ratio[e][m][nk], NaN = no algorithm.
   std::vector<double> mis_m, mis_nk, mis_elements, mis_ratio;
@@ -36,10 +38,10 @@ struct GemmTable {
 struct PrefillTable {
   int head_dim = 128;
   bool causal = true;
-  int heads = 32, kv_heads = 8;   ///< heads of every measured case
-  std::vector<double> seq_len;    ///< axis 0 (tokens per sequence)
-  std::vector<double> batch;      ///< axis 1 (sequences)
-  std::vector<double> seconds;    ///< [seq_len][batch]; NaN = not measured (too many tokens)
+  int heads = 32, kv_heads = 8;  ///< heads of every measured case
+  std::vector<double> seq_len;   ///< axis 0 (tokens per sequence)
+  std::vector<double> batch;     ///< axis 1 (sequences)
+  std::vector<double> seconds;   ///< [seq_len][batch]; NaN = not measured (too many tokens)
   double at(std::size_t i, std::size_t j) const { return seconds[i * batch.size() + j]; }
 };
 
@@ -54,18 +56,18 @@ struct DecodeTable {
 
 /// A memory-bound kernel (device copy) moving `bytes` (read + written).
 struct MemoryTable {
-  std::vector<double> bytes;    ///< ascending
+  std::vector<double> bytes;  ///< ascending
   std::vector<double> seconds;
 };
 
 /// Measured ceilings (all rates in 1e9 B/s or 1e12 FLOP/s; times in µs).
 struct Ceilings {
-  double copy_GBps = 0;          ///< device copy, bytes read + written per second
-  double read_GBps = 0;          ///< read-only stream
+  double copy_GBps = 0;  ///< device copy, bytes read + written per second
+  double read_GBps = 0;  ///< read-only stream
   double h2d_pinned_GBps = 0, d2h_pinned_GBps = 0;
-  double launch_us = 0;          ///< back-to-back kernel launches from one host thread, per launch
-  double launch_sync_us = 0;     ///< one launch plus stream synchronisation
-  double graph_kernel_us = 0;    ///< per kernel when replayed from a CUDA graph
+  double launch_us = 0;                 ///< back-to-back kernel launches from one host thread, per launch
+  double launch_sync_us = 0;            ///< one launch plus stream synchronisation
+  double graph_kernel_us = 0;           ///< per kernel when replayed from a CUDA graph
   std::map<Dtype, double> gemm_TFLOPs;  ///< best GEMM rate seen per format (1e12 FLOP/s)
 };
 
@@ -103,7 +105,7 @@ struct Profile {
   std::string derived_from;  ///< for derived profiles: the measured profile's GPU
   std::string derivation;    ///< for derived profiles: how (one sentence)
   std::string date, command;
-  std::string device_name;   ///< as the driver names it, e.g. "NVIDIA H200"
+  std::string device_name;  ///< as the driver names it, e.g. "NVIDIA H200"
   int sms = 0;
   double memory_bytes = 0, l2_bytes = 0;
   std::string driver_version, cuda_version;
@@ -117,7 +119,7 @@ struct Profile {
   std::vector<HoldoutDecode> holdout_decode;
   std::vector<HoldoutMemory> holdout_memory;
   std::vector<KernelRecord> kernels;
-  Json comm;                 ///< the NCCL section as written (null when absent); see docs/calibration.md
+  Json comm;  ///< the NCCL section as written (null when absent); see docs/calibration.md
 
   /// The GEMM table for `d`, or nullptr.
   const GemmTable* gemm_table(Dtype d) const;

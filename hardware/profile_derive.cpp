@@ -25,7 +25,8 @@ double peak_or_throw(const GpuSpec& g, Dtype d) {
 
 Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to) {
   Profile check = parse_profile(measured, "derive source");  // validates the input
-  if (check.source != "measured") throw Error("derive_profile: the source profile must be measured, not " + check.source);
+  if (check.source != "measured")
+    throw Error("derive_profile: the source profile must be measured, not " + check.source);
   if (check.gpu != from.name)
     throw Error("derive_profile: source profile is for '" + check.gpu + "', not '" + from.name + "'");
   const double launch = check.ceilings.launch_us * 1e-6;
@@ -37,17 +38,23 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   out["gpu"] = to.name;
   out["source"] = "derived";
   out["command"] = "derive_profile (hardware/profile_derive.cpp)";
-  out["derived_from"] = {
-      {"gpu", from.name},
-      {"date", check.date},
-      {"command", check.command},
-      {"method",
-       "each measured time keeps its efficiency against the datasheet roofline: GEMM cells scale by the ratio of "
-       "max(FLOPs/peak, bytes/HBM bandwidth) on the two GPUs, attention prefill by the bf16 peak ratio, decode and "
-       "memory-bound tables by the HBM bandwidth ratio; the launch part (ceilings.launch_us) is kept as measured"}};
+  out["derived_from"] = {{"gpu", from.name},
+                         {"date", check.date},
+                         {"command", check.command},
+                         {"method",
+                          "each measured time keeps its efficiency against the datasheet roofline: GEMM "
+                          "cells scale by the ratio of "
+                          "max(FLOPs/peak, bytes/HBM bandwidth) on the two GPUs, attention prefill by the "
+                          "bf16 peak ratio, decode and "
+                          "memory-bound tables by the HBM bandwidth ratio; the launch part "
+                          "(ceilings.launch_us) is kept as measured"}};
   Json& dev = out["device"];
-  dev = {{"name", to.display_name}, {"sms", to.sms}, {"memory_bytes", to.hbm_bytes}, {"l2_bytes", to.l2_bytes},
-         {"compute_capability", std::to_string(to.compute_capability / 10) + "." + std::to_string(to.compute_capability % 10)}};
+  dev = {{"name", to.display_name},
+         {"sms", to.sms},
+         {"memory_bytes", to.hbm_bytes},
+         {"l2_bytes", to.l2_bytes},
+         {"compute_capability",
+          std::to_string(to.compute_capability / 10) + "." + std::to_string(to.compute_capability % 10)}};
 
   Json& c = out["ceilings"];
   for (const char* k : {"copy_GBps", "read_GBps"})
@@ -118,7 +125,8 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   };
   if (tables.contains("attention_prefill"))
     for (auto& t : tables["attention_prefill"]) scale_nested(t["seconds"], bf16_ratio, scale_nested);
-  if (tables.contains("attention_decode")) scale_nested(tables["attention_decode"]["seconds"], bw_ratio, scale_nested);
+  if (tables.contains("attention_decode"))
+    scale_nested(tables["attention_decode"]["seconds"], bw_ratio, scale_nested);
   scale_nested(tables["memory_bound"]["seconds"], bw_ratio, scale_nested);
   return out;
 }

@@ -89,7 +89,8 @@ TEST(Profile, DerivedFilesAreUpToDate) {
     if (regen) {
       std::ofstream(path) << d.dump(1) << "\n";
     }
-    EXPECT_EQ(read_json_file(path), d) << path << " is stale; run hardware_tests with INFRAPLAN_REGENERATE_PROFILES=1";
+    EXPECT_EQ(read_json_file(path), d)
+        << path << " is stale; run hardware_tests with INFRAPLAN_REGENERATE_PROFILES=1";
   }
 }
 
