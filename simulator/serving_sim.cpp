@@ -8,6 +8,7 @@
 #include "model/error.hpp"
 #include "model/model_math.hpp"
 #include "simulator/router.hpp"
+#include "simulator/serving_collectives.hpp"
 #include "simulator/serving_engine.hpp"
 #include "simulator/serving_events.hpp"
 #include "strategies/memory_ledger.hpp"
@@ -63,8 +64,9 @@ class Simulation {
   std::vector<std::vector<std::int64_t>> dependents_;
   std::vector<std::unique_ptr<ServingEngine>> engines_;
   std::vector<int> front_, decode_;  // instances receiving new requests; PD decode instances
-  std::unique_ptr<AlphaBetaTpComm> tp_comm_;
-  std::unique_ptr<ClusterKvTransfer> kv_default_;
+  std::unique_ptr<coll::CommModel> comm_model_;
+  std::unique_ptr<TpCommModel> tp_comm_;
+  std::unique_ptr<KvTransferModel> kv_default_;
   const KvTransferModel* kv_ = nullptr;
   std::vector<std::unique_ptr<SpecProposer>> proposers_;
   std::unique_ptr<Router> router_;
@@ -89,10 +91,13 @@ void Simulation::build() {
   engine_.sched.max_batched_tokens = s_.serving.max_batched_tokens;
   engine_.sched.spec_tokens = engine_.spec.enabled() ? engine_.spec.k : 0;
   const auto& e = engine_;
-  tp_comm_ = std::make_unique<AlphaBetaTpComm>(c.intra_GBps() > 0 ? c.intra_GBps() : c.gpu.pcie_GBps,
-                                               c.nvlink_latency_us * 1e-6);
+  // Default communication models: the collectives library's model of this cluster's fabric.
+  if (!o_.tp_comm || !o_.kv_transfer) {
+    comm_model_ = std::make_unique<coll::CommModel>(c);
+    tp_comm_ = std::make_unique<CollectivesTpComm>(*comm_model_);
+    kv_default_ = std::make_unique<CollectivesKvTransfer>(*comm_model_);
+  }
   const TpCommModel* comm = o_.tp_comm ? o_.tp_comm : tp_comm_.get();
-  kv_default_ = std::make_unique<ClusterKvTransfer>(c);
   kv_ = o_.kv_transfer ? o_.kv_transfer : kv_default_.get();
 
   struct Pool {

@@ -49,8 +49,10 @@ struct SimOptions {
   ChromeTrace* trace = nullptr;     ///< record steps and KV transfers here when set
   double sample_interval_s = 0.5;   ///< time-series period, simulated seconds
   std::int64_t check_invariants_every = 0;  ///< > 0: check block-manager invariants every N steps (tests)
-  const KvTransferModel* kv_transfer = nullptr;  ///< nullptr: ClusterKvTransfer on setup.cluster
-  const TpCommModel* tp_comm = nullptr;          ///< nullptr: alpha-beta ring on the node interconnect
+  /// nullptr: CollectivesKvTransfer (send/recv on the cluster's fabric, collectives library).
+  const KvTransferModel* kv_transfer = nullptr;
+  /// nullptr: CollectivesTpComm (NCCL-like all-reduce model of the collectives library).
+  const TpCommModel* tp_comm = nullptr;
 };
 
 /// One instance of the deployment.
