@@ -15,6 +15,7 @@ const std::vector<Command>& commands() {
        cmd_hardware},
       {"memory", "'memory train|serve --scenario F': per-GPU memory ledger, fits or not", cmd_memory},
       {"comm", "one collective on a cluster: predicted time, algbw/busbw, algorithm, bottleneck link", cmd_comm},
+      {"plan", "'plan train|serve': search layouts, recommend the best, explain why", cmd_plan},
       {"calibrate", "run CUDA/cuBLAS/NCCL calibration on this machine's GPUs, write a profile", cmd_calibrate},
       {"simulate", "'simulate train --scenario F': iteration time, MFU, memory, time breakdown, trace", cmd_simulate},
   };

@@ -26,11 +26,11 @@ int cmd_hardware(const std::vector<std::string>& args);
 int cmd_memory(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
 int cmd_comm(const std::vector<std::string>& args);
+int cmd_plan(const std::vector<std::string>& args);
+int cmd_plan_serve(const std::vector<std::string>& args);
 /// `simulate train|serve`; `simulate train` is cmd_simulate_train.
 int cmd_simulate(const std::vector<std::string>& args);
 int cmd_simulate_train(const std::vector<std::string>& args);
-/// `simulate serve --scenario F`: the serving simulator (cli/cmd_simulate_serve.cpp).
-int cmd_simulate_serve(const std::vector<std::string>& args);
 /// `simulate serve --scenario F`: the serving simulator (cli/cmd_simulate_serve.cpp).
 int cmd_simulate_serve(const std::vector<std::string>& args);
 

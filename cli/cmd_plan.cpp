@@ -1,0 +1,196 @@
+// infraplan plan train|serve: search layouts, recommend, explain.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/cost_setup.hpp"
+#include "cli/table.hpp"
+#include "model/error.hpp"
+#include "planner/train_planner.hpp"
+#include "strategies/scenario.hpp"
+
+namespace infraplan::cli {
+
+namespace {
+
+const std::vector<OptionSpec> kTrainSpec = {
+    {"scenario", true, "take model, cluster, seq_len, global_batch and precision from a scenario"},
+    {"model", true, "model preset or JSON/config.json file"},
+    {"cluster", true, "cluster preset, PRESET:NODES, GPU name or JSON file"},
+    {"seq", true, "sequence length (tokens)"},
+    {"global-batch", true, "sequences per iteration"},
+    {"tokens", true, "tokens to train: adds time-to-train and GPU-hours (e.g. 15e12)"},
+    {"top", true, "candidates to re-simulate and show (default 5)"},
+    {"precision", true, "comma-separated recipes to consider (default bf16-mixed)"},
+    {"profile", true, "hardware profile JSON (default: the GPU's embedded profile)"},
+    {"roofline", false, "use datasheet peaks instead of a calibrated profile"},
+    {"simgrid", false, "re-simulate the best candidates on SimGrid (flow-level network)"},
+    {"explain", false, "say why the winner wins and why the runner-ups lose"},
+    {"json", false, "machine-readable output"},
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    auto end = s.find(sep, start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+int plan_train(const std::vector<std::string>& argv) {
+  Args a(argv, kTrainSpec);
+  if (a.help()) {
+    std::printf(
+        "Usage: infraplan plan train --model M --cluster C --seq S --global-batch B [--tokens T] [--top K]\n"
+        "                            [--explain] [--json]\n"
+        "       infraplan plan train --scenario F [...]\n\n"
+        "Searches tp, pp, dp, cp, ep, sp, ZeRO stage, micro-batch, recompute and pipeline schedule;\n"
+        "prunes by validity and memory, ranks by the analytical estimate, re-simulates the best.\n\n%s",
+        options_help(kTrainSpec).c_str());
+    return 0;
+  }
+  plan::TrainPlanRequest r;
+  std::string profile = a.get("profile", "");
+  if (auto f = a.get("scenario")) {
+    auto sc = strat::load_scenario(*f);
+    r.model = sc.model;
+    r.cluster = sc.cluster;
+    if (profile.empty()) profile = sc.profile;
+    if (sc.training) {
+      r.search.seq_len = sc.training->seq_len;
+      r.search.global_batch = sc.training->global_batch;
+      r.search.precisions = {sc.training->precision};
+      r.search.optimizer = sc.training->optimizer;
+    }
+  } else {
+    r.model = model::resolve_model_arg(a.require("model"));
+    r.cluster = hw::resolve_cluster_arg(a.require("cluster"));
+  }
+  if (auto s = a.get_int("seq", 1)) r.search.seq_len = *s;
+  if (auto b = a.get_int("global-batch", 1)) r.search.global_batch = *b;
+  if (r.search.global_batch <= 0) throw Error("--global-batch is required (sequences per iteration)");
+  if (auto p = a.get("precision")) {
+    r.search.precisions.clear();
+    for (const auto& name : split(*p, ',')) {
+      bool found = false;
+      for (auto q : {strat::Precision::BF16Mixed, strat::Precision::FP16Mixed, strat::Precision::AmpBF16,
+                     strat::Precision::BF16Pure, strat::Precision::FP8Mixed})
+        if (name == strat::precision_name(q)) {
+          r.search.precisions.push_back(q);
+          found = true;
+        }
+      if (!found) throw Error(unknown_name_message("precision", name, strat::precision_names()));
+      if (name == "fp8-mixed" && !r.cluster.gpu.supports(Dtype::FP8))
+        throw Error("--precision fp8-mixed: " + r.cluster.gpu.name + " has no fp8 tensor cores");
+    }
+  }
+  if (auto t = a.get_number("tokens", 0)) r.train_tokens = *t;
+  r.top = int(a.get_int("top", 1).value_or(5));
+  r.simgrid = a.flag("simgrid");
+  const bool tty = isatty(STDERR_FILENO) && !a.flag("json");
+  if (tty)
+    r.progress = [](std::int64_t visited, std::int64_t) {
+      std::fprintf(stderr, "\r  searching... %lld feasible layouts estimated",
+                   static_cast<long long>(visited));
+    };
+  auto cs = make_cost_setup(r.cluster.gpu, profile, a.flag("roofline"));
+  coll::CommModel comm(r.cluster, cs.comm);
+  auto plan = plan::plan_training(r, *cs.cost, comm);
+  if (tty) std::fprintf(stderr, "\r%60s\r", "");
+
+  if (a.flag("json")) {
+    Json j = plan.to_json();
+    j["model"] = r.model.name;
+    j["cluster"] = r.cluster.to_json();
+    j["seq_len"] = r.search.seq_len;
+    j["global_batch"] = r.search.global_batch;
+    j["cost_model"] = cs.name;
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("plan train: %s on %d × %s (%d nodes), seq %lld, global batch %lld; cost model: %s\n",
+              r.model.name.c_str(), r.cluster.total_gpus(), r.cluster.gpu.name.c_str(), r.cluster.nodes,
+              static_cast<long long>(r.search.seq_len), static_cast<long long>(r.search.global_batch),
+              cs.name.c_str());
+  std::printf("searched %lld feasible layouts (%.0f estimates/s), rejected %lld, %.1f s\n\n",
+              static_cast<long long>(plan.layouts_visited), plan.estimates_per_second,
+              static_cast<long long>(plan.rejected.total()), plan.search_seconds);
+  std::vector<std::string> head = {"#",    "tp",       "pp",        "dp",       "cp",       "ep",
+                                   "zero", "mb",       "recompute", "schedule", "iter (s)", "tokens/s",
+                                   "MFU",  "peak GiB", "bubble",    "exp. comm"};
+  if (r.train_tokens > 0) {
+    head.push_back("days");
+    head.push_back("GPU-hours");
+  }
+  Table t(head);
+  int i = 0;
+  for (const auto& c : plan.candidates) {
+    double T = c.iteration_time_s;
+    std::vector<std::string> row = {std::to_string(++i),
+                                    std::to_string(c.cfg.tp),
+                                    std::to_string(c.cfg.pp),
+                                    std::to_string(c.cfg.dp),
+                                    std::to_string(c.cfg.cp),
+                                    std::to_string(c.cfg.ep),
+                                    std::to_string(c.cfg.zero),
+                                    std::to_string(c.cfg.micro_batch),
+                                    model::recompute_name(c.cfg.recompute),
+                                    std::string(strat::pp_schedule_name(c.cfg.pp_schedule)) +
+                                        (c.cfg.pp_schedule == strat::PpSchedule::Interleaved
+                                             ? "/" + std::to_string(c.cfg.pp_virtual_stages)
+                                             : ""),
+                                    fmt(T, 3),
+                                    fmt(c.tokens_per_s, 0),
+                                    fmt(100 * c.mfu, 1) + "%",
+                                    fmt(c.peak_bytes / 1073741824.0, 1),
+                                    fmt(100 * c.breakdown.bubble / T, 1) + "%",
+                                    fmt(100 * c.breakdown.exposed_comm_total() / T, 1) + "%"};
+    if (r.train_tokens > 0) {
+      row.push_back(fmt(c.time_to_train_s / 86400, 1));
+      row.push_back(fmt_count(c.gpu_hours));
+    }
+    t.add(row);
+  }
+  std::printf("%s", t.str().c_str());
+  std::printf("(iteration times of the listed layouts are re-simulated; %s)\n",
+              r.simgrid ? "SimGrid flow-level network" : "discrete-event executor");
+  if (!plan.rejected.counts.empty()) {
+    std::printf("\nrejected:\n");
+    for (const auto& [reason, n] : plan.rejected.counts)
+      std::printf("  %8lld  %s\n", static_cast<long long>(n), reason.c_str());
+  }
+  const auto& best = plan.candidates.front();
+  std::printf(
+      "\nrecommendation: tp=%d pp=%d dp=%d cp=%d ep=%d sp=%s zero=%d micro_batch=%lld recompute=%s %s\n",
+      best.cfg.tp, best.cfg.pp, best.cfg.dp, best.cfg.cp, best.cfg.ep, best.cfg.sp ? "on" : "off",
+      best.cfg.zero, static_cast<long long>(best.cfg.micro_batch), model::recompute_name(best.cfg.recompute),
+      best.label().substr(best.label().rfind(' ') + 1).c_str());
+  if (a.flag("explain")) {
+    std::printf("\nwhy:\n");
+    for (const auto& s : plan.explanation) std::printf("  - %s\n", s.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_plan(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::printf(
+        "Usage: infraplan plan train ...   best training layout (infraplan plan train --help)\n"
+        "       infraplan plan serve ...   best serving deployment (infraplan plan serve --help)\n");
+    return args.empty() ? 2 : 0;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "train") return plan_train(rest);
+  if (args[0] == "serve") return cmd_plan_serve(rest);
+  throw Error(unknown_name_message("plan mode", args[0], {"train", "serve"}));
+}
+
+}  // namespace infraplan::cli

@@ -1,0 +1,184 @@
+// infraplan plan serve: the best serving deployment for a rate (or a GPU budget) under SLOs.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/cost_setup.hpp"
+#include "cli/table.hpp"
+#include "model/error.hpp"
+#include "planner/serve_planner.hpp"
+
+namespace infraplan::cli {
+
+namespace {
+
+const std::vector<OptionSpec> kSpec = {
+    {"model", true, "model preset or JSON/config.json file"},
+    {"gpu", true, "GPU catalog name (infraplan hardware)"},
+    {"gpus", true, "GPU budget: maximise goodput on this many GPUs"},
+    {"rate", true, "target request rate (requests/s): find the fewest GPUs that meet it"},
+    {"isl", true, "mean prompt tokens (log-normal, sigma 0.5)"},
+    {"osl", true, "mean output tokens (log-normal, sigma 0.5)"},
+    {"workload", true, "workload JSON (a scenario or a workload object) instead of --isl/--osl"},
+    {"ttft-ms", true, "TTFT SLO, milliseconds"},
+    {"tpot-ms", true, "TPOT SLO, milliseconds"},
+    {"attainment", true, "share of requests that must meet both SLOs (default 0.9)"},
+    {"quant", true, "comma-separated weight formats to consider (bf16,fp8,int8,int4,nvfp4; default bf16)"},
+    {"tp", true, "comma-separated TP sizes to consider (default: powers of two up to a node)"},
+    {"draft", true, "draft model for speculative decoding (preset or file)"},
+    {"acceptance", true, "draft token acceptance rate (default 0.7)"},
+    {"no-disaggregation", false, "search aggregated deployments only"},
+    {"probe-requests", true, "requests per capacity probe (default 300)"},
+    {"seed", true, "workload seed (default 1)"},
+    {"profile", true, "hardware profile JSON (default: the GPU's embedded profile)"},
+    {"roofline", false, "use datasheet peaks instead of a calibrated profile"},
+    {"json", false, "machine-readable output"},
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    auto end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_plan_serve(const std::vector<std::string>& argv) {
+  Args a(argv, kSpec);
+  if (a.help()) {
+    std::printf(
+        "Usage: infraplan plan serve --model M --gpu G (--gpus N | --rate R) (--isl I --osl O | --workload "
+        "F)\n"
+        "                            --ttft-ms X --tpot-ms Y [--quant ...] [--draft M] [--json]\n\n"
+        "Searches aggregated vs prefill/decode-disaggregated deployments, TP per instance, pool ratio,\n"
+        "token budgets, quantization and speculative decoding; every candidate is judged by simulated\n"
+        "goodput (the serving mini-engine), sized for the target and verified by one more simulation.\n\n%s",
+        options_help(kSpec).c_str());
+    return 0;
+  }
+  plan::ServeSearch s;
+  s.model = model::resolve_model_arg(a.require("model"));
+  s.gpu = hw::find_gpu(a.require("gpu"));
+  if (auto g = a.get_int("gpus", 1)) s.gpus = int(*g);
+  if (auto r = a.get_number("rate", 0)) s.target_rate = *r;
+  if ((s.gpus > 0) == (s.target_rate > 0)) throw Error("give exactly one of --gpus N or --rate R (> 0)");
+  const std::uint64_t seed = std::uint64_t(a.get_int("seed", 0).value_or(1));
+  if (auto w = a.get("workload")) {
+    Json j = read_json_file(*w);
+    if (j.contains("workload")) j = j.at("workload");
+    s.workload = sim::serve::workload_from_json(j, seed);
+  } else {
+    auto isl = a.get_int("isl", 1), osl = a.get_int("osl", 1);
+    if (!isl || !osl) throw Error("give --isl and --osl (mean prompt and output tokens) or --workload F");
+    s.workload = sim::serve::workload_from_json(
+        Json{{"requests", 300},
+             {"arrival", {{"type", "poisson"}, {"rate_per_s", 1}}},
+             {"prompt_tokens", {{"dist", "lognormal"}, {"mean", *isl}, {"sigma", 0.5}, {"max", 4 * *isl}}},
+             {"output_tokens", {{"dist", "lognormal"}, {"mean", *osl}, {"sigma", 0.5}, {"max", 4 * *osl}}}},
+        seed);
+  }
+  s.workload.slo.ttft_ms = a.get_number("ttft-ms", 1e-9).value_or(0);
+  s.workload.slo.tpot_ms = a.get_number("tpot-ms", 1e-9).value_or(0);
+  if (s.workload.slo.ttft_ms <= 0 || s.workload.slo.tpot_ms <= 0)
+    throw Error("--ttft-ms and --tpot-ms are required");
+  if (auto at = a.get_number("attainment", 0)) {
+    if (*at <= 0 || *at > 1) throw Error("--attainment must be in (0, 1]");
+    s.attainment = *at;
+  }
+  if (auto q = a.get("quant")) {
+    s.quants.clear();
+    for (const auto& name : split_list(*q)) {
+      auto w = strat::parse_weight_quant(name, "--quant");
+      strat::ServingConfig probe;
+      probe.weights = w;
+      strat::validate_serving(probe, s.model, s.gpu);  // fp8 on A100, nvfp4 before Blackwell: refused here
+      s.quants.push_back(w);
+    }
+  }
+  if (auto t = a.get("tp")) {
+    for (const auto& x : split_list(*t)) {
+      int v = 0;
+      try {
+        v = std::stoi(x);
+      } catch (...) {
+        throw Error("--tp: '" + x + "' is not an integer");
+      }
+      if (v < 1 || s.model.heads % v != 0)
+        throw Error("--tp=" + x + " does not divide heads=" + std::to_string(s.model.heads));
+      s.tps.push_back(v);
+    }
+  }
+  if (auto d = a.get("draft")) s.draft = model::resolve_model_arg(*d);
+  if (auto acc = a.get_number("acceptance", 0)) {
+    if (*acc >= 1) throw Error("--acceptance must be < 1");
+    s.draft_acceptance = *acc;
+  }
+  s.disaggregation = !a.flag("no-disaggregation");
+  if (auto p = a.get_int("probe-requests", 20)) s.probe_requests = int(*p);
+  const bool tty = isatty(STDERR_FILENO) && !a.flag("json");
+  if (tty)
+    s.progress = [](const std::string& m) { std::fprintf(stderr, "\r  simulating %-60.60s", m.c_str()); };
+  auto cs = make_cost_setup(s.gpu, a.get("profile", ""), a.flag("roofline"));
+  auto plan = plan::plan_serving(s, *cs.cost);
+  if (tty) std::fprintf(stderr, "\r%80s\r", "");
+
+  if (a.flag("json")) {
+    Json j = plan.to_json();
+    j["model"] = s.model.name;
+    j["gpu"] = s.gpu.name;
+    j["target_rate_rps"] = s.target_rate;
+    j["gpu_budget"] = s.gpus;
+    j["slo"] = {{"ttft_ms", s.workload.slo.ttft_ms},
+                {"tpot_ms", s.workload.slo.tpot_ms},
+                {"attainment", s.attainment}};
+    j["workload"] = s.workload.to_json();
+    j["cost_model"] = cs.name;
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  const auto& k = s.workload.classes.at(0);
+  std::printf(
+      "plan serve: %s on %s, %s, prompt ~%.0f / output ~%.0f tokens, SLO TTFT %.0f ms & TPOT %.0f ms for "
+      "%.0f%% of requests\n",
+      s.model.name.c_str(), s.gpu.name.c_str(),
+      s.target_rate > 0 ? ("target " + fmt(s.target_rate, 2) + " requests/s").c_str()
+                        : (std::to_string(s.gpus) + " GPUs").c_str(),
+      k.prompt.mean, k.output.mean, s.workload.slo.ttft_ms, s.workload.slo.tpot_ms, 100 * s.attainment);
+  std::printf("cost model: %s; %lld simulations in %.1f s\n\n", cs.name.c_str(),
+              static_cast<long long>(plan.simulations), plan.search_seconds);
+  Table t({"#", "deployment", "GPUs", "P:D GPUs", "cap/inst (req/s)", "goodput (req/s)", "per GPU",
+           "TTFT p90", "TPOT p90", "tok/s/user", "KV tokens/inst", "meets"});
+  int i = 0;
+  for (const auto& c : plan.candidates) {
+    t.add(
+        {std::to_string(++i), c.label(), std::to_string(c.gpus),
+         c.mode == "aggregated" ? "-" : std::to_string(c.prefill_gpus) + ":" + std::to_string(c.decode_gpus),
+         c.mode == "aggregated" ? fmt(c.capacity_rps, 2)
+                                : fmt(c.capacity_rps, 2) + " / " + fmt(c.decode_capacity_rps, 2),
+         fmt(c.goodput_rps, 2), fmt(c.goodput_rps_per_gpu, 3), fmt(c.ttft_p90_ms, 0) + " ms",
+         fmt(c.tpot_p90_ms, 1) + " ms", fmt(c.tokens_per_s_per_user, 1),
+         fmt_count(double(c.kv_capacity_tokens)), c.meets_target ? "yes" : "no"});
+  }
+  std::printf("%s", t.str().c_str());
+  if (!plan.pareto.empty()) {
+    Table p({"output tok/s per GPU", "tok/s per user", "load (req/s)", "deployment"});
+    for (std::size_t j = 0; j < plan.pareto.size(); ++j)
+      p.add({fmt(plan.pareto[j].output_tokens_per_s_per_gpu, 0), fmt(plan.pareto[j].tokens_per_s_per_user, 1),
+             fmt(plan.pareto[j].rate_rps, 2), plan.pareto_labels[j]});
+    std::printf("\nPareto front (throughput per GPU vs speed per user):\n%s", p.str().c_str());
+  }
+  std::printf("\n");
+  for (const auto& line : plan.explanation) std::printf("- %s\n", line.c_str());
+  return plan.candidates.empty() || !plan.candidates.front().meets_target ? 1 : 0;
+}
+
+}  // namespace infraplan::cli

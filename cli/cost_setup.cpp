@@ -1,0 +1,37 @@
+#include "cli/cost_setup.hpp"
+
+#include <cstdio>
+
+#include "hardware/calibrated_cost_model.hpp"
+#include "hardware/roofline_cost_model.hpp"
+#include "model/error.hpp"
+
+namespace infraplan::cli {
+
+CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_path, bool roofline) {
+  CostSetup s;
+  if (roofline) {
+    s.cost = std::make_unique<hw::RooflineCostModel>(gpu);
+    s.name = "datasheet roofline";
+    return s;
+  }
+  if (!profile_path.empty()) {
+    auto cm = hw::make_calibrated_cost_model(gpu.name, profile_path);
+    s.name = "profile " + profile_path + " (" + cm->profile().source + ")";
+    if (!cm->profile().comm.is_null())
+      s.comm = coll::CommProfile::from_json(Json{{"comm", cm->profile().comm}}, profile_path);
+    s.cost = std::move(cm);
+    return s;
+  }
+  if (hw::has_default_profile(gpu.name)) {
+    auto cm = hw::make_calibrated_cost_model(gpu.name);
+    s.name = "embedded " + cm->profile().source + " profile of " + gpu.name;
+    s.cost = std::move(cm);
+    return s;
+  }
+  s.cost = std::make_unique<hw::RooflineCostModel>(gpu);
+  s.name = "datasheet roofline (no profile for " + gpu.name + ")";
+  return s;
+}
+
+}  // namespace infraplan::cli

@@ -1,0 +1,21 @@
+#pragma once
+// The cost model a command uses: the scenario's profile, else the GPU's embedded profile, else
+// the datasheet roofline (or the roofline on request).
+#include <memory>
+#include <string>
+
+#include "collectives/comm_profile.hpp"
+#include "hardware/cost_model.hpp"
+#include "hardware/gpu_spec.hpp"
+
+namespace infraplan::cli {
+
+struct CostSetup {
+  std::unique_ptr<hw::CostModel> cost;
+  std::string name;        ///< "profile FILE", "embedded measured profile", "datasheet roofline"
+  coll::CommProfile comm;  ///< the profile's NCCL fits, or documented defaults
+};
+
+CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_path, bool roofline);
+
+}  // namespace infraplan::cli
