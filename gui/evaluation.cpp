@@ -8,23 +8,72 @@
 
 namespace infraplan::gui {
 
-std::unique_ptr<hw::CostModel> scenario_cost_model(const strat::Scenario& sc, std::string& name) {
+CostChoice scenario_cost_model(const strat::Scenario& sc) {
+  CostChoice c;
+  const auto& gpu = sc.cluster.gpu;
   if (!sc.profile.empty()) {
-    name = sc.profile;
-    return hw::make_calibrated_cost_model(sc.cluster.gpu.name, sc.profile);
+    auto cm = hw::make_calibrated_cost_model(gpu.name, sc.profile);
+    c.name = "profile " + sc.profile + " (" + cm->profile().source + ")";
+    if (!cm->profile().comm.is_null()) c.comm = coll::CommProfile::from_json(Json{{"comm", cm->profile().comm}}, sc.profile);
+    c.cost = std::move(cm);
+    return c;
   }
-  if (hw::has_default_profile(sc.cluster.gpu.name)) {
-    try {
-      auto cm = hw::make_calibrated_cost_model(sc.cluster.gpu.name);
-      name = "embedded profile";
-      return cm;
-    } catch (const Error&) {
-      // An unusable embedded profile falls back to the datasheet, as the CLI does.
-    }
+  if (hw::has_default_profile(gpu.name)) {
+    auto cm = hw::make_calibrated_cost_model(gpu.name);
+    c.name = "embedded " + cm->profile().source + " profile of " + gpu.name;
+    c.cost = std::move(cm);
+    return c;
   }
-  name = "datasheet roofline";
-  return std::make_unique<hw::RooflineCostModel>(sc.cluster.gpu);
+  c.cost = std::make_unique<hw::RooflineCostModel>(gpu);
+  c.name = "datasheet roofline (no profile for " + gpu.name + ")";
+  return c;
 }
+
+namespace {
+
+void plan_training_job(Evaluation& ev) {
+  const auto& sc = ev.scenario;
+  plan::TrainPlanRequest r;
+  r.model = sc.model;
+  r.cluster = sc.cluster;
+  // As `infraplan plan train --scenario`: the job's sequence, batch, precision and optimizer
+  // are the question; the layout is the answer.
+  r.search.seq_len = sc.training->seq_len;
+  r.search.global_batch = sc.training->global_batch;
+  r.search.precisions = {sc.training->precision};
+  r.search.optimizer = sc.training->optimizer;
+  auto cost = scenario_cost_model(sc);
+  ev.cost_model = cost.name;
+  coll::CommModel comm(r.cluster, cost.comm);
+  ev.train_plan = plan::plan_training(r, *cost.cost, comm);
+}
+
+void plan_serving_job(Evaluation& ev) {
+  const auto& sc = ev.scenario;
+  const auto setup = sim::serve::serving_setup_from_scenario(sc);
+  plan::ServeSearch s;
+  s.model = sc.model;
+  s.gpu = sc.cluster.gpu;
+  s.gpus_per_node = sc.cluster.gpus_per_node;
+  s.gpus = sc.cluster.total_gpus();  // the cluster is the budget: most goodput on it
+  s.workload = setup.workload;
+  if (s.workload.classes.size() != 1)
+    throw Error("workload: the serving plan searches for one class of requests; this workload has " +
+                std::to_string(s.workload.classes.size()));
+  if (s.workload.slo.ttft_ms <= 0)
+    throw Error("workload.slo.ttft_ms is not set: the serving plan judges deployments by goodput under a TTFT and a "
+                "TPOT target (milliseconds > 0)");
+  if (s.workload.slo.tpot_ms <= 0)
+    throw Error("workload.slo.tpot_ms is not set: the serving plan judges deployments by goodput under a TTFT and a "
+                "TPOT target (milliseconds > 0)");
+  s.quants = {sc.serving->weights};
+  auto cost = scenario_cost_model(sc);
+  ev.cost_model = cost.name;
+  ev.serve_plan = plan::plan_serving(s, *cost.cost);
+  ev.serve_search = std::move(s);
+}
+
+}  // namespace
 
 std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
   auto ev = std::make_shared<Evaluation>();
@@ -36,14 +85,15 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
   if (req.job == Job::Training) {
     if (!sc.training) throw Error("training: the scenario has no 'training' object");
     ev->ledger = strat::training_memory_peak(sc.model, sc.cluster, *sc.training);
-    if (req.simulate) {
-      auto cost = scenario_cost_model(sc, ev->cost_model);
-      coll::CommProfile cp;
-      if (!sc.profile.empty()) cp = coll::CommProfile::from_json(read_json_file(sc.profile), sc.profile);
-      coll::CommModel comm(sc.cluster, cp);
+    if (req.action == Action::Simulate) {
+      auto cost = scenario_cost_model(sc);
+      ev->cost_model = cost.name;
+      coll::CommModel comm(sc.cluster, cost.comm);
       sim::train::TrainingOptions o;
       o.keep_graph = true;  // the timeline is drawn from the executed graph
-      ev->training = sim::train::simulate_training(sc.model, sc.cluster, *sc.training, *cost, comm, o);
+      ev->training = sim::train::simulate_training(sc.model, sc.cluster, *sc.training, *cost.cost, comm, o);
+    } else if (req.action == Action::Plan) {
+      plan_training_job(*ev);
     }
     return ev;
   }
@@ -56,12 +106,15 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
   ev->serving_context = req.serving_context;
   ev->ledger = strat::serving_memory(sc.model, sc.cluster.gpu, *sc.serving, req.serving_batch, req.serving_context);
   ev->kv_capacity_tokens = strat::serving_kv_capacity_tokens(sc.model, sc.cluster.gpu, *sc.serving);
-  if (req.simulate) {
+  if (req.action == Action::Simulate) {
     auto setup = sim::serve::serving_setup_from_scenario(sc);
-    auto cost = scenario_cost_model(sc, ev->cost_model);
+    auto cost = scenario_cost_model(sc);
+    ev->cost_model = cost.name;
     sim::serve::SimOptions o;
     o.keep_requests = true;
-    ev->serving = sim::serve::simulate_serving(setup, *cost, o);
+    ev->serving = sim::serve::simulate_serving(setup, *cost.cost, o);
+  } else if (req.action == Action::Plan) {
+    plan_serving_job(*ev);
   }
   return ev;
 }
@@ -94,6 +147,31 @@ Json Evaluation::serving_json() const {
   j["scenario"] = scenario.name;
   j["cost_model"] = cost_model;
   return j;
+}
+
+Json Evaluation::plan_json() const {
+  if (train_plan) {
+    Json j = train_plan->to_json();
+    j["model"] = scenario.model.name;
+    j["cluster"] = scenario.cluster.to_json();
+    j["seq_len"] = scenario.training->seq_len;
+    j["global_batch"] = scenario.training->global_batch;
+    j["cost_model"] = cost_model;
+    return j;
+  }
+  if (serve_plan && serve_search) {
+    const auto& s = *serve_search;
+    Json j = serve_plan->to_json();
+    j["model"] = s.model.name;
+    j["gpu"] = s.gpu.name;
+    j["target_rate_rps"] = s.target_rate;
+    j["gpu_budget"] = s.gpus;
+    j["slo"] = {{"ttft_ms", s.workload.slo.ttft_ms}, {"tpot_ms", s.workload.slo.tpot_ms}, {"attainment", s.attainment}};
+    j["workload"] = s.workload.to_json();
+    j["cost_model"] = cost_model;
+    return j;
+  }
+  return Json();
 }
 
 }  // namespace infraplan::gui

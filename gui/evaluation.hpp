@@ -7,8 +7,12 @@
 #include <optional>
 #include <string>
 
+#include "collectives/comm_profile.hpp"
 #include "gui/inputs.hpp"
+#include "hardware/cost_model.hpp"
 #include "model/json_util.hpp"
+#include "planner/serve_planner.hpp"
+#include "planner/train_planner.hpp"
 #include "simulator/serving_sim.hpp"
 #include "simulator/training_sim.hpp"
 #include "strategies/memory_ledger.hpp"
@@ -17,11 +21,17 @@
 namespace infraplan::gui {
 
 /// What to compute beyond the memory ledger (which is always computed: it is cheap).
+enum class Action {
+  Memory,    ///< the ledger only
+  Simulate,  ///< the training or serving simulation of the scenario as it stands
+  Plan,      ///< the planner's search for the scenario's model and cluster
+};
+
 struct EvaluationRequest {
   Json scenario;              ///< a scenario object (to_scenario of the form)
   std::string base_dir;       ///< where relative paths inside it resolve
   Job job = Job::Training;
-  bool simulate = false;      ///< also run the training or serving simulation
+  Action action = Action::Memory;
   std::int64_t serving_batch = 64;     ///< serving ledger: concurrent sequences per replica
   std::int64_t serving_context = 4096; ///< serving ledger: tokens per sequence
 };
@@ -37,6 +47,10 @@ struct Evaluation {
   std::string cost_model;
   std::optional<sim::train::TrainingResult> training;  ///< when simulated (graph kept, for the timeline)
   std::optional<sim::serve::ServingResult> serving;    ///< when simulated (requests kept, for the CDF)
+  std::optional<plan::TrainPlan> train_plan;           ///< Plan on a training job
+  std::optional<plan::ServePlan> serve_plan;           ///< Plan on a serving job
+  /// Serving plan: the search as run (GPU budget, workload, SLOs), echoed in its JSON.
+  std::optional<plan::ServeSearch> serve_search;
 
   /// `infraplan memory train|serve --json`: the ledger's to_json() plus the scenario name and
   /// the resolved training or serving config (and batch, context, kv_capacity_tokens).
@@ -45,14 +59,21 @@ struct Evaluation {
   Json training_json() const;
   /// `infraplan simulate serve --json` (null when not simulated).
   Json serving_json() const;
+  /// `infraplan plan train|serve --json` (null when not planned).
+  Json plan_json() const;
 };
 
 /// Parses and validates the scenario, builds the ledger and, when asked, simulates. Throws
 /// infraplan::Error with the library's message (naming the field) on bad input.
 std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req);
 
-/// The cost model the CLI would use for this scenario: its profile, else the GPU's embedded
-/// profile, else the datasheet roofline. `name` receives a label for it.
-std::unique_ptr<hw::CostModel> scenario_cost_model(const strat::Scenario& sc, std::string& name);
+/// The cost model the CLI uses for a scenario: its profile, else the GPU's embedded profile,
+/// else the datasheet roofline; with the profile's collective fits when it has them.
+struct CostChoice {
+  std::unique_ptr<hw::CostModel> cost;
+  std::string name;       ///< as the CLI labels it ("embedded measured profile of h100-sxm5-80gb", …)
+  coll::CommProfile comm; ///< the profile's NCCL fits, or the documented defaults
+};
+CostChoice scenario_cost_model(const strat::Scenario& sc);
 
 }  // namespace infraplan::gui

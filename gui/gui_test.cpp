@@ -144,7 +144,7 @@ class GuiTest : public QObject {
     MainWindow w;
     w.show();
     QVERIFY(w.openScenario(INFRAPLAN_SOURCE_DIR "/scenarios/train_gpt2_124m_1xh200.json"));
-    w.evaluate(true);
+    w.evaluate(Action::Simulate);
     QVERIFY(w.waitUntilIdle(8000));
     QVERIFY2(w.inputPanel()->errorText().isEmpty(), qPrintable(w.inputPanel()->errorText()));
     QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::TrainingTabIndex));

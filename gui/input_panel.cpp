@@ -60,6 +60,17 @@ QSpinBox* InputPanel::spin(const QString& key, int lo, int hi, int value, const 
   return s;
 }
 
+QDoubleSpinBox* InputPanel::dspin(const QString& key, double hi, double value, const QString& special) {
+  auto* s = new QDoubleSpinBox;
+  s->setRange(0, hi);
+  s->setDecimals(2);
+  s->setValue(value);
+  s->setSpecialValueText(special);
+  fields_.insert(key, s);
+  connect(s, &QDoubleSpinBox::valueChanged, this, &InputPanel::emitChanged);
+  return s;
+}
+
 InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(6, 6, 6, 6);
@@ -139,13 +150,9 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
   workload_box_ = new QGroupBox("Workload (serving simulation)");
   auto* w = new QFormLayout(workload_box_);
   w_requests_ = spin("workload.requests", 1, 1000000, 200);
-  w_rate_ = new QDoubleSpinBox;
-  w_rate_->setRange(0, 1e6);
-  w_rate_->setDecimals(2);
-  w_rate_->setValue(8);
-  w_rate_->setSpecialValueText("all at t=0");
-  fields_.insert("workload.arrival", w_rate_);
-  connect(w_rate_, &QDoubleSpinBox::valueChanged, this, &InputPanel::emitChanged);
+  w_rate_ = dspin("workload.arrival", 1e6, 8, "all at t=0");
+  w_ttft_ = dspin("workload.slo.ttft_ms", 1e7, 1000, "none");
+  w_tpot_ = dspin("workload.slo.tpot_ms", 1e6, 50, "none");
   w_prompt_ = spin("workload.prompt_tokens", 1, 10000000, 1024);
   w_output_ = spin("workload.output_tokens", 1, 10000000, 256);
   workload_note_ = new QLabel("The scenario's workload (several classes or a trace) is used as written.");
@@ -156,6 +163,8 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
   w->addRow("Prompt tokens (mean)", w_prompt_);
   w->addRow("Output tokens (mean)", w_output_);
   w->addRow(workload_note_);
+  w->addRow("TTFT SLO (ms)", w_ttft_);
+  w->addRow("TPOT SLO (ms)", w_tpot_);
   outer->addWidget(workload_box_);
 
   error_ = new QLabel;
@@ -169,6 +178,10 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
   run_ = new QPushButton("Run simulation");
   run_->setToolTip("Memory updates as you type; this runs the training or serving simulation");
   outer->addWidget(run_);
+  plan_ = new QPushButton("Plan: search layouts");
+  plan_->setToolTip("Training: every layout of this model on this cluster for this batch, ranked.\n"
+                    "Serving: deployments on this cluster's GPUs, judged by simulated goodput under the SLOs.");
+  outer->addWidget(plan_);
   outer->addStretch(1);
 
   for (auto* c : {job_, model_, cluster_, t_recompute_, t_schedule_, t_precision_, s_weights_, s_kv_})
@@ -178,6 +191,7 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
   connect(job_, &QComboBox::currentIndexChanged, this, &InputPanel::updateJobVisibility);
   connect(cluster_, &QComboBox::currentTextChanged, this, &InputPanel::onClusterPresetChanged);
   connect(run_, &QPushButton::clicked, this, &InputPanel::runRequested);
+  connect(plan_, &QPushButton::clicked, this, &InputPanel::planRequested);
   onClusterPresetChanged();
   updateJobVisibility();
 }
@@ -225,6 +239,7 @@ Inputs InputPanel::inputs() const {
   s.batch = s_batch_->value(), s.context = s_context_->value();
   s.requests = w_requests_->value(), s.rate_per_s = w_rate_->value();
   s.prompt_tokens = w_prompt_->value(), s.output_tokens = w_output_->value();
+  s.slo_ttft_ms = w_ttft_->value(), s.slo_tpot_ms = w_tpot_->value();
   s.workload_from_scenario = workload_from_scenario_;
   in.base = base_;
   in.base_dir = base_dir_;
@@ -251,6 +266,7 @@ void InputPanel::setInputs(const Inputs& in) {
   s_batch_->setValue(int(s.batch)), s_context_->setValue(int(s.context));
   w_requests_->setValue(int(s.requests)), w_rate_->setValue(s.rate_per_s);
   w_prompt_->setValue(int(s.prompt_tokens)), w_output_->setValue(int(s.output_tokens));
+  w_ttft_->setValue(s.slo_ttft_ms), w_tpot_->setValue(s.slo_tpot_ms);
   workload_from_scenario_ = s.workload_from_scenario;
   for (QWidget* wdg : {static_cast<QWidget*>(w_requests_), static_cast<QWidget*>(w_rate_),
                        static_cast<QWidget*>(w_prompt_), static_cast<QWidget*>(w_output_)})

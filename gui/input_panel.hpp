@@ -46,12 +46,15 @@ class InputPanel : public QWidget {
   void changed();
   /// The Run button was pressed.
   void runRequested();
+  /// The Plan button was pressed.
+  void planRequested();
 
  private:
   void updateJobVisibility();
   void onClusterPresetChanged();
   void emitChanged();
   QSpinBox* spin(const QString& key, int lo, int hi, int value, const QString& special = {});
+  QDoubleSpinBox* dspin(const QString& key, double hi, double value, const QString& special);
 
   QComboBox* job_ = nullptr;
   QComboBox* model_ = nullptr;
@@ -66,10 +69,10 @@ class InputPanel : public QWidget {
   QSpinBox *s_replicas_ = nullptr, *s_tp_ = nullptr, *s_batch_ = nullptr, *s_context_ = nullptr;
   QComboBox *s_weights_ = nullptr, *s_kv_ = nullptr;
   QSpinBox *w_requests_ = nullptr, *w_prompt_ = nullptr, *w_output_ = nullptr;
-  QDoubleSpinBox* w_rate_ = nullptr;
+  QDoubleSpinBox *w_rate_ = nullptr, *w_ttft_ = nullptr, *w_tpot_ = nullptr;
   QLabel* workload_note_ = nullptr;
   QLabel* error_ = nullptr;
-  QPushButton* run_ = nullptr;
+  QPushButton *run_ = nullptr, *plan_ = nullptr;
 
   QMap<QString, QWidget*> fields_;  ///< scenario key → widget
   QString invalid_field_;

@@ -80,6 +80,13 @@ Json to_scenario(const Inputs& in) {
       w["output_tokens"] = with_mean(w.value("output_tokens", Json()), v.output_tokens);
       s["workload"] = w;
     }
+    Json w = object_or_empty(s, "workload");
+    if (v.slo_ttft_ms > 0 || v.slo_tpot_ms > 0) {
+      w["slo"] = {{"ttft_ms", v.slo_ttft_ms}, {"tpot_ms", v.slo_tpot_ms}};
+    } else {
+      w.erase("slo");
+    }
+    if (!w.empty()) s["workload"] = w;
     s.erase("training");
   }
   return s;
@@ -154,6 +161,9 @@ Inputs inputs_from_scenario(const Json& sc, const std::string& base_dir) {
     f.batch = read<std::int64_t>(v, "max_num_seqs", f.batch, p);
     const Json w = object_or_empty(sc, "workload");
     f.workload_from_scenario = w.contains("classes") || w.contains("trace");
+    const Json slo = object_or_empty(w, "slo");
+    f.slo_ttft_ms = read<double>(slo, "ttft_ms", 0, "workload.slo");
+    f.slo_tpot_ms = read<double>(slo, "tpot_ms", 0, "workload.slo");
     if (!f.workload_from_scenario && !w.empty()) {
       f.requests = read<std::int64_t>(w, "requests", 100, "workload");
       f.rate_per_s = read<double>(object_or_empty(w, "arrival"), "rate_per_s", 0, "workload.arrival");

@@ -37,6 +37,8 @@ struct ServingInputs {
   double rate_per_s = 8;            ///< Poisson arrival rate, requests per second
   std::int64_t prompt_tokens = 1024;  ///< mean prompt length, tokens
   std::int64_t output_tokens = 256;   ///< mean output length, tokens
+  double slo_ttft_ms = 1000;  ///< time-to-first-token target, ms (0 = none); goodput and the plan
+  double slo_tpot_ms = 50;    ///< time-per-output-token target, ms (0 = none)
   /// True when `base` carries a workload the form cannot express (several classes, a trace):
   /// the workload fields are then ignored and the scenario's workload is used as written.
   bool workload_from_scenario = false;

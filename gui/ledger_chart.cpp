@@ -38,14 +38,14 @@ LedgerChart build_ledger_chart(const strat::MemoryLedger& L, const QString& subt
   capacity->setName(QString("capacity (%1 GiB)").arg(out.capacity_GiB, 0, 'f', 1));
   capacity->append(-0.5, out.capacity_GiB);
   capacity->append(0.5, out.capacity_GiB);
-  QPen pen(L.fits() ? QColor(0x2e, 0x7d, 0x32) : QColor(0xc6, 0x28, 0x28));
-  pen.setWidth(3);
+  QPen pen(QColor(0x21, 0x21, 0x21));
+  pen.setWidth(2);
   pen.setStyle(Qt::DashLine);
   capacity->setPen(pen);
   chart->addSeries(capacity);
 
   auto* x = new QBarCategoryAxis;
-  x->append(QString::fromStdString(L.scope));
+  x->append("one GPU");
   auto* y = new QValueAxis;
   y->setTitleText("GiB per GPU");
   y->setRange(0, std::max(out.stack_total_GiB, out.capacity_GiB) * 1.08);
@@ -58,7 +58,8 @@ LedgerChart build_ledger_chart(const strat::MemoryLedger& L, const QString& subt
   capacity->attachAxis(x);
   capacity->attachAxis(y);
 
-  QString title = (L.fits() ? "Fits: " : "Does not fit: ") + out.verdict;
+  QString title = out.verdict;
+  if (!title.isEmpty()) title[0] = title[0].toUpper();
   if (!subtitle.isEmpty()) title += "<br><span style='font-size:small'>" + subtitle.toHtmlEscaped() + "</span>";
   chart->setTitle(title);
   chart->legend()->setAlignment(Qt::AlignRight);

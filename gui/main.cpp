@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   p.addHelpOption();
   p.addOption({"scenario", "Open this scenario file.", "file"});
   p.addOption({"run", "Run the simulation after opening."});
-  p.addOption({"tab", "Show this tab: memory, training or serving.", "name", "memory"});
+  p.addOption({"plan", "Run the planner after opening."});
+  p.addOption({"tab", "Show this tab: memory, training, serving or plan.", "name", "memory"});
   p.addOption({"screenshot", "Render the window to this PNG and exit.", "file"});
   p.addOption({"size", "Window size for --screenshot, WxH.", "size", "1360x860"});
   p.process(app);
@@ -32,9 +33,12 @@ int main(int argc, char** argv) {
   const QString tab = p.value("tab").toLower();
   const int index = tab == "training" ? MainWindow::TrainingTabIndex
                     : tab == "serving" ? MainWindow::ServingTabIndex
+                    : tab == "plan"    ? MainWindow::PlanTabIndex
                                        : MainWindow::MemoryTabIndex;
+  using infraplan::gui::Action;
   if (!p.isSet("screenshot")) {
-    if (p.isSet("run")) w.evaluate(true);
+    if (p.isSet("run")) w.evaluate(Action::Simulate);
+    if (p.isSet("plan")) w.evaluate(Action::Plan);
     w.tabs()->setCurrentIndex(index);
     w.show();
     return app.exec();
@@ -44,8 +48,9 @@ int main(int argc, char** argv) {
   w.resize(size.value(0).toInt() > 0 ? size.value(0).toInt() : 1360, size.value(1).toInt() > 0 ? size.value(1).toInt() : 860);
   w.show();
   if (!w.waitUntilIdle(600000)) return 1;
-  if (p.isSet("run")) {
-    w.evaluate(true);
+  for (auto [flag, action] : {std::pair{"run", Action::Simulate}, std::pair{"plan", Action::Plan}}) {
+    if (!p.isSet(flag)) continue;
+    w.evaluate(action);
     if (!w.waitUntilIdle(600000)) return 1;
   }
   w.tabs()->setCurrentIndex(index);

@@ -19,6 +19,7 @@
 #include "gui/export.hpp"
 #include "gui/input_panel.hpp"
 #include "gui/memory_tab.hpp"
+#include "gui/plan_tab.hpp"
 #include "gui/serving_tab.hpp"
 #include "gui/training_tab.hpp"
 #include "model/error.hpp"
@@ -50,9 +51,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   memory_ = new MemoryTab;
   training_ = new TrainingTab;
   serving_ = new ServingTab;
+  plan_ = new PlanTab;
   tabs_->insertTab(MemoryTabIndex, memory_, "Memory");
   tabs_->insertTab(TrainingTabIndex, training_, "Training");
   tabs_->insertTab(ServingTabIndex, serving_, "Serving");
+  tabs_->insertTab(PlanTabIndex, plan_, "Plan");
 
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(scroll);
@@ -73,13 +76,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   debounce_ = new QTimer(this);
   debounce_->setSingleShot(true);
   debounce_->setInterval(250);
-  connect(debounce_, &QTimer::timeout, this, [this] { evaluate(false); });
+  connect(debounce_, &QTimer::timeout, this, [this] { evaluate(Action::Memory); });
   connect(inputs_, &InputPanel::changed, debounce_, qOverload<>(&QTimer::start));
-  connect(inputs_, &InputPanel::runRequested, this, [this] { evaluate(true); });
+  connect(inputs_, &InputPanel::runRequested, this, [this] { evaluate(Action::Simulate); });
+  connect(inputs_, &InputPanel::planRequested, this, [this] { evaluate(Action::Plan); });
 
   buildMenus();
   resize(1360, 860);
-  evaluate(false);
+  evaluate(Action::Memory);
 }
 
 MainWindow::~MainWindow() {
@@ -97,10 +101,11 @@ void MainWindow::buildMenus() {
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu("&Run");
-  run->addAction("Run &simulation", QKeySequence("Ctrl+R"), this, [this] { evaluate(true); });
+  run->addAction("Run &simulation", QKeySequence("Ctrl+R"), this, [this] { evaluate(Action::Simulate); });
+  run->addAction("&Plan: search layouts", QKeySequence("Ctrl+L"), this, [this] { evaluate(Action::Plan); });
 }
 
-void MainWindow::evaluate(bool simulate) {
+void MainWindow::evaluate(Action action) {
   debounce_->stop();
   const Inputs in = inputs_->inputs();
   EvaluationRequest req;
@@ -113,7 +118,7 @@ void MainWindow::evaluate(bool simulate) {
   }
   req.base_dir = in.base_dir;
   req.job = in.job;
-  req.simulate = simulate;
+  req.action = action;
   req.serving_batch = in.serving.batch;
   req.serving_context = in.serving.context;
   start(req);
@@ -121,22 +126,24 @@ void MainWindow::evaluate(bool simulate) {
 
 void MainWindow::start(const EvaluationRequest& req) {
   if (running_) {
-    // The newest request waits; a queued simulation is not downgraded by a later memory edit.
-    const bool keep_sim = pending_ && pending_->simulate;
+    // The newest request waits; a queued simulation or plan is not downgraded by a later edit.
+    const Action queued = pending_ ? pending_->action : Action::Memory;
     pending_ = req;
-    if (keep_sim) pending_->simulate = true;
+    if (req.action == Action::Memory) pending_->action = queued;
     return;
   }
   running_ = req;
   busy_bar_->setVisible(true);
-  showStatus(req.simulate ? (req.job == Job::Training ? "Simulating one training iteration…" : "Simulating the serving workload…")
-                          : "Computing the memory ledger…");
+  const bool training = req.job == Job::Training;
+  showStatus(req.action == Action::Simulate ? (training ? "Simulating one training iteration…" : "Simulating the serving workload…")
+             : req.action == Action::Plan   ? (training ? "Searching training layouts…" : "Searching serving deployments (simulating each)…")
+                                            : "Computing the memory ledger…");
   watcher_->setFuture(QtConcurrent::run(run_evaluation, req));
 }
 
 void MainWindow::onFinished() {
   const Outcome out = watcher_->result();
-  const bool simulated = running_ && running_->simulate;
+  const Action action = running_ ? running_->action : Action::Memory;
   running_.reset();
   if (!out.evaluation) {
     inputs_->showError(out.error);
@@ -158,9 +165,19 @@ void MainWindow::onFinished() {
     } else if (serving_ev_ && ev->job == Job::Serving && serving_ev_->scenario.raw != ev->scenario.raw) {
       serving_->setNote("The inputs changed since this simulation; press “Run simulation” to update it.");
     }
-    if (simulated) tabs_->setCurrentIndex(ev->job == Job::Training ? TrainingTabIndex : ServingTabIndex);
-    showStatus(QString::fromStdString(ev->scenario.model.name + " on " + ev->scenario.cluster.name + ": " +
-                                      ev->ledger.verdict()));
+    if (ev->train_plan || ev->serve_plan) {
+      plan_ev_ = ev;
+      plan_->show(*ev);
+    } else if (plan_ev_ && plan_ev_->scenario.raw != ev->scenario.raw) {
+      plan_->setNote("The inputs changed since this plan; press “Plan: search layouts” to update it.");
+    }
+    if (action == Action::Simulate) tabs_->setCurrentIndex(ev->job == Job::Training ? TrainingTabIndex : ServingTabIndex);
+    if (action == Action::Plan) tabs_->setCurrentIndex(PlanTabIndex);
+    QString memory = QString::fromStdString(ev->ledger.verdict());
+    if (ev->job == Job::Serving)
+      memory = QString("%1 sequences × %2 tokens: %3").arg(ev->serving_batch).arg(ev->serving_context).arg(memory);
+    showStatus(QString::fromStdString(ev->scenario.model.name + " on " + ev->scenario.cluster.name) + ", memory at " +
+               memory);
   }
   if (pending_) {
     const EvaluationRequest next = *pending_;
@@ -179,7 +196,7 @@ bool MainWindow::waitUntilIdle(int timeout_ms) {
   t.start();
   while (busy()) {
     if (t.elapsed() > timeout_ms) return false;
-    if (debounce_->isActive()) evaluate(false);
+    if (debounce_->isActive()) evaluate(Action::Memory);
     QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 20);
   }
   return true;
@@ -200,7 +217,7 @@ bool MainWindow::openScenario(const QString& path) {
     return false;
   }
   setWindowTitle("infraplan — " + QFileInfo(path).fileName());
-  evaluate(false);
+  evaluate(Action::Memory);
   return true;
 }
 
@@ -209,7 +226,7 @@ void MainWindow::openModelConfig(const QString& path) {
   in.model = QFileInfo(path).absoluteFilePath().toStdString();
   in.model_from_base = false;
   inputs_->setInputs(in);
-  evaluate(false);
+  evaluate(Action::Memory);
 }
 
 void MainWindow::onOpenScenario() {
@@ -231,6 +248,8 @@ Json MainWindow::currentResultsJson() const {
       return training_ev_ ? training_ev_->training_json() : Json();
     case ServingTabIndex:
       return serving_ev_ ? serving_ev_->serving_json() : Json();
+    case PlanTabIndex:
+      return plan_ev_ ? plan_ev_->plan_json() : Json();
     default:
       return Json();
   }
@@ -244,6 +263,8 @@ QChartView* MainWindow::currentChartView() const {
       return training_ev_ ? training_->timelineView() : nullptr;
     case ServingTabIndex:
       return serving_ev_ ? serving_->cdfView() : nullptr;
+    case PlanTabIndex:
+      return plan_ev_ ? plan_->chartView() : nullptr;
     default:
       return nullptr;
   }

@@ -5,7 +5,7 @@
 // Every computation runs on a worker thread (QtConcurrent) while a busy bar shows in the status
 // bar; the event loop never waits for it. Edits re-evaluate the memory ledger after a short
 // pause; "Run simulation" also runs the training or serving simulation. One evaluation runs at a
-// time and the newest request waits for it. A failed evaluation shows the library's message
+// time and the newest request waits for it. "Plan" runs the planner's search (Plan tab). A failed evaluation shows the library's message
 // under the form and leaves the previous results on screen.
 #include <QFutureWatcher>
 #include <QMainWindow>
@@ -28,6 +28,7 @@ class InputPanel;
 class MemoryTab;
 class TrainingTab;
 class ServingTab;
+class PlanTab;
 
 /// What a worker returns: an evaluation, or the message of the error that stopped it.
 struct Outcome {
@@ -39,7 +40,7 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  enum Tab { MemoryTabIndex = 0, TrainingTabIndex = 1, ServingTabIndex = 2 };
+  enum Tab { MemoryTabIndex = 0, TrainingTabIndex = 1, ServingTabIndex = 2, PlanTabIndex = 3 };
 
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -49,8 +50,8 @@ class MainWindow : public QMainWindow {
   bool openScenario(const QString& path);
   /// Sets the model to a Hugging Face config.json (or infraplan model file) path.
   void openModelConfig(const QString& path);
-  /// Starts an evaluation of the current form (memory only, or with the simulation).
-  void evaluate(bool simulate);
+  /// Starts an evaluation of the current form: the memory ledger, plus the simulation or the plan.
+  void evaluate(Action action);
   /// True while an evaluation runs or waits.
   bool busy() const;
   /// Waits (running the event loop) until no evaluation runs or waits; false on timeout.
@@ -58,7 +59,7 @@ class MainWindow : public QMainWindow {
 
   /// The JSON the current tab's results export to (null when the tab has no results):
   /// Memory → `infraplan memory … --json`, Training → `simulate train --json`,
-  /// Serving → `simulate serve --json`.
+  /// Serving → `simulate serve --json`, Plan → `plan train|serve --json`.
   Json currentResultsJson() const;
   /// Exports currentResultsJson() / the current tab's main chart; false with `error` set on failure.
   bool exportResultsJson(const QString& path, QString* error);
@@ -71,10 +72,12 @@ class MainWindow : public QMainWindow {
   MemoryTab* memoryTab() const { return memory_; }
   TrainingTab* trainingTab() const { return training_; }
   ServingTab* servingTab() const { return serving_; }
+  PlanTab* planTab() const { return plan_; }
   /// The evaluation whose memory ledger is shown (null before the first success).
   std::shared_ptr<const Evaluation> memoryEvaluation() const { return memory_ev_; }
   std::shared_ptr<const Evaluation> trainingEvaluation() const { return training_ev_; }
   std::shared_ptr<const Evaluation> servingEvaluation() const { return serving_ev_; }
+  std::shared_ptr<const Evaluation> planEvaluation() const { return plan_ev_; }
 
  signals:
   /// An evaluation ended: `ok` false when it failed (the message is under the form).
@@ -95,12 +98,13 @@ class MainWindow : public QMainWindow {
   MemoryTab* memory_ = nullptr;
   TrainingTab* training_ = nullptr;
   ServingTab* serving_ = nullptr;
+  PlanTab* plan_ = nullptr;
   QProgressBar* busy_bar_ = nullptr;
   QLabel* status_ = nullptr;
   QTimer* debounce_ = nullptr;
   QFutureWatcher<Outcome>* watcher_ = nullptr;
   std::optional<EvaluationRequest> running_, pending_;
-  std::shared_ptr<const Evaluation> memory_ev_, training_ev_, serving_ev_;
+  std::shared_ptr<const Evaluation> memory_ev_, training_ev_, serving_ev_, plan_ev_;
 };
 
 }  // namespace infraplan::gui

@@ -41,6 +41,7 @@ MemoryTab::MemoryTab(QWidget* parent) : QWidget(parent) {
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  split->setSizes({620, 420});
   layout->addWidget(split, 1);
 }
 
@@ -100,6 +101,12 @@ void MemoryTab::show(const Evaluation& ev) {
         QString::fromStdString(l.note));
   put("total", total, "", "");
   put("capacity", L.capacity_bytes, "", "");
+  for (int r = row - 2; r < row; ++r)
+    for (int c = 0; c < 2; ++c) {
+      QFont f = table_->item(r, c)->font();
+      f.setBold(true);
+      table_->item(r, c)->setFont(f);
+    }
   table_->resizeColumnsToContents();
   table_->horizontalHeader()->setStretchLastSection(true);
 }

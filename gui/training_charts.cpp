@@ -18,24 +18,24 @@
 
 namespace infraplan::gui {
 
-QChart* build_breakdown_chart(const sim::train::TrainingResult& r) {
-  std::vector<sim::train::TimeBreakdown> stages = r.stage_breakdown;
-  if (stages.empty()) stages.push_back(r.breakdown);
+QChart* build_breakdown_bars(const std::vector<sim::train::TimeBreakdown>& stages, const QStringList& labels,
+                             const QString& title, const QString& axis_title) {
   std::set<std::string> kinds;
   for (const auto& b : stages)
     for (const auto& [k, v] : b.exposed_comm) kinds.insert(k);
 
   auto* chart = new QChart;
   auto* series = new QHorizontalStackedBarSeries;
+  // Categories run bottom-up, so bars are appended last first to put the first on top.
   auto add = [&](const QString& name, const QString& color_key, auto&& value_of) {
     auto* set = new QBarSet(name);
     double sum = 0;
-    for (const auto& b : stages) {
-      const double ms = 1e3 * value_of(b);
+    for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
+      const double ms = 1e3 * value_of(*it);
       set->append(ms);
       sum += ms;
     }
-    if (sum <= 0) {  // a part no stage spends time on stays out of the legend
+    if (sum <= 0) {  // a part no bar spends time on stays out of the legend
       delete set;
       return;
     }
@@ -55,28 +55,34 @@ QChart* build_breakdown_chart(const sim::train::TrainingResult& r) {
   add("bubble", "bubble", [](const auto& b) { return b.bubble; });
   chart->addSeries(series);
 
+  double max_ms = 0;
+  for (const auto& b : stages)
+    max_ms = std::max(max_ms, 1e3 * (b.compute + b.recompute + b.optimizer + b.exposed_comm_total() + b.bubble));
   auto* y = new QBarCategoryAxis;
-  // Stage 0 on top: categories are listed bottom-up.
-  for (int s = int(stages.size()) - 1; s >= 0; --s) y->append(QString("stage %1").arg(s));
-  // Bars follow the category order, so the values were appended stage 0 first; reverse them.
-  for (auto* set : series->barSets()) {
-    QList<qreal> v;
-    for (int i = set->count() - 1; i >= 0; --i) v.append(set->at(i));
-    set->remove(0, set->count());
-    set->append(v);
-  }
+  for (int i = int(labels.size()) - 1; i >= 0; --i) y->append(labels[i]);
   auto* x = new QValueAxis;
-  x->setTitleText("milliseconds of one iteration");
+  x->setTitleText(axis_title);
+  x->setRange(0, std::max(max_ms, 1e-3) * 1.02);
+  x->applyNiceNumbers();
   x->setLabelFormat("%.0f");
-  x->setRange(0, 1e3 * r.iteration_time_s * 1.02);
   chart->addAxis(y, Qt::AlignLeft);
   chart->addAxis(x, Qt::AlignBottom);
   series->attachAxis(x);
   series->attachAxis(y);
-  chart->setTitle(QString("Where the iteration goes (%1 ms)").arg(1e3 * r.iteration_time_s, 0, 'f', 1));
+  chart->setTitle(title);
   chart->legend()->setAlignment(Qt::AlignBottom);
   chart->setAnimationOptions(QChart::NoAnimation);
   return chart;
+}
+
+QChart* build_breakdown_chart(const sim::train::TrainingResult& r) {
+  std::vector<sim::train::TimeBreakdown> stages = r.stage_breakdown;
+  if (stages.empty()) stages.push_back(r.breakdown);
+  QStringList labels;
+  for (std::size_t s = 0; s < stages.size(); ++s) labels << QString("stage %1").arg(s);
+  return build_breakdown_bars(stages, labels,
+                              QString("Where the iteration goes (%1 ms)").arg(1e3 * r.iteration_time_s, 0, 'f', 1),
+                              "milliseconds of one iteration");
 }
 
 std::vector<TimelineSpan> timeline_spans(const sim::train::TrainingResult& r, double merge_gap_s) {
@@ -127,6 +133,7 @@ QChart* build_timeline_chart(const sim::train::TrainingResult& r) {
   auto* x = new QValueAxis;
   x->setTitleText("milliseconds");
   x->setRange(0, 1e3 * T);
+  x->applyNiceNumbers();
   x->setLabelFormat("%.0f");
   auto* y = new QCategoryAxis;
   y->setRange(0, std::max(rows, 1));

@@ -5,6 +5,7 @@
 //  - a Gantt-like timeline: per stage one row for the compute stream and one for the
 //    communication streams, spans coloured by op category, from the executed work graph.
 #include <QString>
+#include <QStringList>
 
 #include "simulator/training_sim.hpp"
 
@@ -16,6 +17,11 @@ namespace infraplan::gui {
 
 /// Horizontal stacked bars, one per pipeline stage, segments in milliseconds.
 QChart* build_breakdown_chart(const sim::train::TrainingResult& r);
+
+/// Horizontal stacked bars of `bars` (first on top, labelled by `labels`), segments in
+/// milliseconds: compute, recompute, optimizer, exposed communication by kind, bubble.
+QChart* build_breakdown_bars(const std::vector<sim::train::TimeBreakdown>& bars, const QStringList& labels,
+                             const QString& title, const QString& axis_title);
 
 /// One span of the timeline (merged run of ops of one category on one row).
 struct TimelineSpan {
