@@ -111,3 +111,26 @@ TEST(ServingSim, ErrorsNameTheProblem) {
   EXPECT_THROW(engine_options_from_json({{"scheduler", "lifo"}}, s.serving), Error);
   EXPECT_THROW(engine_options_from_json({{"speculative", {{"method", "draft"}}}}, s.serving), Error);
 }
+
+TEST(ServingSim, RandomConfigurationsKeepEveryInvariant) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  const std::vector<Json> engines = {
+      {{"scheduler", "priority"}, {"preemption", "swap"}, {"chunk_tokens", 256}},
+      {{"chunked_prefill", false}, {"routing", "prefix_aware"}},
+      {{"speculative", {{"method", "ngram"}, {"k", 3}, {"acceptance", 0.6}}}, {"routing", "least_outstanding"}},
+      {{"speculative", {{"method", "eagle"}, {"k", 2}}}, {"preemption", "swap"}},
+      {{"disaggregation", {{"prefill_instances", 1}, {"decode_instances", 1}}}, {"scheduler", "priority"}},
+      {{"batching", "static"}},
+  };
+  for (std::size_t i = 0; i < engines.size(); ++i) {
+    auto s = small_setup(250, 60, 100 + i);
+    s.serving.gpu_memory_utilization = 0.24;
+    s.workload.classes[0].priority_levels = 3;
+    s.engine = engine_options_from_json(engines[i], s.serving);
+    SimOptions o;
+    o.check_invariants_every = 1;
+    ServingResult r;
+    ASSERT_NO_THROW(r = simulate_serving(s, cm, o)) << engines[i].dump();
+    EXPECT_EQ(r.metrics.requests, 250) << engines[i].dump();
+  }
+}
