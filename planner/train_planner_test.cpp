@@ -1,0 +1,105 @@
+#include "planner/train_planner.hpp"
+
+#include <gtest/gtest.h>
+
+#include "hardware/calibrated_cost_model.hpp"
+#include "hardware/roofline_cost_model.hpp"
+#include "model/error.hpp"
+
+using namespace infraplan;
+using namespace infraplan::plan;
+
+namespace {
+
+TrainPlanRequest request(const std::string& model, const std::string& cluster, std::int64_t seq,
+                         std::int64_t gb) {
+  TrainPlanRequest r;
+  r.model = model::preset(model);
+  r.cluster = hw::resolve_cluster_arg(cluster);
+  r.search.seq_len = seq;
+  r.search.global_batch = gb;
+  r.top = 3;
+  return r;
+}
+
+}  // namespace
+
+// Roadmap 2.3: 64 GPUs (8 nodes × 8): the recommended layout keeps TP inside a node, and the
+// best layout with TP across nodes is markedly slower.
+TEST(TrainPlanner, SixtyFourGpusKeepTpInsideANode) {
+  auto r = request("llama3-70b", "dgx-h100:8", 8192, 512);
+  auto cost = hw::make_calibrated_cost_model("h100-sxm5-80gb");
+  coll::CommModel comm(r.cluster);
+  auto plan = plan_training(r, *cost, comm);
+  ASSERT_FALSE(plan.candidates.empty());
+  const auto& best = plan.candidates.front();
+  EXPECT_LE(best.cfg.tp, 8);
+  EXPECT_TRUE(best.simulated);
+  EXPECT_LE(best.peak_bytes, r.cluster.gpu.hbm_bytes);
+  EXPECT_EQ(best.cfg.tp * best.cfg.pp * best.cfg.dp * best.cfg.cp, 64);
+  bool saw_cross = false;
+  for (const auto& a : plan.alternatives) {
+    if (a.candidate.cfg.tp > 8) {
+      saw_cross = true;
+      EXPECT_GT(a.candidate.iteration_time_s, 1.2 * best.iteration_time_s) << a.candidate.label();
+    }
+  }
+  EXPECT_TRUE(saw_cross);
+  // Memory pruning rejected something (70B does not fit everywhere) and every reason is counted.
+  EXPECT_GT(plan.rejected.counts.count("does not fit in GPU memory"), 0u);
+  EXPECT_GT(plan.layouts_visited, 100);
+  // Ranked best first; explanations name the winner and each runner-up.
+  for (std::size_t i = 1; i < plan.candidates.size(); ++i)
+    EXPECT_GE(plan.candidates[i].iteration_time_s, best.iteration_time_s);
+  ASSERT_GE(plan.explanation.size(), 2u);
+  EXPECT_NE(plan.explanation[0].find("winner"), std::string::npos);
+  bool crosses = false;
+  for (const auto& s : plan.explanation) crosses |= s.find("crosses nodes") != std::string::npos;
+  EXPECT_TRUE(crosses);
+}
+
+TEST(TrainPlanner, JsonIsStableAndDeterministic) {
+  auto r = request("llama2-7b", "dgx-h100", 4096, 64);
+  hw::RooflineCostModel cost(r.cluster.gpu);
+  coll::CommModel comm(r.cluster);
+  auto a = plan_training(r, cost, comm).to_json();
+  auto b = plan_training(r, cost, comm).to_json();
+  EXPECT_EQ(a.dump(), b.dump());
+  for (const char* k : {"best", "candidates", "rejected"}) EXPECT_TRUE(a.contains(k)) << k;
+  for (const char* k : {"tp", "pp", "dp", "cp", "ep", "sp", "zero", "micro_batch", "recompute", "pp_schedule",
+                        "iteration_time_s", "tokens_per_s", "mfu", "peak_bytes"})
+    EXPECT_TRUE(a["candidates"][0].contains(k)) << k;
+  for (const auto& x : a["rejected"]) {
+    EXPECT_TRUE(x.contains("reason"));
+    EXPECT_GT(x["count"].get<long long>(), 0);
+  }
+}
+
+TEST(TrainPlanner, TimeToTrain) {
+  auto r = request("llama2-7b", "dgx-h100", 4096, 64);
+  r.train_tokens = 1e12;
+  hw::RooflineCostModel cost(r.cluster.gpu);
+  coll::CommModel comm(r.cluster);
+  auto plan = plan_training(r, cost, comm);
+  const auto& b = plan.candidates.front();
+  double iters = 1e12 / (64.0 * 4096);
+  EXPECT_NEAR(b.time_to_train_s, iters * b.iteration_time_s, 1e-6 * b.time_to_train_s);
+  EXPECT_NEAR(b.gpu_hours, b.time_to_train_s / 3600 * 8, 1e-9 * b.gpu_hours);
+}
+
+TEST(TrainPlanner, NothingFitsIsAClearError) {
+  auto r = request("gpt3-175b", "h100-sxm5-80gb", 2048, 8);
+  r.cluster.gpus_per_node = 1;
+  hw::RooflineCostModel cost(r.cluster.gpu);
+  coll::CommModel comm(r.cluster);
+  try {
+    plan_training(r, cost, comm);
+    FAIL();
+  } catch (const Error& e) {
+    std::string w = e.what();
+    EXPECT_NE(w.find("no training layout of gpt3-175b fits"), std::string::npos) << w;
+    EXPECT_NE(w.find("does not fit in GPU memory"), std::string::npos) << w;
+  }
+  r.search.global_batch = 0;
+  EXPECT_THROW(plan_training(r, cost, comm), Error);
+}
