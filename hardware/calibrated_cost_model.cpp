@@ -65,6 +65,20 @@ GemmShape make_gemm(std::int64_t m, std::int64_t n, std::int64_t k, Dtype d) {
 /// Largest power of two dividing x (x > 0), as a double.
 double pow2_divisor(std::int64_t x) { return double(x & -x); }
 
+/// Fit points shorter than this are launch-bound and left out of the off-grid factor (seconds).
+constexpr double kMinFitSeconds = 10e-6;
+
+/// True when n or k is not a multiple of 64 elements: off the grid's axes (all multiples of 64),
+/// where cuBLASLt runs partial tiles and other kernels than at the grid's sizes.
+bool off_grid(std::int64_t n, std::int64_t k) { return n % 64 != 0 || k % 64 != 0; }
+
+/// Median of v (reorders v; v non-empty).
+double median_of(std::vector<double>& v) {
+  std::sort(v.begin(), v.end());
+  std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
 double round_up_beyond(double x, double q) { return x > q ? std::ceil(x / q) * q : x; }
 
 std::string fmt_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -78,31 +92,54 @@ std::string fmt_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
 CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
     : profile_(std::move(profile)), gpu_(std::move(gpu)) {
   check_profile_gpu(profile_, gpu_.name, false);
-  // Fit each table's tile quanta on its fit points: the pair with the least median |log error|
-  // (ties → the smaller quanta). Held-out points are never used here.
-  for (auto& t : profile_.gemm) {
+  offgrid_factor_.assign(profile_.gemm.size(), 1.0);
+  // Fit, per table and on its fit points only (held-out points are never used here), the tile
+  // quanta and the off-grid factor together: for each candidate pair of quanta the factor is the
+  // median measured ÷ interpolated ratio (in log) over the fit points whose n or k is not a
+  // multiple of 64 elements; the pair kept is the one with the least median |log error| after the
+  // factor (ties → the smaller quanta). Points shorter than 10 µs (launch-bound) are left out of
+  // the factor.
+  for (std::size_t ti = 0; ti < profile_.gemm.size(); ++ti) {
+    GemmTable& t = profile_.gemm[ti];
     if (t.fit_points.size() < 4) continue;
-    double best = INFINITY, bm = 1, bn = 1;
+    double best = INFINITY, bm = 1, bn = 1, bf = 1;
+    std::vector<double> logr(t.fit_points.size()), off, err;
     for (double qm : {1.0, 16.0, 32.0, 64.0, 128.0, 256.0})
       for (double qn : {1.0, 16.0, 32.0, 64.0, 128.0, 256.0}) {
         t.quantum_m = qm;
         t.quantum_n = qn;
-        std::vector<double> err;
-        for (const auto& f : t.fit_points) {
+        offgrid_factor_[ti] = 1.0;
+        off.clear();
+        for (std::size_t i = 0; i < t.fit_points.size(); ++i) {
+          const auto& f = t.fit_points[i];
           GemmShape s = make_gemm(std::int64_t(f[0]), std::int64_t(f[1]), std::int64_t(f[2]), t.dtype);
-          err.push_back(std::fabs(std::log(gemm(s).seconds / f[3])));
+          logr[i] = std::log(f[3] / gemm(s).seconds);
+          if (f[3] >= kMinFitSeconds && off_grid(s.n, s.k)) off.push_back(logr[i]);
         }
-        std::nth_element(err.begin(), err.begin() + std::ptrdiff_t(err.size() / 2), err.end());
-        double med = err[err.size() / 2];
+        double lf = off.empty() ? 0.0 : median_of(off);
+        err.clear();
+        for (std::size_t i = 0; i < t.fit_points.size(); ++i) {
+          const auto& f = t.fit_points[i];
+          bool og = off_grid(std::int64_t(f[1]), std::int64_t(f[2]));
+          err.push_back(std::fabs(logr[i] - (og ? lf : 0.0)));
+        }
+        double med = median_of(err);
         if (med < best - 1e-12) {
           best = med;
           bm = qm;
           bn = qn;
+          bf = std::exp(lf);
         }
       }
     t.quantum_m = bm;
     t.quantum_n = bn;
+    offgrid_factor_[ti] = bf;
   }
+}
+
+double CalibratedCostModel::offgrid_factor(Dtype d) const {
+  const GemmTable* t = profile_.gemm_table(d);
+  return t ? offgrid_factor_[std::size_t(t - profile_.gemm.data())] : 1.0;
 }
 
 CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
@@ -162,9 +199,20 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
     detail += d.str();
   }
   // n and k that are multiples of only a few elements run other kernels: the measured ratio.
+  const double emax = 16.0 / dtype_bytes(s.dtype);
+  const double e_al = std::min({pow2_divisor(s.n), pow2_divisor(s.k), emax});
+  if (own_table && e_al >= emax && off_grid(s.n, s.k)) {
+    // Rows 16-byte aligned but off the grid's multiples of 64: the factor fitted on fit points.
+    double f = offgrid_factor_[std::size_t(t - profile_.gemm.data())];
+    if (f != 1.0) {
+      secs *= f;
+      std::ostringstream d;
+      d.precision(3);
+      d << "; off-grid n, k: ×" << f;
+      detail += d.str();
+    }
+  }
   if (own_table && !t->mis_elements.empty()) {
-    double emax = 16.0 / dtype_bytes(s.dtype);
-    double e_al = std::min({pow2_divisor(s.n), pow2_divisor(s.k), emax});
     if (e_al < emax) {
       std::size_t ei = 0;
       while (ei + 1 < t->mis_elements.size() && t->mis_elements[ei + 1] <= e_al) ++ei;

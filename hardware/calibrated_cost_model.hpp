@@ -4,6 +4,10 @@
 // exact at grid points. Outside: the nearest table point's efficiency applied to the roofline
 // of the actual shape ("roofline × fitted efficiency"), with the measured launch time as a floor.
 // Every estimate says which of the two it is (CostSource::Measured / Extrapolated).
+// GEMMs: m and n beyond one tile are rounded up to the table's tile quanta before interpolation;
+// 16-byte-aligned shapes whose n or k is off the grid's multiples of 64 elements are scaled by a
+// per-format off-grid factor; unaligned rows by the profile's measured misalignment ratio. Quanta
+// and factor are fitted in the constructor on the table's fit points only (never on held-out data).
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,10 +38,15 @@ class CalibratedCostModel final : public CostModel {
   double launch_overhead_seconds() const override { return profile_.ceilings.launch_us * 1e-6; }
 
   const Profile& profile() const { return profile_; }
+  /// Fitted slow-down (≥ 0, 1 = none) of 16-byte-aligned GEMMs whose n or k is not a multiple of
+  /// 64 elements, relative to interpolation between the grid's sizes (all multiples of 64); 1 for
+  /// a format without a table.
+  double offgrid_factor(Dtype d) const;
 
  private:
   Profile profile_;
   GpuSpec gpu_;
+  std::vector<double> offgrid_factor_;  ///< per profile_.gemm table, fitted on its fit points
 };
 
 /// The model for catalog GPU `gpu_name`: from `profile_path` when given (refused if it names
