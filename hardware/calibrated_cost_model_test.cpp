@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "model/error.hpp"
 
@@ -201,6 +203,54 @@ TEST(CalibratedCostModel, ProfileForAnotherGpuIsRefusedUnlessForced) {
   EXPECT_THROW(make_calibrated_cost_model("h200-sxm-141gb", "/nonexistent.json"), Error);
 }
 
+// Off the grid's multiples of 64 (rows still 16-byte aligned) the fitted factor applies; it is
+// fitted on the fit points only and is a slow-down (grid sizes are the kernels' best cases).
+TEST(CalibratedCostModel, OffGridFactorIsFittedAndApplied) {
+  for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8, Dtype::INT8}) {
+    double f = h200().offgrid_factor(d);
+    EXPECT_GE(f, 1.0) << dtype_name(d);
+    EXPECT_LE(f, 1.5) << dtype_name(d);
+  }
+  EXPECT_EQ(h200().offgrid_factor(Dtype::FP32), 1.0);  // no table
+  CostEstimate on = h200().gemm(gemm(4096, 4096, 4096));
+  CostEstimate off = h200().gemm(gemm(4096, 4096, 4104));  // k multiple of 8, not of 64
+  EXPECT_NE(off.detail.find("off-grid"), std::string::npos) << off.detail;
+  EXPECT_EQ(on.detail.find("off-grid"), std::string::npos) << on.detail;
+  EXPECT_NEAR(off.seconds / on.seconds, h200().offgrid_factor(Dtype::BF16), 0.05);
+}
+
+// Time grows with k at fixed m, n (aligned k, all formats). At m = 1 the measured fp8 row has
+// launch-bound cells out of order (13.6 µs at k = 2880 after 27.4 µs at k = 2048), which the model
+// reproduces at grid points: there only the ends are compared.
+TEST(CalibratedCostModel, GemmMonotoneInK) {
+  for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8, Dtype::INT8})
+    EXPECT_GT(h200().gemm(gemm(1, 8192, 32768, d)).seconds, 2 * h200().gemm(gemm(1, 8192, 1024, d)).seconds)
+        << dtype_name(d);
+  for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8, Dtype::INT8})
+    for (std::int64_t m : {64, 1000, 8192}) {
+      double prev = 0;
+      for (std::int64_t k = 1024; k <= 32768; k += 1024) {
+        double t = h200().gemm(gemm(m, 8192, k, d)).seconds;
+        EXPECT_GE(t, prev * 0.97) << dtype_name(d) << " m=" << m << " k=" << k;
+        prev = t;
+      }
+    }
+}
+
+// Decode GEMV (m = 1): memory-bound, never faster than streaming the weights at the measured
+// copy bandwidth, and far below the compute roofline.
+TEST(CalibratedCostModel, DecodeGemvIsMemoryBound) {
+  const double bw = h200().profile().ceilings.copy_GBps * 1e9;
+  for (Dtype d : {Dtype::BF16, Dtype::FP8})
+    for (std::int64_t nk : {4096, 8192, 16384}) {
+      CostEstimate e = h200().gemm(gemm(1, nk, nk, d));
+      double weight_bytes = double(nk) * double(nk) * dtype_bytes(d);
+      EXPECT_GE(e.seconds, weight_bytes / bw * 0.9) << dtype_name(d) << " " << nk;
+      EXPECT_LE(e.seconds, weight_bytes / bw * 4 + 20e-6) << dtype_name(d) << " " << nk;
+      EXPECT_LT(e.achieved, 0.05 * e.ceiling);
+    }
+}
+
 // The accuracy report of docs/calibration.md: held-out shapes measured in the same run.
 TEST(CalibratedCostModel, HeldOutAccuracy) {
   auto rows = holdout_rows(h200(), h200().profile());
@@ -210,19 +260,31 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
     std::printf("holdout %-18s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n", s.kind.c_str(), s.count,
                 100 * s.median, 100 * s.p90, 100 * s.max);
     // Target (docs/calibration.md): median ≤ 5%, p90 ≤ 10%. Met for attention and memory-bound
-    // kernels; not for cuBLASLt GEMMs, whose kernel choice changes between neighbouring shapes:
-    // these bounds guard what the model reaches today against regressions.
+    // kernels; not for cuBLASLt GEMMs (reached: 9.9% / 26.8% and 17.3% / 46.0% for odd sizes),
+    // whose kernel choice changes between neighbouring shapes: these bounds guard what the model
+    // reaches today, with about a point of margin, against regressions.
     if (s.kind == "gemm") {
-      EXPECT_LE(s.median, 0.12) << s.kind;
-      EXPECT_LE(s.p90, 0.35) << s.kind;
+      EXPECT_LE(s.median, 0.105) << s.kind;
+      EXPECT_LE(s.p90, 0.28) << s.kind;
     } else if (s.kind == "gemm_odd") {
-      EXPECT_LE(s.median, 0.25) << s.kind;
-      EXPECT_LE(s.p90, 0.60) << s.kind;
+      EXPECT_LE(s.median, 0.185) << s.kind;
+      EXPECT_LE(s.p90, 0.475) << s.kind;
     } else {
       EXPECT_LE(s.median, 0.05) << s.kind;
       EXPECT_LE(s.p90, 0.10) << s.kind;
     }
   }
+  // GEMM errors per format (the shape starts with the format's name).
+  for (const char* kind : {"gemm", "gemm_odd"})
+    for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8, Dtype::INT8}) {
+      std::vector<HoldoutRow> sub;
+      std::string prefix = std::string(dtype_name(d)) + " ";
+      for (const auto& r : rows)
+        if (r.kind == kind && r.shape.rfind(prefix, 0) == 0) sub.push_back(r);
+      for (const auto& s : holdout_stats(sub))
+        std::printf("holdout %-8s %-5s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n", kind,
+                    std::string(dtype_name(d)).c_str(), s.count, 100 * s.median, 100 * s.p90, 100 * s.max);
+    }
   if (std::getenv("INFRAPLAN_HOLDOUT_ROWS"))
     for (const auto& r : rows)
       std::printf("%-18s %-28s measured %10.2f us predicted %10.2f us err %5.1f%% %s\n", r.kind.c_str(),
