@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "collectives/comm_model.hpp"
 #include "simulator/execution_backend.hpp"
@@ -26,8 +27,10 @@ class CollectivesTpComm final : public TpCommModel {
   mutable std::map<std::pair<double, int>, double> cache_;
 };
 
-/// KV transfer as parallel send/recv flows, one per TP lane (src[i] → dst[i]), each priced by
-/// the collectives model on the real route (NVLink inside a node, the NIC rails between nodes).
+/// KV transfer as parallel send/recv flows, one per lane i < max(|src|, |dst|) from
+/// src[i mod |src|] to dst[i mod |dst|] (each decode rank receives the heads it owns), each
+/// priced by the collectives model on the real route (NVLink inside a node, NIC rails between
+/// nodes); the slowest lane sets the time.
 class CollectivesKvTransfer final : public KvTransferModel {
  public:
   explicit CollectivesKvTransfer(const coll::CommModel& m) : m_(m) {}
@@ -37,5 +40,18 @@ class CollectivesKvTransfer final : public KvTransferModel {
  private:
   const coll::CommModel& m_;
 };
+
+/// One KV transfer of a simulation run.
+struct KvTransferRecord {
+  std::int64_t request = 0;
+  double start_s = 0;          ///< when it started (sender and receiver ready), seconds
+  std::vector<int> src, dst;   ///< GPU ranks, one lane per pair
+  double bytes = 0;            ///< whole KV of the prompt
+};
+
+/// Re-times `transfers` as concurrent flows on the SimGrid model of `cluster` (each lane one
+/// flow of bytes / lanes, released at its start time, links shared max-min fairly). Returns the
+/// duration of each transfer, seconds, in the same order.
+std::vector<double> simgrid_kv_durations(const hw::Cluster& cluster, const std::vector<KvTransferRecord>& transfers);
 
 }  // namespace infraplan::sim::serve

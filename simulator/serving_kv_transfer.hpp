@@ -1,6 +1,7 @@
 #pragma once
 // KV-cache transfer between a prefill instance and a decode instance (PD disaggregation).
-// Each TP rank of the prefill instance sends its KV shard to a decode rank in parallel, over
+// The KV moves in max(prefill TP, decode TP) parallel lanes (lane i: prefill rank i mod P to
+// decode rank i mod D), over
 // NVLink/NVSwitch inside a node or the NICs between nodes. The collectives library's flow
 // engine can implement the same interface with contention on the real topology.
 #include <vector>

@@ -29,7 +29,8 @@ EngineOptions engine_options_from_json(const Json& raw, const strat::ServingConf
   e.watermark = o.get_number_min("watermark", 0.01, 0);
   if (e.watermark >= 0.5) throw Error(o.field("watermark") + " must be < 0.5 (a fraction of the KV blocks)");
   if (auto d = o.opt_object("disaggregation")) {
-    d->reject_unknown({"enabled", "prefill_instances", "prefill_tp", "decode_instances", "decode_tp"});
+    d->reject_unknown({"enabled", "prefill_instances", "prefill_tp", "decode_instances", "decode_tp", "kv_flows"});
+    e.pd.simgrid_flows = d->get_choice("kv_flows", "model", {"model", "simgrid"}) == "simgrid";
     e.pd.enabled = d->get_bool("enabled", true);
     e.pd.prefill_instances = int(d->get_int_min("prefill_instances", 1, 1));
     e.pd.prefill_tp = int(d->get_int_min("prefill_tp", core.tp, 1));
@@ -70,7 +71,8 @@ Json EngineOptions::to_json() const {
             {"watermark", watermark}};
   if (pd.enabled)
     j["disaggregation"] = {{"prefill_instances", pd.prefill_instances}, {"prefill_tp", pd.prefill_tp},
-                           {"decode_instances", pd.decode_instances}, {"decode_tp", pd.decode_tp}};
+                           {"decode_instances", pd.decode_instances}, {"decode_tp", pd.decode_tp},
+                           {"kv_flows", pd.simgrid_flows ? "simgrid" : "model"}};
   if (spec.enabled()) {
     j["speculative"] = {{"method", spec_method_name(spec.method)}, {"k", spec.k}, {"acceptance", spec.acceptance},
                         {"expected_tokens_per_step", expected_tokens_per_step(spec.acceptance, spec.k)}};

@@ -17,6 +17,10 @@ struct DisaggConfig {
   bool enabled = false;
   int prefill_instances = 1, prefill_tp = 1;
   int decode_instances = 1, decode_tp = 1;
+  /// KV transfers priced by the collectives model with per-instance link queueing (false), or
+  /// re-timed as concurrent flows on the SimGrid fabric with max-min link sharing (true: one
+  /// refinement pass, see simulate_serving).
+  bool simgrid_flows = false;
   int total_gpus() const { return prefill_instances * prefill_tp + decode_instances * decode_tp; }
 };
 

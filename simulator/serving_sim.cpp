@@ -44,6 +44,11 @@ class Simulation {
  public:
   Simulation(const ServingSetup& s, const hw::CostModel& cm, const SimOptions& o) : s_(s), cm_(cm), o_(o) {}
   ServingResult run();
+  /// Transfers made (filled during run()).
+  std::vector<KvTransferRecord> transfers;
+  /// When set: the duration of each request's KV transfer (by request id; < 0 = use the model),
+  /// and no link queueing (the durations already include sharing).
+  const std::vector<double>* kv_durations = nullptr;
 
  private:
   void build();
@@ -243,8 +248,13 @@ void Simulation::on_step_done(double now, int inst) {
       const double bytes = double(s->prompt_tokens()) * model::kv_bytes_per_token(s_.model, s_.serving.kv_dtype);
       const auto& src_g = e.spec().gpus;
       const auto& dst_g = engines_[std::size_t(dst)]->spec().gpus;
-      const double start = std::max({now, egress_free_[std::size_t(inst)], ingress_free_[std::size_t(dst)]});
-      const double dur = kv_->transfer_seconds(src_g, dst_g, bytes);
+      double start = std::max({now, egress_free_[std::size_t(inst)], ingress_free_[std::size_t(dst)]});
+      double dur = kv_->transfer_seconds(src_g, dst_g, bytes);
+      if (kv_durations && (*kv_durations)[std::size_t(id)] >= 0) {
+        start = now;
+        dur = (*kv_durations)[std::size_t(id)];
+      }
+      transfers.push_back({id, start, src_g, dst_g, bytes});
       egress_free_[std::size_t(inst)] = ingress_free_[std::size_t(dst)] = start + dur;
       ++transfers_;
       transfer_s_ += start + dur - now;
@@ -398,8 +408,23 @@ Json ServingResult::to_json(bool with_series) const {
 }
 
 ServingResult simulate_serving(const ServingSetup& setup, const hw::CostModel& cm, const SimOptions& opt) {
-  Simulation sim(setup, cm, opt);
-  return sim.run();
+  if (!setup.engine.pd.enabled || !setup.engine.pd.simgrid_flows) {
+    Simulation sim(setup, cm, opt);
+    return sim.run();
+  }
+  // SimGrid KV flows: a first pass finds when each transfer starts; SimGrid re-times all of them
+  // together with link sharing; a second pass uses those durations.
+  SimOptions first_opt = opt;
+  first_opt.trace = nullptr;
+  first_opt.keep_requests = false;
+  Simulation first(setup, cm, first_opt);
+  first.run();
+  const std::vector<double> d = simgrid_kv_durations(setup.cluster, first.transfers);
+  std::vector<double> by_id(setup.requests.empty() ? make_requests(setup.workload).size() : setup.requests.size(), -1.0);
+  for (std::size_t k = 0; k < d.size(); ++k) by_id[std::size_t(first.transfers[k].request)] = d[k];
+  Simulation second(setup, cm, opt);
+  second.kv_durations = &by_id;
+  return second.run();
 }
 
 }  // namespace infraplan::sim::serve

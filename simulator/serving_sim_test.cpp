@@ -134,3 +134,18 @@ TEST(ServingSim, RandomConfigurationsKeepEveryInvariant) {
     EXPECT_EQ(r.metrics.requests, 250) << engines[i].dump();
   }
 }
+
+TEST(ServingSim, KvTransfersAsSimGridFlows) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  auto s = small_setup(120, 20);
+  s.cluster = hw::cluster_preset("dgx-h100", 2);
+  s.engine = engine_options_from_json(
+      {{"disaggregation", {{"prefill_instances", 4}, {"decode_instances", 1}, {"decode_tp", 8}, {"kv_flows", "simgrid"}}}},
+      s.serving);
+  auto a = simulate_serving(s, cm);
+  auto b = simulate_serving(s, cm);
+  EXPECT_EQ(a.kv_transfers, 120);
+  EXPECT_EQ(a.kv_link, "ib");
+  EXPECT_GT(a.kv_transfer_ms_mean, 0.0);
+  EXPECT_EQ(a.to_json().dump(), b.to_json().dump());
+}
