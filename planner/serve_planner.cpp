@@ -411,6 +411,16 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
       c.tpot_p90_ms = m.tpot_ms.p90;
       c.tokens_per_s_per_user = m.tpot_ms.mean > 0 ? 1000.0 / m.tpot_ms.mean : 0;
       c.meets_target = m.slo_attainment >= s.attainment;
+      if (c.meets_target) {
+        LoadPoint p;
+        p.rate_rps = rate;
+        p.attainment = m.slo_attainment;
+        p.output_tokens_per_s_per_gpu = m.output_tokens_per_s / c.gpus;
+        p.tokens_per_s_per_user = c.tokens_per_s_per_user;
+        p.ttft_p90_ms = m.ttft_ms.p90;
+        p.tpot_p90_ms = m.tpot_ms.p90;
+        c.points.push_back(p);
+      }
       if (c.meets_target || s.gpus > 0) break;
       // Short of the target: grow the weaker side and try again.
       if (agg) {
@@ -428,6 +438,7 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
     if (a.meets_target != b.meets_target) return a.meets_target;
     if (s.target_rate > 0 && a.gpus != b.gpus) return a.gpus < b.gpus;
     if (a.goodput_rps_per_gpu != b.goodput_rps_per_gpu) return a.goodput_rps_per_gpu > b.goodput_rps_per_gpu;
+    if (a.tokens_per_s_per_user != b.tokens_per_s_per_user) return a.tokens_per_s_per_user > b.tokens_per_s_per_user;
     return a.label() < b.label();
   });
   plan.candidates = cands;
@@ -443,7 +454,8 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
   });
   double best_user = -1;
   for (const auto& [p, label] : pts) {
-    if (p.tokens_per_s_per_user > best_user) {
+    // Non-dominated, and at least 3% faster per user than the previous point kept.
+    if (p.tokens_per_s_per_user > 1.03 * best_user) {
       plan.pareto.push_back(p);
       plan.pareto_labels.push_back(label);
       best_user = p.tokens_per_s_per_user;

@@ -26,6 +26,7 @@ section "3. LLaMA-3-70B on 64 H100s (TP8 x PP4 x DP2): memory per GPU"
 run memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json
 section "4. 70B serving on 2xA100-80GB in fp16: how much KV cache is left?"
 run memory serve --scenario scenarios/memory_llama2_70b_2xa100.json --batch 16 --context 4096
-if [ -x "$here/scripts/demo-plan.sh" ]; then
-  "$here/scripts/demo-plan.sh" "$ip"
-fi
+section "5. The best way to train LLaMA-3-70B on 64 H100s (15T tokens)"
+run plan train --scenario scenarios/plan_llama3_70b_64xh100.json --tokens 15e12 --top 5 --explain
+section "6. How many H100s to serve LLaMA-3-8B at 20 requests/s (2000 in, 500 out) within TTFT 1 s and TPOT 50 ms?"
+run plan serve --model llama3-8b --gpu h100-sxm5-80gb --rate 20 --isl 2000 --osl 500 --ttft-ms 1000 --tpot-ms 50 --tp 1,2,4
