@@ -32,13 +32,20 @@ ServingEngine::ServingEngine(int index, const InstanceSpec& spec, const EngineOp
       spec_proposer_(spec.role == Role::Prefill ? nullptr : spec_proposer),
       rng_(rng) {}
 
-void ServingEngine::add(const Request& r) {
-  const std::int64_t need = (r.prompt_tokens + r.output_tokens + spec_.block_size - 1) / spec_.block_size;
-  if (need > spec_.num_blocks)
-    throw Error("request " + std::to_string(r.id) + " needs " + std::to_string(r.prompt_tokens + r.output_tokens) +
-                " tokens of KV but a " + role_name(spec_.role) + " instance holds " +
-                std::to_string(std::int64_t(spec_.num_blocks) * spec_.block_size) +
+void ServingEngine::check_fits(const Request& r) const {
+  // A request that cannot fit alone (watermark and speculative lookahead included) would wait
+  // forever: refuse it up front, as a real engine refuses prompts beyond its KV capacity.
+  const std::int64_t tokens = r.prompt_tokens + (spec_.role == Role::Prefill ? 1 : r.output_tokens) + o_.sched.spec_tokens;
+  const std::int64_t need = (tokens + spec_.block_size - 1) / spec_.block_size;
+  const std::int64_t usable = spec_.num_blocks - std::int64_t(o_.watermark * double(spec_.num_blocks));
+  if (need > usable)
+    throw Error("request " + std::to_string(r.id) + " needs " + std::to_string(tokens) + " tokens of KV but a " +
+                role_name(spec_.role) + " instance can admit " + std::to_string(usable * spec_.block_size) +
                 " tokens; raise serving.tp, quantize the KV cache or shorten the workload");
+}
+
+void ServingEngine::add(const Request& r) {
+  check_fits(r);
   auto s = std::make_unique<Sequence>(r, spec_.block_size);
   s->prefill_only = spec_.role == Role::Prefill;
   Sequence* p = s.get();
@@ -47,6 +54,7 @@ void ServingEngine::add(const Request& r) {
 }
 
 void ServingEngine::add_prefilled(const Request& r, double first_token_s) {
+  check_fits(r);
   auto s = std::make_unique<Sequence>(r, spec_.block_size);
   s->kv_remote = true;
   s->num_generated = 1;

@@ -78,6 +78,8 @@ class ServingEngine {
   std::int64_t steps = 0, tokens = 0, padding_tokens = 0;
 
  private:
+  void check_fits(const Request& r) const;
+
   int index_;
   InstanceSpec spec_;
   EngineOptions o_;

@@ -109,6 +109,16 @@ TEST(ServingSim, ErrorsNameTheProblem) {
   s.serving.replicas = 9;
   EXPECT_THROW(simulate_serving(s, cm), Error);
   EXPECT_THROW(engine_options_from_json({{"scheduler", "lifo"}}, s.serving), Error);
+  s = small_setup(10, 1);
+  s.serving.gpu_memory_utilization = 0.22;  // a few thousand tokens of KV
+  s.workload.classes[0].prompt = LengthDist{};
+  s.workload.classes[0].prompt.mean = 200000;
+  try {
+    simulate_serving(s, cm);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tokens of KV"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(engine_options_from_json({{"speculative", {{"method", "draft"}}}}, s.serving), Error);
 }
 
