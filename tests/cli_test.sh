@@ -38,7 +38,14 @@ expect 0 "algorithm" -- comm --cluster dgx-h100 --op all_reduce --bytes 2GB --gr
 expect 0 '"bottleneck"' -- comm --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --op all_reduce --bytes 1GiB --group tp --json
 expect 0 "nic" -- comm --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --op all_reduce --bytes 1GiB --group dp
 
+expect 0 "recommendation: tp=" -- plan train --model llama2-7b --cluster dgx-h100 --seq 4096 --global-batch 64 --top 3 --explain --roofline
+expect 0 '"rejected"' -- plan train --model llama2-7b --cluster dgx-h100 --seq 4096 --global-batch 64 --top 2 --json --roofline
+
 # Bad input: clear error, non-zero exit.
+expect 2 "give exactly one of --gpus N or --rate R" -- plan serve --model llama3-8b --gpu h100-sxm5-80gb --isl 100 --osl 10 --ttft-ms 100 --tpot-ms 10
+expect 2 "serving.weights=fp8 is not supported on a100-sxm4-80gb" -- plan serve --model llama2-70b --gpu a100-sxm4-80gb --gpus 2 --quant fp8 --isl 100 --osl 10 --ttft-ms 100 --tpot-ms 10
+expect 2 "--global-batch is required" -- plan train --model llama2-7b --cluster dgx-h100 --seq 4096
+expect 2 "unknown plan mode 'trian'" -- plan trian
 expect 2 "all_reduce" -- comm --cluster dgx-h100 --op all_gatherr --bytes 1GiB --group world
 expect 2 "bytes" -- comm --cluster dgx-h100 --op all_reduce --bytes -1GiB --group world
 expect 2 "did you mean 'llama2-7b' or 'llama3-70b' or 'llama3-8b'?" -- models show llama3-7b
