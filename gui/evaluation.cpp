@@ -31,7 +31,7 @@ CostChoice scenario_cost_model(const strat::Scenario& sc) {
 
 namespace {
 
-void plan_training_job(Evaluation& ev) {
+void plan_training_job(Evaluation& ev, const EvaluationRequest& req) {
   const auto& sc = ev.scenario;
   plan::TrainPlanRequest r;
   r.model = sc.model;
@@ -42,13 +42,17 @@ void plan_training_job(Evaluation& ev) {
   r.search.global_batch = sc.training->global_batch;
   r.search.precisions = {sc.training->precision};
   r.search.optimizer = sc.training->optimizer;
+  if (req.progress)
+    r.progress = [&req](std::int64_t visited, std::int64_t) {
+      req.progress(std::to_string(visited) + " feasible layouts estimated");
+    };
   auto cost = scenario_cost_model(sc);
   ev.cost_model = cost.name;
   coll::CommModel comm(r.cluster, cost.comm);
   ev.train_plan = plan::plan_training(r, *cost.cost, comm);
 }
 
-void plan_serving_job(Evaluation& ev) {
+void plan_serving_job(Evaluation& ev, const EvaluationRequest& req) {
   const auto& sc = ev.scenario;
   const auto setup = sim::serve::serving_setup_from_scenario(sc);
   plan::ServeSearch s;
@@ -67,9 +71,11 @@ void plan_serving_job(Evaluation& ev) {
     throw Error("workload.slo.tpot_ms is not set: the serving plan judges deployments by goodput under a TTFT and a "
                 "TPOT target (milliseconds > 0)");
   s.quants = {sc.serving->weights};
+  if (req.progress) s.progress = [&req](const std::string& m) { req.progress("simulating " + m); };
   auto cost = scenario_cost_model(sc);
   ev.cost_model = cost.name;
   ev.serve_plan = plan::plan_serving(s, *cost.cost);
+  s.progress = nullptr;  // the search is kept for its JSON; the callback refers to the request
   ev.serve_search = std::move(s);
 }
 
@@ -93,7 +99,7 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
       o.keep_graph = true;  // the timeline is drawn from the executed graph
       ev->training = sim::train::simulate_training(sc.model, sc.cluster, *sc.training, *cost.cost, comm, o);
     } else if (req.action == Action::Plan) {
-      plan_training_job(*ev);
+      plan_training_job(*ev, req);
     }
     return ev;
   }
@@ -114,7 +120,7 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
     o.keep_requests = true;
     ev->serving = sim::serve::simulate_serving(setup, *cost.cost, o);
   } else if (req.action == Action::Plan) {
-    plan_serving_job(*ev);
+    plan_serving_job(*ev, req);
   }
   return ev;
 }

@@ -3,6 +3,7 @@
 // (memory ledger, training simulation, serving simulation) without Qt, so it can run on a worker
 // thread and be tested headless. Its JSON is the JSON the CLI prints for the same question.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,8 @@ struct EvaluationRequest {
   Action action = Action::Memory;
   std::int64_t serving_batch = 64;     ///< serving ledger: concurrent sequences per replica
   std::int64_t serving_context = 4096; ///< serving ledger: tokens per sequence
+  /// Called from the evaluating thread with a line of progress (plans only); may be empty.
+  std::function<void(const std::string&)> progress;
 };
 
 struct Evaluation {

@@ -6,8 +6,10 @@
 #include <QChartView>
 #include <QFile>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QElapsedTimer>
 #include <QtTest>
 
 #include "gui/evaluation.hpp"
@@ -16,6 +18,7 @@
 #include "gui/ledger_chart.hpp"
 #include "gui/main_window.hpp"
 #include "gui/memory_tab.hpp"
+#include "gui/plan_tab.hpp"
 #include "gui/serving_charts.hpp"
 #include "gui/training_charts.hpp"
 #include "gui/training_tab.hpp"
@@ -167,6 +170,58 @@ class GuiTest : public QObject {
     }
     w.tabs()->setCurrentIndex(MainWindow::ServingTabIndex);
     QVERIFY(w.currentResultsJson().is_null());  // nothing simulated there yet
+  }
+
+  void planTabRanksLayoutsAndAppliesOne() {
+    MainWindow w;
+    QVERIFY(w.openScenario(INFRAPLAN_SOURCE_DIR "/scenarios/train_gpt2_124m_1xh200.json"));
+    w.evaluate(Action::Plan);
+    QVERIFY(w.waitUntilIdle(8000));
+    QVERIFY2(w.inputPanel()->errorText().isEmpty(), qPrintable(w.inputPanel()->errorText()));
+    QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::PlanTabIndex));
+    const auto ev = w.planEvaluation();
+    QVERIFY(ev && ev->train_plan);
+    const auto& cands = ev->train_plan->candidates;
+    QVERIFY(!cands.empty());
+    QCOMPARE(w.planTab()->table()->rowCount(), int(cands.size()));
+    QCOMPARE(w.planTab()->table()->item(0, 1)->text(), QString::fromStdString(cands[0].label()));
+    QCOMPARE(w.currentResultsJson().dump(), ev->plan_json().dump());
+    QVERIFY(w.currentResultsJson().at("candidates").size() == cands.size());
+
+    const auto best = cands.front().cfg;
+    QVERIFY(w.applyPlanCandidate(0));
+    QVERIFY(w.waitUntilIdle(5000));
+    const auto applied = w.memoryEvaluation()->scenario.training;
+    QVERIFY(applied);
+    QCOMPARE(applied->tp, best.tp);
+    QCOMPARE(applied->micro_batch, best.micro_batch);
+    QCOMPARE(int(applied->recompute), int(best.recompute));
+    QVERIFY(!w.applyPlanCandidate(int(cands.size())));
+  }
+
+  void windowSimulatesServingOffTheGuiThread() {
+    MainWindow w;
+    QVERIFY(w.waitUntilIdle(5000));
+    Inputs in = inputs_from_scenario(read_json_file(INFRAPLAN_SOURCE_DIR "/scenarios/serve_goodput_slo.json"));
+    in.serving.requests = 60;
+    in.serving.rate_per_s = 10;
+    w.inputPanel()->setInputs(in);
+    QElapsedTimer t;
+    t.start();
+    w.evaluate(Action::Simulate);
+    QVERIFY(t.elapsed() < 100);  // the simulation runs on a worker thread
+    QVERIFY(w.busy());
+    QVERIFY(w.waitUntilIdle(8000));
+    QVERIFY2(w.inputPanel()->errorText().isEmpty(), qPrintable(w.inputPanel()->errorText()));
+    QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::ServingTabIndex));
+    const auto ev = w.servingEvaluation();
+    QVERIFY(ev && ev->serving);
+    QCOMPARE(int(ev->serving->requests.size()), 60);
+    QVERIFY(w.servingTab()->headline().contains("goodput"));
+    QVERIFY(w.servingTab()->cdfView()->chart()->series().size() >= 2);
+    const Json j = w.currentResultsJson();
+    QCOMPARE(j.at("metrics").dump(), ev->serving->metrics.to_json().dump());
+    QCOMPARE(j.at("scenario").get<std::string>(), std::string("serve_goodput_slo"));
   }
 
   void cdfPointsAreMonotone() {

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPointer>
 #include <QProgressBar>
 #include <QScrollArea>
 #include <QSplitter>
@@ -80,6 +81,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(inputs_, &InputPanel::changed, debounce_, qOverload<>(&QTimer::start));
   connect(inputs_, &InputPanel::runRequested, this, [this] { evaluate(Action::Simulate); });
   connect(inputs_, &InputPanel::planRequested, this, [this] { evaluate(Action::Plan); });
+  connect(plan_, &PlanTab::candidateActivated, this, &MainWindow::applyPlanCandidate);
 
   buildMenus();
   resize(1360, 860);
@@ -119,6 +121,15 @@ void MainWindow::evaluate(Action action) {
   req.base_dir = in.base_dir;
   req.job = in.job;
   req.action = action;
+  if (action == Action::Plan) {
+    // Progress lines arrive on the worker thread; the label is updated on the GUI thread.
+    QPointer<QLabel> label = status_;
+    req.progress = [label](const std::string& line) {
+      const QString text = QString::fromStdString(line);
+      QMetaObject::invokeMethod(
+          label, [label, text] { if (label) label->setText("Planning: " + text); }, Qt::QueuedConnection);
+    };
+  }
   req.serving_batch = in.serving.batch;
   req.serving_context = in.serving.context;
   start(req);
@@ -176,8 +187,8 @@ void MainWindow::onFinished() {
     QString memory = QString::fromStdString(ev->ledger.verdict());
     if (ev->job == Job::Serving)
       memory = QString("%1 sequences × %2 tokens: %3").arg(ev->serving_batch).arg(ev->serving_context).arg(memory);
-    showStatus(QString::fromStdString(ev->scenario.model.name + " on " + ev->scenario.cluster.name) + ", memory at " +
-               memory);
+    showStatus(QString::fromStdString(ev->scenario.model.name + " on " + ev->scenario.cluster.name) + ", memory " +
+               (ev->job == Job::Serving ? "at " : "") + memory);
   }
   if (pending_) {
     const EvaluationRequest next = *pending_;
@@ -227,6 +238,46 @@ void MainWindow::openModelConfig(const QString& path) {
   in.model_from_base = false;
   inputs_->setInputs(in);
   evaluate(Action::Memory);
+}
+
+bool MainWindow::applyPlanCandidate(int index) {
+  if (!plan_ev_ || index < 0) return false;
+  Inputs in = inputs_->inputs();
+  if (plan_ev_->train_plan) {
+    const auto& list = plan_ev_->train_plan->candidates;
+    if (index >= int(list.size())) return false;
+    const auto& c = list[std::size_t(index)].cfg;
+    in.job = Job::Training;
+    auto& t = in.training;
+    t.tp = c.tp, t.pp = c.pp, t.dp = c.dp, t.cp = c.cp, t.ep = c.ep, t.sp = c.sp, t.zero = c.zero;
+    t.micro_batch = c.micro_batch, t.global_batch = c.global_batch, t.seq_len = c.seq_len;
+    t.recompute = model::recompute_name(c.recompute);
+    t.pp_schedule = strat::pp_schedule_name(c.pp_schedule);
+    t.precision = strat::precision_name(c.precision);
+    if (!in.base.is_object()) in.base = Json::object();
+    if (c.pp_schedule == strat::PpSchedule::Interleaved) in.base["training"]["pp_virtual_stages"] = c.pp_virtual_stages;
+  } else if (plan_ev_->serve_plan) {
+    const auto& list = plan_ev_->serve_plan->candidates;
+    if (index >= int(list.size())) return false;
+    const auto& c = list[std::size_t(index)];
+    if (c.mode != "aggregated") {
+      showStatus("Disaggregated deployments are set in a scenario file (serving.pd); see docs/serving.md.");
+      return false;
+    }
+    in.job = Job::Serving;
+    in.serving.tp = c.tp;
+    in.serving.replicas = c.replicas;
+    in.serving.weights = strat::weight_quant_name(c.weights);
+    in.serving.kv_dtype = std::string(dtype_name(c.kv_dtype));
+    if (!in.base.is_object()) in.base = Json::object();
+    in.base["serving"]["max_batched_tokens"] = c.max_batched_tokens;
+  } else {
+    return false;
+  }
+  inputs_->setInputs(in);
+  showStatus(QString("Candidate #%1 copied into the form.").arg(index + 1));
+  evaluate(Action::Memory);
+  return true;
 }
 
 void MainWindow::onOpenScenario() {

@@ -57,6 +57,10 @@ class MainWindow : public QMainWindow {
   /// Waits (running the event loop) until no evaluation runs or waits; false on timeout.
   bool waitUntilIdle(int timeout_ms);
 
+  /// Copies candidate `index` of the shown plan into the form (training layouts and aggregated
+  /// serving deployments) and re-evaluates; false when there is no such candidate.
+  bool applyPlanCandidate(int index);
+
   /// The JSON the current tab's results export to (null when the tab has no results):
   /// Memory → `infraplan memory … --json`, Training → `simulate train --json`,
   /// Serving → `simulate serve --json`, Plan → `plan train|serve --json`.

@@ -66,6 +66,10 @@ PlanTab::PlanTab(QWidget* parent) : QWidget(parent) {
   table_->verticalHeader()->setVisible(false);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setToolTip("Double-click a layout to copy it into the form");
+  table_->verticalHeader()->setDefaultSectionSize(24);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  connect(table_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { emit candidateActivated(row); });
   vertical->addWidget(table_);
   auto* horizontal = new QSplitter(Qt::Horizontal);
   chart_ = new QChartView;

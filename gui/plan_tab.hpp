@@ -30,6 +30,10 @@ class PlanTab : public QWidget {
   QTableWidget* table() const { return table_; }
   QString headline() const;
 
+ signals:
+  /// A candidate row was double-clicked (0 = the best).
+  void candidateActivated(int index);
+
  private:
   void showTraining(const Evaluation& ev);
   void showServing(const Evaluation& ev);
