@@ -274,6 +274,10 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
       EXPECT_LE(s.p90, 0.10) << s.kind;
     }
   }
+  for (const auto& t : h200().profile().gemm)
+    std::printf("fitted %-5s tile quanta m %g n %g, off-grid factor %.3f\n",
+                std::string(dtype_name(t.dtype)).c_str(), t.quantum_m, t.quantum_n,
+                h200().offgrid_factor(t.dtype));
   // GEMM errors per format (the shape starts with the format's name).
   for (const char* kind : {"gemm", "gemm_odd"})
     for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8, Dtype::INT8}) {
