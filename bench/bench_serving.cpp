@@ -24,12 +24,13 @@ ServingSetup setup(bool pd) {
   Json e = Json::object();
   if (pd) e["disaggregation"] = {{"prefill_instances", 6}, {"decode_instances", 10}};
   s.engine = engine_options_from_json(e, s.serving);
-  s.workload = workload_from_json({{"requests", 100000},
-                                   {"arrival", {{"type", "poisson"}, {"rate_per_s", 160}}},
-                                   {"prompt_tokens", {{"dist", "lognormal"}, {"mean", 2000}, {"sigma", 0.5}, {"max", 16000}}},
-                                   {"output_tokens", {{"dist", "lognormal"}, {"mean", 500}, {"sigma", 0.5}, {"max", 4000}}},
-                                   {"slo", {{"ttft_ms", 1000}, {"tpot_ms", 50}}}},
-                                  1);
+  s.workload = workload_from_json(
+      {{"requests", 100000},
+       {"arrival", {{"type", "poisson"}, {"rate_per_s", 160}}},
+       {"prompt_tokens", {{"dist", "lognormal"}, {"mean", 2000}, {"sigma", 0.5}, {"max", 16000}}},
+       {"output_tokens", {{"dist", "lognormal"}, {"mean", 500}, {"sigma", 0.5}, {"max", 4000}}},
+       {"slo", {{"ttft_ms", 1000}, {"tpot_ms", 50}}}},
+      1);
   return s;
 }
 

@@ -34,8 +34,9 @@ std::string pct_row(const sim::serve::Percentiles& p) {
 int cmd_simulate_serve(const std::vector<std::string>& argv) {
   Args a(argv, kSpec);
   if (a.help()) {
-    std::printf("Usage: infraplan simulate serve --scenario F [--json] [--trace out.json] [--requests out.csv]\n\n%s",
-                options_help(kSpec).c_str());
+    std::printf(
+        "Usage: infraplan simulate serve --scenario F [--json] [--trace out.json] [--requests out.csv]\n\n%s",
+        options_help(kSpec).c_str());
     return 0;
   }
   auto sc = strat::load_scenario(a.require("scenario"));
@@ -80,12 +81,15 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   }
   const auto& m = r.metrics;
   const auto& e = setup.engine;
-  std::string deploy = e.pd.enabled ? std::to_string(e.pd.prefill_instances) + " prefill (tp=" + std::to_string(e.pd.prefill_tp) +
-                                          ") + " + std::to_string(e.pd.decode_instances) + " decode (tp=" +
-                                          std::to_string(e.pd.decode_tp) + ")"
-                                    : std::to_string(setup.serving.replicas) + " replica(s) × tp=" + std::to_string(setup.serving.tp);
-  std::printf("%s: %s on %s, %s, weights %s, KV %s; cost model: %s; seed %llu\n\n", sc.name.c_str(), sc.model.name.c_str(),
-              sc.cluster.name.c_str(), deploy.c_str(), strat::weight_quant_name(setup.serving.weights),
+  std::string deploy =
+      e.pd.enabled
+          ? std::to_string(e.pd.prefill_instances) + " prefill (tp=" + std::to_string(e.pd.prefill_tp) +
+                ") + " + std::to_string(e.pd.decode_instances) +
+                " decode (tp=" + std::to_string(e.pd.decode_tp) + ")"
+          : std::to_string(setup.serving.replicas) + " replica(s) × tp=" + std::to_string(setup.serving.tp);
+  std::printf("%s: %s on %s, %s, weights %s, KV %s; cost model: %s; seed %llu\n\n", sc.name.c_str(),
+              sc.model.name.c_str(), sc.cluster.name.c_str(), deploy.c_str(),
+              strat::weight_quant_name(setup.serving.weights),
               std::string(dtype_name(setup.serving.kv_dtype)).c_str(), cost_name.c_str(),
               (unsigned long long)setup.workload.seed);
   Table t({"latency (ms)", "p50 / p90 / p95 / p99", "mean", "max"});
@@ -97,13 +101,16 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   std::printf("%s\n", t.str().c_str());
   const auto& slo = setup.workload.slo;
   std::printf("requests %lld in %s: %.2f req/s, %.0f output tok/s, %.0f input tok/s\n", (long long)m.requests,
-              fmt_seconds(m.duration_s).c_str(), m.throughput_rps, m.output_tokens_per_s, m.input_tokens_per_s);
-  std::printf("goodput %.2f req/s (%.1f%% meet TTFT ≤ %s ms and TPOT ≤ %s ms)\n", m.goodput_rps, 100 * m.slo_attainment,
-              slo.ttft_ms > 0 ? fmt(slo.ttft_ms, 0).c_str() : "∞", slo.tpot_ms > 0 ? fmt(slo.tpot_ms, 0).c_str() : "∞");
-  std::printf("engine: %lld steps, %.0f tokens/step, busy %.1f%%, KV use mean %.1f%% peak %.1f%%, preemptions %lld, "
-              "prefix hits %.1f%%\n",
-              (long long)m.steps, m.mean_batch_tokens, 100 * m.busy_fraction, 100 * m.mean_kv_usage, 100 * m.peak_kv_usage,
-              (long long)m.preemptions, 100 * m.prefix_hit_rate);
+              fmt_seconds(m.duration_s).c_str(), m.throughput_rps, m.output_tokens_per_s,
+              m.input_tokens_per_s);
+  std::printf("goodput %.2f req/s (%.1f%% meet TTFT ≤ %s ms and TPOT ≤ %s ms)\n", m.goodput_rps,
+              100 * m.slo_attainment, slo.ttft_ms > 0 ? fmt(slo.ttft_ms, 0).c_str() : "∞",
+              slo.tpot_ms > 0 ? fmt(slo.tpot_ms, 0).c_str() : "∞");
+  std::printf(
+      "engine: %lld steps, %.0f tokens/step, busy %.1f%%, KV use mean %.1f%% peak %.1f%%, preemptions %lld, "
+      "prefix hits %.1f%%\n",
+      (long long)m.steps, m.mean_batch_tokens, 100 * m.busy_fraction, 100 * m.mean_kv_usage,
+      100 * m.peak_kv_usage, (long long)m.preemptions, 100 * m.prefix_hit_rate);
   if (r.kv_transfers > 0)
     std::printf("KV transfers: %lld over %s, mean %.2f ms (queueing included)\n", (long long)r.kv_transfers,
                 r.kv_link.c_str(), r.kv_transfer_ms_mean);

@@ -40,7 +40,8 @@ bool BlockManager::can_allocate(const Sequence& s, const PrefixMatch& m, std::in
   for (auto b : m.blocks)
     if (ref_[std::size_t(b)] == 0) ++need;  // an evictable hit leaves the free pool
   // The last hit block is written (its last token is recomputed) and someone else holds it.
-  if (!m.blocks.empty() && m.tokens < std::int64_t(m.blocks.size()) * block_size_ && ref_[std::size_t(m.blocks.back())] > 0)
+  if (!m.blocks.empty() && m.tokens < std::int64_t(m.blocks.size()) * block_size_ &&
+      ref_[std::size_t(m.blocks.back())] > 0)
     ++need;
   return std::int64_t(num_free_blocks()) - need >= watermark_blocks_;
 }
@@ -71,7 +72,8 @@ std::int32_t BlockManager::take_block() {
     in_free_[std::size_t(b)] = 0;
   } else {
     b = cache_.front_evictable();
-    if (b < 0) throw std::logic_error("BlockManager: out of blocks (a caller skipped can_allocate/can_append)");
+    if (b < 0)
+      throw std::logic_error("BlockManager: out of blocks (a caller skipped can_allocate/can_append)");
     cache_.remove_evictable(b);
     cache_.erase(hash_[std::size_t(b)]);
     hash_[std::size_t(b)] = 0;
@@ -127,7 +129,8 @@ void BlockManager::append(Sequence& s, std::int64_t new_tokens) {
 }
 
 void BlockManager::free(Sequence& s) {
-  for (auto it = s.block_table.rbegin(); it != s.block_table.rend(); ++it) release_block(*it);  // tail evicted first
+  for (auto it = s.block_table.rbegin(); it != s.block_table.rend(); ++it)
+    release_block(*it);  // tail evicted first
   s.block_table.clear();
   s.num_hashed_blocks = 0;
   s.shared_blocks = 0;
@@ -135,7 +138,8 @@ void BlockManager::free(Sequence& s) {
 
 void BlockManager::register_computed(Sequence& s, bool all) {
   if (!caching_) return;
-  std::int64_t full = std::min<std::int64_t>(s.num_computed / block_size_, std::int64_t(s.block_table.size()));
+  std::int64_t full =
+      std::min<std::int64_t>(s.num_computed / block_size_, std::int64_t(s.block_table.size()));
   if (!all) {
     const Request& r = s.request();
     full = std::min<std::int64_t>(full, r.content_key != 0 ? r.shared_tokens / block_size_ : 0);
@@ -180,13 +184,16 @@ void BlockManager::check_invariants(const std::vector<const Sequence*>& live) co
   std::int32_t free_count = 0, lru_count = 0;
   for (std::size_t b = 0; b < ref_.size(); ++b) {
     if (ref_[b] != uses[b])
-      fail("block " + std::to_string(b) + " ref " + std::to_string(ref_[b]) + " != uses " + std::to_string(uses[b]));
+      fail("block " + std::to_string(b) + " ref " + std::to_string(ref_[b]) + " != uses " +
+           std::to_string(uses[b]));
     const bool lru = cache_.is_evictable(std::int32_t(b));
     const bool fr = in_free_[b] != 0;
     if (ref_[b] > 0 && (lru || fr)) fail("block " + std::to_string(b) + " in use and free");
-    if (ref_[b] == 0 && lru == fr) fail("block " + std::to_string(b) + " unused but not in exactly one free list");
+    if (ref_[b] == 0 && lru == fr)
+      fail("block " + std::to_string(b) + " unused but not in exactly one free list");
     if (lru && hash_[b] == 0) fail("evictable block without hash");
-    if (hash_[b] != 0 && cache_.find(hash_[b]) != std::int32_t(b)) fail("hash map does not point back to block");
+    if (hash_[b] != 0 && cache_.find(hash_[b]) != std::int32_t(b))
+      fail("hash map does not point back to block");
     free_count += fr;
     lru_count += lru;
   }

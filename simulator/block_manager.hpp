@@ -21,7 +21,7 @@ struct PrefixMatch {
 };
 
 struct BlockManagerStats {
-  std::int64_t cow_copies = 0;      ///< blocks copied because a shared block was about to be written
+  std::int64_t cow_copies = 0;  ///< blocks copied because a shared block was about to be written
   std::int64_t swapped_out_blocks = 0;
   std::int64_t swapped_in_blocks = 0;
 };
@@ -53,7 +53,9 @@ class BlockManager {
   bool can_allocate(const Sequence& s, const PrefixMatch& m, std::int64_t tokens) const;
   /// Could a running sequence grow by `new_tokens` slots (copy-on-write included)?
   bool can_append(const Sequence& s, std::int64_t new_tokens) const;
-  bool can_swap_out(const Sequence& s) const { return std::int64_t(s.block_table.size()) <= host_free_blocks(); }
+  bool can_swap_out(const Sequence& s) const {
+    return std::int64_t(s.block_table.size()) <= host_free_blocks();
+  }
   bool can_swap_in(const Sequence& s) const;
 
   // ---- doing ----
@@ -91,10 +93,10 @@ class BlockManager {
   bool caching_;
   std::int32_t watermark_blocks_;
   std::int64_t host_blocks_, host_used_ = 0;
-  std::vector<std::int32_t> ref_;       // per block
-  std::vector<std::uint64_t> hash_;     // per block, 0 = not cached
-  std::vector<char> in_free_;           // per block: on the free list
-  std::vector<std::int32_t> free_;      // never-cached free blocks (stack)
+  std::vector<std::int32_t> ref_;    // per block
+  std::vector<std::uint64_t> hash_;  // per block, 0 = not cached
+  std::vector<char> in_free_;        // per block: on the free list
+  std::vector<std::int32_t> free_;   // never-cached free blocks (stack)
   PrefixCache cache_;
   BlockManagerStats stats_;
 };

@@ -13,8 +13,8 @@ double AlphaBetaTpComm::all_reduce_seconds(double bytes, int n) const {
   return base_ + steps * step_ + steps / double(n) * bytes / (GBps_ * 1e9 * eff_);
 }
 
-SimulatedBackend::SimulatedBackend(const model::ModelSpec& m, const strat::ServingConfig& s, const hw::CostModel& cm,
-                                   const TpCommModel* comm, BackendOptions o)
+SimulatedBackend::SimulatedBackend(const model::ModelSpec& m, const strat::ServingConfig& s,
+                                   const hw::CostModel& cm, const TpCommModel* comm, BackendOptions o)
     : m_(m), s_(s), cm_(cm), comm_(comm), o_(o) {
   tp_heads_ = std::max<std::int64_t>(1, m_.heads / s_.tp);
   tp_kv_heads_ = m_.mla.enabled() ? 1 : std::max<std::int64_t>(1, m_.kv_heads / s_.tp);
@@ -41,7 +41,8 @@ const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
   if (it != dense_cache_.end()) return it->second;
   Dense d;
   const std::int64_t h = m_.hidden, tp = s_.tp;
-  const std::int64_t qd = m_.q_dim(), kvd = m_.mla.enabled() ? m_.mla.kv_lora_rank + m_.mla.qk_rope_head_dim : m_.kv_dim();
+  const std::int64_t qd = m_.q_dim(),
+                     kvd = m_.mla.enabled() ? m_.mla.kv_lora_rank + m_.mla.qk_rope_head_dim : m_.kv_dim();
   // Attention projections (QKV fused, O).
   const double attn = weight_gemm_seconds(T, (qd + 2 * kvd) / tp, h) + weight_gemm_seconds(T, h, qd / tp);
   auto ffn = [&](std::int64_t width, std::int64_t rows, std::int64_t split) {
@@ -67,7 +68,8 @@ const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
   const double act_bytes = 2.0 * double(T) * (10.0 * double(h) + 3.0 * double(m_.ffn_hidden / tp));
   d.other = L * cm_.memory_bound(act_bytes).seconds + cm_.memory_bound(2.0 * double(T * h)).seconds;
   if (comm_ && tp > 1) d.comm = 2.0 * L * comm_->all_reduce_seconds(2.0 * double(T * h), int(tp));
-  if (comm_ && s_.pp > 1) d.comm += double(s_.pp - 1) * comm_->all_reduce_seconds(2.0 * double(T * h), 2) / 2.0;
+  if (comm_ && s_.pp > 1)
+    d.comm += double(s_.pp - 1) * comm_->all_reduce_seconds(2.0 * double(T * h), 2) / 2.0;
   return dense_cache_.emplace(T, d).first->second;
 }
 
@@ -81,7 +83,8 @@ double SimulatedBackend::lm_head_seconds(std::int64_t rows) {
   if (it != head_cache_.end()) return it->second;
   double t = cm_.gemm({rows, std::max<std::int64_t>(1, m_.vocab / s_.tp), m_.hidden, Dtype::BF16, 1}).seconds;
   t += cm_.memory_bound(double(rows) * double(m_.vocab) * 4.0 * 2.0).seconds;  // softmax, top-p/top-k, sample
-  if (comm_ && s_.tp > 1) t += comm_->all_reduce_seconds(double(rows) * double(m_.vocab / s_.tp) * 2.0, s_.tp) / 2.0;
+  if (comm_ && s_.tp > 1)
+    t += comm_->all_reduce_seconds(double(rows) * double(m_.vocab / s_.tp) * 2.0, s_.tp) / 2.0;
   return head_cache_.emplace(rows, t).first->second;
 }
 
@@ -103,7 +106,8 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
       if (f != prefill_attn_cache_.end()) {
         a = f->second;
       } else {
-        hw::AttentionPrefillShape p{1, it.q_tokens, it.context, tp_heads_, tp_kv_heads_, head_dim, true, attn_dtype};
+        hw::AttentionPrefillShape p{1,        it.q_tokens, it.context, tp_heads_, tp_kv_heads_,
+                                    head_dim, true,        attn_dtype};
         a = cm_.attention_prefill(p).seconds;
         if (prefill_attn_cache_.size() < 200000) prefill_attn_cache_.emplace(key, a);
       }

@@ -21,7 +21,7 @@ struct BatchItem {
   std::int64_t q_tokens = 0;  ///< new tokens computed (prefill chunk, 1 for a decode, 1 + k to verify)
   std::int64_t context = 0;   ///< KV length after the step, tokens
   bool prefill = false;
-  bool samples = false;       ///< logits and sampling needed
+  bool samples = false;  ///< logits and sampling needed
 };
 
 /// What a step computes.
@@ -66,8 +66,8 @@ class AlphaBetaTpComm final : public TpCommModel {
 
 /// Engine costs outside the GPU kernels.
 struct BackendOptions {
-  double host_overhead_s = 50e-6;  ///< scheduler + input preparation per step, seconds
-  int quant_group = 128;           ///< int4 group size (dequantisation cost)
+  double host_overhead_s = 50e-6;      ///< scheduler + input preparation per step, seconds
+  int quant_group = 128;               ///< int4 group size (dequantisation cost)
   double w4a16_dequant_factor = 1.15;  ///< compute-bound W4A16 GEMMs run this much slower than fp16
 };
 

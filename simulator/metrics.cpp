@@ -9,7 +9,8 @@ namespace infraplan::sim::serve {
 
 Json Percentiles::to_json() const {
   auto r = [](double v) { return std::round(v * 1e4) / 1e4; };
-  return {{"p50", r(p50)}, {"p90", r(p90)}, {"p95", r(p95)}, {"p99", r(p99)}, {"mean", r(mean)}, {"max", r(max)}};
+  return {{"p50", r(p50)}, {"p90", r(p90)},   {"p95", r(p95)},
+          {"p99", r(p99)}, {"mean", r(mean)}, {"max", r(max)}};
 }
 
 Percentiles percentiles(std::vector<double> v, double scale) {
@@ -151,8 +152,12 @@ Json ServingMetrics::to_json(bool with_series) const {
   if (with_series && !series.empty()) {
     Json s = Json::array();
     for (const auto& p : series)
-      s.push_back({{"t_s", r(p.t_s)}, {"kv_usage", r(p.kv_usage)}, {"running", p.running}, {"waiting", p.waiting},
-                   {"preemptions", p.preemptions}, {"prefix_hit_rate", r(p.prefix_hit_rate)}});
+      s.push_back({{"t_s", r(p.t_s)},
+                   {"kv_usage", r(p.kv_usage)},
+                   {"running", p.running},
+                   {"waiting", p.waiting},
+                   {"preemptions", p.preemptions},
+                   {"prefix_hit_rate", r(p.prefix_hit_rate)}});
     j["series"] = s;
   }
   return j;
@@ -164,10 +169,12 @@ std::string requests_csv(const std::vector<RequestRecord>& recs) {
       "cached_tokens,preemptions,ttft_ms,tpot_ms,e2e_ms,queue_ms,max_itl_ms\n";
   char buf[512];
   for (const auto& r : recs) {
-    std::snprintf(buf, sizeof buf, "%lld,%d,%d,%.6f,%.6f,%.6f,%.6f,%lld,%lld,%lld,%d,%.4f,%.4f,%.4f,%.4f,%.4f\n",
-                  (long long)r.id, r.klass, r.instance, r.arrival_s, r.first_scheduled_s, r.first_token_s, r.finish_s,
-                  (long long)r.prompt_tokens, (long long)r.output_tokens, (long long)r.cached_tokens, r.preemptions,
-                  r.ttft_s() * 1e3, r.tpot_s() * 1e3, r.e2e_s() * 1e3, std::max(0.0, r.queue_s()) * 1e3, r.max_itl_s * 1e3);
+    std::snprintf(buf, sizeof buf,
+                  "%lld,%d,%d,%.6f,%.6f,%.6f,%.6f,%lld,%lld,%lld,%d,%.4f,%.4f,%.4f,%.4f,%.4f\n",
+                  (long long)r.id, r.klass, r.instance, r.arrival_s, r.first_scheduled_s, r.first_token_s,
+                  r.finish_s, (long long)r.prompt_tokens, (long long)r.output_tokens,
+                  (long long)r.cached_tokens, r.preemptions, r.ttft_s() * 1e3, r.tpot_s() * 1e3,
+                  r.e2e_s() * 1e3, std::max(0.0, r.queue_s()) * 1e3, r.max_itl_s * 1e3);
     out += buf;
   }
   return out;

@@ -15,21 +15,23 @@ namespace infraplan::sim::serve {
 /// One finished request.
 struct RequestRecord {
   std::int64_t id = 0;
-  int klass = 0;                  ///< workload class index
-  int instance = 0;               ///< replica (or decode instance under PD)
-  double arrival_s = 0;           ///< when it reached the router, seconds
-  double first_scheduled_s = 0;   ///< first step that computed it, seconds
-  double first_token_s = 0;       ///< first output token, seconds
-  double finish_s = 0;            ///< last output token, seconds
+  int klass = 0;                 ///< workload class index
+  int instance = 0;              ///< replica (or decode instance under PD)
+  double arrival_s = 0;          ///< when it reached the router, seconds
+  double first_scheduled_s = 0;  ///< first step that computed it, seconds
+  double first_token_s = 0;      ///< first output token, seconds
+  double finish_s = 0;           ///< last output token, seconds
   std::int64_t prompt_tokens = 0, output_tokens = 0;
-  std::int64_t cached_tokens = 0; ///< prompt tokens served by the prefix cache
+  std::int64_t cached_tokens = 0;  ///< prompt tokens served by the prefix cache
   int preemptions = 0;
-  double max_itl_s = 0;           ///< largest gap between two output tokens, seconds
+  double max_itl_s = 0;  ///< largest gap between two output tokens, seconds
   double ttft_s() const { return first_token_s - arrival_s; }
   double e2e_s() const { return finish_s - arrival_s; }
   double queue_s() const { return first_scheduled_s - arrival_s; }
   /// Mean time per output token after the first, seconds (0 for single-token outputs).
-  double tpot_s() const { return output_tokens > 1 ? (finish_s - first_token_s) / double(output_tokens - 1) : 0; }
+  double tpot_s() const {
+    return output_tokens > 1 ? (finish_s - first_token_s) / double(output_tokens - 1) : 0;
+  }
 };
 
 struct Percentiles {
@@ -39,7 +41,8 @@ struct Percentiles {
 /// Percentiles by linear interpolation between order statistics; values scaled by `scale`.
 Percentiles percentiles(std::vector<double> v, double scale = 1.0);
 
-/// Log-bucketed histogram (64 buckets per power of two, ~1% relative resolution) for quantiles of very many samples.
+/// Log-bucketed histogram (64 buckets per power of two, ~1% relative resolution) for quantiles of very many
+/// samples.
 class LogHistogram {
  public:
   void add(double x, std::int64_t count = 1);
@@ -58,23 +61,23 @@ class LogHistogram {
 /// A sample of engine state over time (means over instances).
 struct TimePoint {
   double t_s = 0;
-  double kv_usage = 0;            ///< fraction of KV blocks in use
+  double kv_usage = 0;  ///< fraction of KV blocks in use
   std::int64_t running = 0, waiting = 0;
-  std::int64_t preemptions = 0;   ///< cumulative
-  double prefix_hit_rate = 0;     ///< cumulative hit tokens / queried prompt tokens
+  std::int64_t preemptions = 0;  ///< cumulative
+  double prefix_hit_rate = 0;    ///< cumulative hit tokens / queried prompt tokens
 };
 
 struct ServingMetrics {
   std::int64_t requests = 0;
-  double duration_s = 0;            ///< first arrival to last token, seconds
+  double duration_s = 0;  ///< first arrival to last token, seconds
   Percentiles ttft_ms, tpot_ms, e2e_ms, queue_ms, itl_ms;
   double throughput_rps = 0, output_tokens_per_s = 0, input_tokens_per_s = 0;
   double goodput_rps = 0, slo_attainment = 0;
   std::int64_t preemptions = 0;
   double prefix_hit_rate = 0;
   double mean_kv_usage = 0, peak_kv_usage = 0;
-  double busy_fraction = 0;         ///< time instances spent running steps / (instances × duration)
-  double mean_batch_tokens = 0;     ///< tokens computed per step
+  double busy_fraction = 0;            ///< time instances spent running steps / (instances × duration)
+  double mean_batch_tokens = 0;        ///< tokens computed per step
   double useful_compute_fraction = 1;  ///< computed tokens that were not padding
   std::int64_t steps = 0;
   std::vector<std::string> class_names;

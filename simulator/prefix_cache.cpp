@@ -5,7 +5,9 @@
 namespace infraplan::sim::serve {
 
 PrefixCache::PrefixCache(std::int32_t num_blocks)
-    : prev_(std::size_t(num_blocks), -1), next_(std::size_t(num_blocks), -1), in_lru_(std::size_t(num_blocks), 0) {
+    : prev_(std::size_t(num_blocks), -1),
+      next_(std::size_t(num_blocks), -1),
+      in_lru_(std::size_t(num_blocks), 0) {
   std::size_t cap = 16;
   while (cap < 2 * std::size_t(num_blocks) + 2) cap <<= 1;
   slots_.assign(cap, Slot{});
@@ -57,8 +59,10 @@ void PrefixCache::push_evictable(std::int32_t b) {
   in_lru_[std::size_t(b)] = 1;
   prev_[std::size_t(b)] = tail_;
   next_[std::size_t(b)] = -1;
-  if (tail_ >= 0) next_[std::size_t(tail_)] = b;
-  else head_ = b;
+  if (tail_ >= 0)
+    next_[std::size_t(tail_)] = b;
+  else
+    head_ = b;
   tail_ = b;
   ++lru_size_;
 }
@@ -66,10 +70,14 @@ void PrefixCache::push_evictable(std::int32_t b) {
 void PrefixCache::remove_evictable(std::int32_t b) {
   assert(in_lru_[std::size_t(b)]);
   const std::int32_t p = prev_[std::size_t(b)], n = next_[std::size_t(b)];
-  if (p >= 0) next_[std::size_t(p)] = n;
-  else head_ = n;
-  if (n >= 0) prev_[std::size_t(n)] = p;
-  else tail_ = p;
+  if (p >= 0)
+    next_[std::size_t(p)] = n;
+  else
+    head_ = n;
+  if (n >= 0)
+    prev_[std::size_t(n)] = p;
+  else
+    tail_ = p;
   in_lru_[std::size_t(b)] = 0;
   prev_[std::size_t(b)] = next_[std::size_t(b)] = -1;
   --lru_size_;

@@ -4,9 +4,12 @@ namespace infraplan::sim::serve {
 
 const char* routing_name(Routing r) {
   switch (r) {
-    case Routing::RoundRobin: return "round_robin";
-    case Routing::LeastOutstanding: return "least_outstanding";
-    case Routing::PrefixAware: return "prefix_aware";
+    case Routing::RoundRobin:
+      return "round_robin";
+    case Routing::LeastOutstanding:
+      return "least_outstanding";
+    case Routing::PrefixAware:
+      return "prefix_aware";
   }
   return "?";
 }
@@ -29,7 +32,8 @@ int Router::pick(const Request& r, const std::vector<std::int64_t>& outstanding,
   for (int i = 0; i < n_; ++i) {
     if (double(outstanding[std::size_t(i)]) > limit) continue;
     const std::int64_t b = cached_blocks(i);
-    if (b > best_blocks || (b == best_blocks && best >= 0 && b > 0 && outstanding[std::size_t(i)] < outstanding[std::size_t(best)])) {
+    if (b > best_blocks || (b == best_blocks && best >= 0 && b > 0 &&
+                            outstanding[std::size_t(i)] < outstanding[std::size_t(best)])) {
       best = i;
       best_blocks = b;
     }

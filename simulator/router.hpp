@@ -18,7 +18,8 @@ const char* routing_name(Routing r);
 
 class Router {
  public:
-  Router(Routing policy, int instances, double imbalance = 1.5) : policy_(policy), n_(instances), imbalance_(imbalance) {}
+  Router(Routing policy, int instances, double imbalance = 1.5)
+      : policy_(policy), n_(instances), imbalance_(imbalance) {}
   /// `outstanding[i]`: unfinished requests on instance i; `cached_blocks(i)`: leading blocks of
   /// the request found in instance i's prefix cache (used by prefix_aware only).
   int pick(const Request& r, const std::vector<std::int64_t>& outstanding,

@@ -17,8 +17,10 @@ bool Scheduler::before(const Sequence* a, const Sequence* b) const {
 void Scheduler::enqueue_waiting(Sequence* s, bool front) {
   s->status = SeqStatus::Waiting;
   if (cfg_.policy == Policy::FCFS) {
-    if (front) waiting_.push_front(s);
-    else waiting_.push_back(s);
+    if (front)
+      waiting_.push_front(s);
+    else
+      waiting_.push_back(s);
     return;
   }
   auto it = std::upper_bound(waiting_.begin(), waiting_.end(), s,
@@ -29,7 +31,8 @@ void Scheduler::enqueue_waiting(Sequence* s, bool front) {
 void Scheduler::add(Sequence* s) { enqueue_waiting(s, false); }
 
 std::int64_t Scheduler::decode_tokens(const Sequence& s) const {
-  const std::int64_t k = std::min<std::int64_t>(cfg_.spec_tokens, std::max<std::int64_t>(s.remaining_output() - 1, 0));
+  const std::int64_t k =
+      std::min<std::int64_t>(cfg_.spec_tokens, std::max<std::int64_t>(s.remaining_output() - 1, 0));
   return 1 + k;
 }
 
@@ -122,7 +125,8 @@ bool Scheduler::schedule_running(SchedulerOutput& out, std::int64_t& budget, boo
 }
 
 void Scheduler::schedule_swapped(SchedulerOutput& out) {
-  while (!swapped_.empty() && int(running_.size()) < cfg_.max_num_seqs && bm_.can_swap_in(*swapped_.front())) {
+  while (!swapped_.empty() && int(running_.size()) < cfg_.max_num_seqs &&
+         bm_.can_swap_in(*swapped_.front())) {
     Sequence* s = swapped_.front();
     swapped_.pop_front();
     out.swapped_in_blocks += bm_.swap_in(*s);
@@ -135,8 +139,10 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, std::int64_t& budget, boo
   while (!waiting_.empty() && int(running_.size()) < cfg_.max_num_seqs && budget > 0) {
     Sequence* s = waiting_.front();
     PrefixMatch m;
-    if (s->kv_remote) m.tokens = s->num_computed;  // KV arrived from a prefill instance
-    else m = bm_.match_prefix(*s);
+    if (s->kv_remote)
+      m.tokens = s->num_computed;  // KV arrived from a prefill instance
+    else
+      m = bm_.match_prefix(*s);
     std::int64_t q = s->len() - m.tokens;
     if (whole_prompts) {
       if (q > budget && !out.empty()) break;  // a lone prompt larger than the budget still runs
@@ -193,7 +199,8 @@ SchedulerOutput Scheduler::schedule_static() {
   return out;
 }
 
-std::vector<Sequence*> Scheduler::update(const SchedulerOutput& out, const std::vector<std::int64_t>& accepted) {
+std::vector<Sequence*> Scheduler::update(const SchedulerOutput& out,
+                                         const std::vector<std::int64_t>& accepted) {
   std::vector<Sequence*> finished;
   for (std::size_t i = 0; i < out.seqs.size(); ++i) {
     const ScheduledSeq& e = out.seqs[i];

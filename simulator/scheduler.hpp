@@ -29,31 +29,31 @@ struct SchedulerConfig {
   int max_num_seqs = 256;                  ///< running sequences
   std::int64_t max_batched_tokens = 8192;  ///< tokens computed per step
   bool chunked_prefill = true;
-  std::int64_t chunk_tokens = 0;           ///< per-sequence cap on a prefill chunk, tokens (0 = budget only)
+  std::int64_t chunk_tokens = 0;  ///< per-sequence cap on a prefill chunk, tokens (0 = budget only)
   Policy policy = Policy::FCFS;
   Preemption preemption = Preemption::Recompute;
   Batching batching = Batching::Continuous;
-  int spec_tokens = 0;                     ///< speculative draft tokens verified per decode step (k)
+  int spec_tokens = 0;  ///< speculative draft tokens verified per decode step (k)
 };
 
 /// One sequence's share of a step.
 struct ScheduledSeq {
   Sequence* seq = nullptr;
-  std::int64_t q_tokens = 0;     ///< tokens computed this step
-  std::int64_t context = 0;      ///< KV length after the step (cached + new), tokens
-  bool prefill = false;          ///< prompt (or recompute) chunk rather than a decode
-  bool samples = false;          ///< the step ends with a sampled token for this sequence
+  std::int64_t q_tokens = 0;  ///< tokens computed this step
+  std::int64_t context = 0;   ///< KV length after the step (cached + new), tokens
+  bool prefill = false;       ///< prompt (or recompute) chunk rather than a decode
+  bool samples = false;       ///< the step ends with a sampled token for this sequence
 };
 
 struct SchedulerOutput {
   std::vector<ScheduledSeq> seqs;
-  std::int64_t num_tokens = 0;            ///< Σ q_tokens
+  std::int64_t num_tokens = 0;  ///< Σ q_tokens
   std::int64_t num_prefill_tokens = 0;
-  std::int64_t padding_seqs = 0;          ///< static batching: finished members still computed
-  std::int64_t padding_context = 0;       ///< their KV length, tokens
-  std::int64_t swapped_out_blocks = 0;    ///< moved to host this step
-  std::int64_t swapped_in_blocks = 0;     ///< moved back this step
-  std::vector<Sequence*> preempted;       ///< preempted this step
+  std::int64_t padding_seqs = 0;        ///< static batching: finished members still computed
+  std::int64_t padding_context = 0;     ///< their KV length, tokens
+  std::int64_t swapped_out_blocks = 0;  ///< moved to host this step
+  std::int64_t swapped_in_blocks = 0;   ///< moved back this step
+  std::vector<Sequence*> preempted;     ///< preempted this step
   bool empty() const { return seqs.empty(); }
 };
 

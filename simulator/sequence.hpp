@@ -27,12 +27,12 @@ struct Request {
   /// A prefix group: its shared system prompt. A session turn: the whole turn (the next turn's
   /// prompt starts with this turn's prompt and output).
   std::int64_t shared_tokens = 0;
-  int priority = 0;                ///< smaller = more urgent (priority scheduling)
-  int klass = 0;                   ///< workload class index (workload.classes), for per-class metrics
-  std::int64_t session_id = -1;    ///< multi-turn conversation, -1 = none
-  std::int64_t after_request = -1; ///< this turn is sent `think_time_s` after that request finishes
-  double think_time_s = 0;         ///< user think time before this turn, seconds
-  double acceptance = -1;          ///< speculative acceptance rate for this request (< 0: engine default)
+  int priority = 0;                 ///< smaller = more urgent (priority scheduling)
+  int klass = 0;                    ///< workload class index (workload.classes), for per-class metrics
+  std::int64_t session_id = -1;     ///< multi-turn conversation, -1 = none
+  std::int64_t after_request = -1;  ///< this turn is sent `think_time_s` after that request finishes
+  double think_time_s = 0;          ///< user think time before this turn, seconds
+  double acceptance = -1;           ///< speculative acceptance rate for this request (< 0: engine default)
 };
 
 enum class SeqStatus { Waiting, Running, Swapped, Finished };
@@ -59,16 +59,16 @@ class Sequence {
   std::uint64_t block_hash(std::int64_t i) const;
 
   SeqStatus status = SeqStatus::Waiting;
-  std::int64_t num_computed = 0;    ///< tokens with KV in cache (or on the host when swapped)
-  std::int64_t num_generated = 0;   ///< output tokens sampled so far
+  std::int64_t num_computed = 0;          ///< tokens with KV in cache (or on the host when swapped)
+  std::int64_t num_generated = 0;         ///< output tokens sampled so far
   std::vector<std::int32_t> block_table;  ///< physical GPU block ids, in token order
   std::int64_t num_hashed_blocks = 0;     ///< leading blocks registered in the prefix cache
   std::int64_t shared_blocks = 0;         ///< leading blocks taken from the prefix cache (may be shared)
   std::int64_t swapped_blocks = 0;        ///< blocks held on the host while swapped out
   std::int64_t cached_tokens = 0;         ///< prompt tokens served from the prefix cache at admission
   int num_preemptions = 0;
-  bool prefill_only = false;   ///< PD prefill instance: finish after the first token
-  bool kv_remote = false;      ///< PD decode instance: KV arrives computed from a prefill instance
+  bool prefill_only = false;      ///< PD prefill instance: finish after the first token
+  bool kv_remote = false;         ///< PD decode instance: KV arrives computed from a prefill instance
   double first_scheduled_s = -1;  ///< time of the first step that computed its tokens, seconds
   double first_token_s = -1;      ///< time the first output token was produced, seconds
   double last_token_s = -1;       ///< time of the latest output token, seconds

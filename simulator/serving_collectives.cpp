@@ -37,11 +37,13 @@ const char* CollectivesKvTransfer::link_name(const std::vector<int>& src, const 
   const auto& c = m_.cluster();
   const std::size_t lanes = std::max(src.size(), dst.size());
   for (std::size_t i = 0; i < lanes; ++i)
-    if (c.node_of(src[i % src.size()]) != c.node_of(dst[i % dst.size()])) return hw::inter_kind_name(c.inter.kind);
+    if (c.node_of(src[i % src.size()]) != c.node_of(dst[i % dst.size()]))
+      return hw::inter_kind_name(c.inter.kind);
   return c.intra.kind == hw::IntraKind::PCIe ? "pcie" : "nvlink";
 }
 
-std::vector<double> simgrid_kv_durations(const hw::Cluster& cluster, const std::vector<KvTransferRecord>& transfers) {
+std::vector<double> simgrid_kv_durations(const hw::Cluster& cluster,
+                                         const std::vector<KvTransferRecord>& transfers) {
   std::vector<double> out(transfers.size(), 0);
   if (transfers.empty()) return out;
   coll::FlowSim sim(cluster);

@@ -34,7 +34,8 @@ class CollectivesTpComm final : public TpCommModel {
 class CollectivesKvTransfer final : public KvTransferModel {
  public:
   explicit CollectivesKvTransfer(const coll::CommModel& m) : m_(m) {}
-  double transfer_seconds(const std::vector<int>& src, const std::vector<int>& dst, double bytes) const override;
+  double transfer_seconds(const std::vector<int>& src, const std::vector<int>& dst,
+                          double bytes) const override;
   const char* link_name(const std::vector<int>& src, const std::vector<int>& dst) const override;
 
  private:
@@ -44,14 +45,15 @@ class CollectivesKvTransfer final : public KvTransferModel {
 /// One KV transfer of a simulation run.
 struct KvTransferRecord {
   std::int64_t request = 0;
-  double start_s = 0;          ///< when it started (sender and receiver ready), seconds
-  std::vector<int> src, dst;   ///< GPU ranks, one lane per pair
-  double bytes = 0;            ///< whole KV of the prompt
+  double start_s = 0;         ///< when it started (sender and receiver ready), seconds
+  std::vector<int> src, dst;  ///< GPU ranks, one lane per pair
+  double bytes = 0;           ///< whole KV of the prompt
 };
 
 /// Re-times `transfers` as concurrent flows on the SimGrid model of `cluster` (each lane one
 /// flow of bytes / lanes, released at its start time, links shared max-min fairly). Returns the
 /// duration of each transfer, seconds, in the same order.
-std::vector<double> simgrid_kv_durations(const hw::Cluster& cluster, const std::vector<KvTransferRecord>& transfers);
+std::vector<double> simgrid_kv_durations(const hw::Cluster& cluster,
+                                         const std::vector<KvTransferRecord>& transfers);
 
 }  // namespace infraplan::sim::serve

@@ -9,9 +9,12 @@ namespace infraplan::sim::serve {
 
 const char* role_name(Role r) {
   switch (r) {
-    case Role::Aggregated: return "replica";
-    case Role::Prefill: return "prefill";
-    case Role::Decode: return "decode";
+    case Role::Aggregated:
+      return "replica";
+    case Role::Prefill:
+      return "prefill";
+    case Role::Decode:
+      return "decode";
   }
   return "?";
 }
@@ -26,7 +29,8 @@ ServingEngine::ServingEngine(int index, const InstanceSpec& spec, const EngineOp
     : index_(index),
       spec_(spec),
       o_(o),
-      bm_(spec.num_blocks, spec.block_size, o.prefix_cache && spec.role != Role::Decode, o.watermark, spec.host_blocks),
+      bm_(spec.num_blocks, spec.block_size, o.prefix_cache && spec.role != Role::Decode, o.watermark,
+          spec.host_blocks),
       sched_(role_config(o.sched, spec.role), bm_),
       backend_(std::move(backend)),
       spec_proposer_(spec.role == Role::Prefill ? nullptr : spec_proposer),
@@ -35,12 +39,14 @@ ServingEngine::ServingEngine(int index, const InstanceSpec& spec, const EngineOp
 void ServingEngine::check_fits(const Request& r) const {
   // A request that cannot fit alone (watermark and speculative lookahead included) would wait
   // forever: refuse it up front, as a real engine refuses prompts beyond its KV capacity.
-  const std::int64_t tokens = r.prompt_tokens + (spec_.role == Role::Prefill ? 1 : r.output_tokens) + o_.sched.spec_tokens;
+  const std::int64_t tokens =
+      r.prompt_tokens + (spec_.role == Role::Prefill ? 1 : r.output_tokens) + o_.sched.spec_tokens;
   const std::int64_t need = (tokens + spec_.block_size - 1) / spec_.block_size;
   const std::int64_t usable = spec_.num_blocks - std::int64_t(o_.watermark * double(spec_.num_blocks));
   if (need > usable)
-    throw Error("request " + std::to_string(r.id) + " needs " + std::to_string(tokens) + " tokens of KV but a " +
-                role_name(spec_.role) + " instance can admit " + std::to_string(usable * spec_.block_size) +
+    throw Error("request " + std::to_string(r.id) + " needs " + std::to_string(tokens) +
+                " tokens of KV but a " + role_name(spec_.role) + " instance can admit " +
+                std::to_string(usable * spec_.block_size) +
                 " tokens; raise serving.tp, quantize the KV cache or shorten the workload");
 }
 
@@ -71,12 +77,15 @@ std::optional<StepInfo> ServingEngine::start_step(double now) {
   if (!zombies_.empty()) {
     std::vector<std::int64_t> keep;
     for (auto id : zombies_) {
-      if (seqs_.at(id)->block_table.empty()) seqs_.erase(id);
-      else keep.push_back(id);
+      if (seqs_.at(id)->block_table.empty())
+        seqs_.erase(id);
+      else
+        keep.push_back(id);
     }
     zombies_.swap(keep);
   }
-  if (current_.empty() && current_.swapped_in_blocks == 0 && current_.swapped_out_blocks == 0) return std::nullopt;
+  if (current_.empty() && current_.swapped_in_blocks == 0 && current_.swapped_out_blocks == 0)
+    return std::nullopt;
   shape_.items.clear();
   shape_.padding_seqs = current_.padding_seqs;
   shape_.padding_context = current_.padding_context;
@@ -89,7 +98,8 @@ std::optional<StepInfo> ServingEngine::start_step(double now) {
     info.duration_s = backend_->step(shape_).total_s;
     if (spec_proposer_) info.duration_s += spec_proposer_->propose_seconds(shape_);
   }
-  const double swap_bytes = double(current_.swapped_in_blocks + current_.swapped_out_blocks) * spec_.block_bytes_per_gpu;
+  const double swap_bytes =
+      double(current_.swapped_in_blocks + current_.swapped_out_blocks) * spec_.block_bytes_per_gpu;
   info.swap_s = swap_bytes / (spec_.pcie_GBps * 1e9);
   info.duration_s += info.swap_s;
   info.tokens = current_.num_tokens;
@@ -145,8 +155,10 @@ void ServingEngine::release(std::int64_t id) {
 void ServingEngine::forget(std::int64_t id) {
   auto it = seqs_.find(id);
   if (it == seqs_.end()) return;
-  if (!it->second->block_table.empty()) zombies_.push_back(id);  // a static batch still holds its KV
-  else seqs_.erase(it);
+  if (!it->second->block_table.empty())
+    zombies_.push_back(id);  // a static batch still holds its KV
+  else
+    seqs_.erase(it);
 }
 
 std::int64_t ServingEngine::cached_blocks(const Request& r) const {

@@ -43,8 +43,8 @@ struct StepInfo {
 
 class ServingEngine {
  public:
-  ServingEngine(int index, const InstanceSpec& spec, const EngineOptions& o, std::unique_ptr<ExecutionBackend> backend,
-                SpecProposer* spec_proposer, Rng rng);
+  ServingEngine(int index, const InstanceSpec& spec, const EngineOptions& o,
+                std::unique_ptr<ExecutionBackend> backend, SpecProposer* spec_proposer, Rng rng);
 
   /// Queues a new request.
   void add(const Request& r);

@@ -14,8 +14,8 @@ enum class EventClass : int { StepDone = 0, KvArrived = 1, Arrival = 2, TryStart
 struct Event {
   double time_s = 0;
   EventClass cls = EventClass::Arrival;
-  std::uint64_t seq = 0;    ///< insertion number, the final tie-break
-  int instance = -1;        ///< engine the event concerns
+  std::uint64_t seq = 0;      ///< insertion number, the final tie-break
+  int instance = -1;          ///< engine the event concerns
   std::int64_t request = -1;  ///< request id (arrivals, KV transfers)
 };
 

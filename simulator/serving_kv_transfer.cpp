@@ -11,10 +11,12 @@ bool ClusterKvTransfer::same_node(const std::vector<int>& src, const std::vector
   return true;
 }
 
-double ClusterKvTransfer::transfer_seconds(const std::vector<int>& src, const std::vector<int>& dst, double bytes) const {
+double ClusterKvTransfer::transfer_seconds(const std::vector<int>& src, const std::vector<int>& dst,
+                                           double bytes) const {
   if (src.empty() || dst.empty() || bytes <= 0) return 0;
   const double lanes = double(std::max(src.size(), dst.size()));
-  if (same_node(src, dst)) return c_.nvlink_latency_us * 1e-6 + bytes / (lanes * c_.intra_GBps() * 1e9 * eff_);
+  if (same_node(src, dst))
+    return c_.nvlink_latency_us * 1e-6 + bytes / (lanes * c_.intra_GBps() * 1e9 * eff_);
   return c_.inter.latency_us * 1e-6 + bytes / (lanes * c_.inter_GBps_per_gpu() * 1e9 * eff_);
 }
 

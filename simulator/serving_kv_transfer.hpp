@@ -14,7 +14,8 @@ class KvTransferModel {
  public:
   virtual ~KvTransferModel() = default;
   /// Seconds to move `bytes` of KV (whole sequence, all layers) from GPU ranks `src` to `dst`.
-  virtual double transfer_seconds(const std::vector<int>& src, const std::vector<int>& dst, double bytes) const = 0;
+  virtual double transfer_seconds(const std::vector<int>& src, const std::vector<int>& dst,
+                                  double bytes) const = 0;
   /// "nvlink" or "ib"/"roce": the link class the transfer uses (for reports).
   virtual const char* link_name(const std::vector<int>& src, const std::vector<int>& dst) const = 0;
 };
@@ -25,7 +26,8 @@ class KvTransferModel {
 class ClusterKvTransfer final : public KvTransferModel {
  public:
   explicit ClusterKvTransfer(const hw::Cluster& c, double efficiency = 0.8) : c_(c), eff_(efficiency) {}
-  double transfer_seconds(const std::vector<int>& src, const std::vector<int>& dst, double bytes) const override;
+  double transfer_seconds(const std::vector<int>& src, const std::vector<int>& dst,
+                          double bytes) const override;
   const char* link_name(const std::vector<int>& src, const std::vector<int>& dst) const override;
 
  private:

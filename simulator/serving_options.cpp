@@ -4,14 +4,16 @@
 
 namespace infraplan::sim::serve {
 
-EngineOptions engine_options_from_json(const Json& raw, const strat::ServingConfig& core, const std::string& path) {
+EngineOptions engine_options_from_json(const Json& raw, const strat::ServingConfig& core,
+                                       const std::string& path) {
   EngineOptions e;
   e.sched.max_num_seqs = core.max_num_seqs;
   e.sched.max_batched_tokens = core.max_batched_tokens;
   if (raw.is_null()) return e;
   JsonObject o(raw, path);
   if (o.has("priority"))
-    throw Error(o.field("priority") + " is not an engine setting; use serving.scheduler = \"priority\" and give "
+    throw Error(o.field("priority") +
+                " is not an engine setting; use serving.scheduler = \"priority\" and give "
                 "requests a priority (workload.priority or a trace column)");
   const std::string sch = o.get_choice("scheduler", "fcfs", {"fcfs", "priority"});
   e.sched.policy = sch == "priority" ? Policy::Priority : Policy::FCFS;
@@ -22,14 +24,18 @@ EngineOptions engine_options_from_json(const Json& raw, const strat::ServingConf
   e.sched.chunk_tokens = o.get_int_min("chunk_tokens", 0, 0);
   const std::string pre = o.get_choice("preemption", "recompute", {"recompute", "swap"});
   e.sched.preemption = pre == "swap" ? Preemption::Swap : Preemption::Recompute;
-  const std::string rt = o.get_choice("routing", "round_robin", {"round_robin", "least_outstanding", "prefix_aware"});
-  e.routing = rt == "round_robin" ? Routing::RoundRobin : rt == "least_outstanding" ? Routing::LeastOutstanding : Routing::PrefixAware;
+  const std::string rt =
+      o.get_choice("routing", "round_robin", {"round_robin", "least_outstanding", "prefix_aware"});
+  e.routing = rt == "round_robin"         ? Routing::RoundRobin
+              : rt == "least_outstanding" ? Routing::LeastOutstanding
+                                          : Routing::PrefixAware;
   e.host_overhead_us = o.get_number_min("host_overhead_us", 50, 0);
   e.swap_space_GiB = o.get_number_min("swap_space_GiB", 4, 0);
   e.watermark = o.get_number_min("watermark", 0.01, 0);
   if (e.watermark >= 0.5) throw Error(o.field("watermark") + " must be < 0.5 (a fraction of the KV blocks)");
   if (auto d = o.opt_object("disaggregation")) {
-    d->reject_unknown({"enabled", "prefill_instances", "prefill_tp", "decode_instances", "decode_tp", "kv_flows"});
+    d->reject_unknown(
+        {"enabled", "prefill_instances", "prefill_tp", "decode_instances", "decode_tp", "kv_flows"});
     e.pd.simgrid_flows = d->get_choice("kv_flows", "model", {"model", "simgrid"}) == "simgrid";
     e.pd.enabled = d->get_bool("enabled", true);
     e.pd.prefill_instances = int(d->get_int_min("prefill_instances", 1, 1));
@@ -40,7 +46,10 @@ EngineOptions engine_options_from_json(const Json& raw, const strat::ServingConf
   if (auto s = o.opt_object("speculative")) {
     s->reject_unknown({"method", "draft_model", "k", "acceptance", "ngram_host_us"});
     const std::string m = s->get_choice("method", "none", {"none", "draft", "eagle", "ngram"});
-    e.spec.method = m == "draft" ? SpecMethod::Draft : m == "eagle" ? SpecMethod::Eagle : m == "ngram" ? SpecMethod::Ngram : SpecMethod::None;
+    e.spec.method = m == "draft"   ? SpecMethod::Draft
+                    : m == "eagle" ? SpecMethod::Eagle
+                    : m == "ngram" ? SpecMethod::Ngram
+                                   : SpecMethod::None;
     e.spec.k = int(s->get_int_min("k", 4, 0));
     e.spec.acceptance = s->get_number("acceptance", m == "ngram" ? 0.5 : m == "eagle" ? 0.75 : 0.7);
     if (e.spec.acceptance < 0 || e.spec.acceptance > 1)
@@ -48,8 +57,10 @@ EngineOptions engine_options_from_json(const Json& raw, const strat::ServingConf
     e.spec.ngram_host_us_per_seq = s->get_number_min("ngram_host_us", 3, 0);
     if (e.spec.method == SpecMethod::Draft) {
       if (!s->has("draft_model"))
-        throw Error(s->field("draft_model") + " is required for method 'draft' (a preset name or a model object)");
-      e.spec.draft_model = model::resolve_model(raw.at("speculative").at("draft_model"), s->field("draft_model"));
+        throw Error(s->field("draft_model") +
+                    " is required for method 'draft' (a preset name or a model object)");
+      e.spec.draft_model =
+          model::resolve_model(raw.at("speculative").at("draft_model"), s->field("draft_model"));
     }
   }
   e.sched.spec_tokens = e.spec.enabled() ? e.spec.k : 0;
@@ -70,11 +81,15 @@ Json EngineOptions::to_json() const {
             {"swap_space_GiB", swap_space_GiB},
             {"watermark", watermark}};
   if (pd.enabled)
-    j["disaggregation"] = {{"prefill_instances", pd.prefill_instances}, {"prefill_tp", pd.prefill_tp},
-                           {"decode_instances", pd.decode_instances}, {"decode_tp", pd.decode_tp},
+    j["disaggregation"] = {{"prefill_instances", pd.prefill_instances},
+                           {"prefill_tp", pd.prefill_tp},
+                           {"decode_instances", pd.decode_instances},
+                           {"decode_tp", pd.decode_tp},
                            {"kv_flows", pd.simgrid_flows ? "simgrid" : "model"}};
   if (spec.enabled()) {
-    j["speculative"] = {{"method", spec_method_name(spec.method)}, {"k", spec.k}, {"acceptance", spec.acceptance},
+    j["speculative"] = {{"method", spec_method_name(spec.method)},
+                        {"k", spec.k},
+                        {"acceptance", spec.acceptance},
                         {"expected_tokens_per_step", expected_tokens_per_step(spec.acceptance, spec.k)}};
     if (spec.draft_model) j["speculative"]["draft_model"] = spec.draft_model->name;
   }

@@ -25,7 +25,7 @@ struct DisaggConfig {
 };
 
 struct EngineOptions {
-  SchedulerConfig sched;        ///< max_num_seqs / max_batched_tokens copied from ServingConfig
+  SchedulerConfig sched;  ///< max_num_seqs / max_batched_tokens copied from ServingConfig
   bool prefix_cache = true;
   Routing routing = Routing::RoundRobin;
   DisaggConfig pd;

@@ -20,7 +20,9 @@ Rng::Rng(std::uint64_t seed) {
   }
 }
 
-Rng Rng::derive(std::uint64_t seed, std::uint64_t stream) { return Rng(mix64(seed) ^ mix64(stream * 0x632be59bd9b4e019ULL + 1)); }
+Rng Rng::derive(std::uint64_t seed, std::uint64_t stream) {
+  return Rng(mix64(seed) ^ mix64(stream * 0x632be59bd9b4e019ULL + 1));
+}
 
 static inline std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 

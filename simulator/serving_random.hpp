@@ -48,6 +48,8 @@ class ZipfTable {
 
 /// 64-bit mixing (splitmix64 finaliser); hash_combine for block hash chains.
 std::uint64_t mix64(std::uint64_t x);
-inline std::uint64_t hash_combine(std::uint64_t a, std::uint64_t b) { return mix64(a ^ (mix64(b) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2))); }
+inline std::uint64_t hash_combine(std::uint64_t a, std::uint64_t b) {
+  return mix64(a ^ (mix64(b) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2)));
+}
 
 }  // namespace infraplan::sim::serve

@@ -12,7 +12,8 @@ using namespace infraplan::sim::serve;
 namespace {
 
 ServingSetup load(const std::string& name) {
-  return serving_setup_from_scenario(strat::load_scenario(std::string(INFRAPLAN_SOURCE_DIR) + "/scenarios/" + name));
+  return serving_setup_from_scenario(
+      strat::load_scenario(std::string(INFRAPLAN_SOURCE_DIR) + "/scenarios/" + name));
 }
 
 ServingResult run(const ServingSetup& s) {

@@ -24,7 +24,8 @@ ServingSetup serving_setup_from_scenario(const strat::Scenario& sc) {
   s.serving = *sc.serving;
   try {
     s.engine = engine_options_from_json(sc.serving_raw, s.serving);
-    s.workload = workload_from_json(sc.workload, sc.seed, std::filesystem::path(sc.origin).parent_path().string());
+    s.workload =
+        workload_from_json(sc.workload, sc.seed, std::filesystem::path(sc.origin).parent_path().string());
   } catch (const Error& e) {
     throw Error(sc.origin + ": " + e.what());
   }
@@ -111,28 +112,32 @@ void Simulation::build() {
   };
   std::vector<Pool> pools;
   if (e.pd.enabled) {
-    pools = {{Role::Prefill, e.pd.prefill_instances, e.pd.prefill_tp}, {Role::Decode, e.pd.decode_instances, e.pd.decode_tp}};
+    pools = {{Role::Prefill, e.pd.prefill_instances, e.pd.prefill_tp},
+             {Role::Decode, e.pd.decode_instances, e.pd.decode_tp}};
   } else {
     pools = {{Role::Aggregated, s_.serving.replicas, s_.serving.tp}};
   }
   int gpus = 0;
   for (const auto& p : pools) gpus += p.count * p.tp * s_.serving.pp;
   if (gpus > c.total_gpus())
-    throw Error("the deployment needs " + std::to_string(gpus) + " GPUs (instances × tp × pp) but cluster '" + c.name +
-                "' has " + std::to_string(c.total_gpus()) + "; add nodes or lower serving.replicas/tp");
+    throw Error("the deployment needs " + std::to_string(gpus) + " GPUs (instances × tp × pp) but cluster '" +
+                c.name + "' has " + std::to_string(c.total_gpus()) +
+                "; add nodes or lower serving.replicas/tp");
   int rank = 0;
   for (const auto& p : pools) {
     strat::ServingConfig sc = s_.serving;
     sc.tp = p.tp;
     strat::validate_serving(sc, m, c.gpu);
     std::unique_ptr<SpecProposer> prop;
-    if (e.spec.enabled() && p.role != Role::Prefill) prop = std::make_unique<SpecProposer>(e.spec, m, sc, cm_);
+    if (e.spec.enabled() && p.role != Role::Prefill)
+      prop = std::make_unique<SpecProposer>(e.spec, m, sc, cm_);
     const double kv_tok = strat::serving_kv_bytes_per_token_per_gpu(m, sc);
     std::int64_t cap = strat::serving_kv_capacity_tokens(m, c.gpu, sc);
     if (prop) cap -= std::int64_t(prop->weight_bytes() / kv_tok);
     if (cap < s_.serving.block_size)
-      throw Error("serving: the weights of " + m.name + " leave no room for KV cache on " + c.gpu.name + " with tp=" +
-                  std::to_string(p.tp) + " (see 'infraplan memory serve'); raise tp or quantize the weights");
+      throw Error("serving: the weights of " + m.name + " leave no room for KV cache on " + c.gpu.name +
+                  " with tp=" + std::to_string(p.tp) +
+                  " (see 'infraplan memory serve'); raise tp or quantize the weights");
     for (int i = 0; i < p.count; ++i) {
       InstanceSpec is;
       is.role = p.role;
@@ -148,11 +153,16 @@ void Simulation::build() {
       bo.quant_group = s_.serving.quant_group;
       auto backend = std::make_unique<SimulatedBackend>(m, sc, cm_, comm, bo);
       const int idx = int(engines_.size());
-      engines_.push_back(std::make_unique<ServingEngine>(idx, is, e, std::move(backend), prop.get(),
-                                                         Rng::derive(s_.workload.seed, 1000 + std::uint64_t(idx))));
-      if (p.role == Role::Decode) decode_.push_back(idx);
-      else front_.push_back(idx);
-      if (o_.trace) o_.trace->name_process(idx, std::string(role_name(p.role)) + " " + std::to_string(i) + " (tp=" + std::to_string(p.tp) + ")");
+      engines_.push_back(
+          std::make_unique<ServingEngine>(idx, is, e, std::move(backend), prop.get(),
+                                          Rng::derive(s_.workload.seed, 1000 + std::uint64_t(idx))));
+      if (p.role == Role::Decode)
+        decode_.push_back(idx);
+      else
+        front_.push_back(idx);
+      if (o_.trace)
+        o_.trace->name_process(idx, std::string(role_name(p.role)) + " " + std::to_string(i) +
+                                        " (tp=" + std::to_string(p.tp) + ")");
     }
     if (prop) proposers_.push_back(std::move(prop));
   }
@@ -167,7 +177,8 @@ void Simulation::on_arrival(double now, std::int64_t id) {
   r.arrival_s = now;
   std::vector<std::int64_t> load(front_.size());
   for (std::size_t i = 0; i < front_.size(); ++i) load[i] = engines_[std::size_t(front_[i])]->outstanding();
-  const int pick = router_->pick(r, load, [&](int i) { return engines_[std::size_t(front_[std::size_t(i)])]->cached_blocks(r); });
+  const int pick = router_->pick(
+      r, load, [&](int i) { return engines_[std::size_t(front_[std::size_t(i)])]->cached_blocks(r); });
   const int inst = front_[std::size_t(pick)];
   engines_[std::size_t(inst)]->add(r);
   q_.push(now, EventClass::TryStart, inst);
@@ -180,10 +191,15 @@ void Simulation::try_start(double now, int inst) {
   if (!info) return;
   q_.push(now + info->duration_s, EventClass::StepDone, inst);
   if (o_.trace) {
-    const char* what = info->prefill_tokens == 0 ? "decode" : info->prefill_tokens == info->tokens ? "prefill" : "mixed";
+    const char* what = info->prefill_tokens == 0              ? "decode"
+                       : info->prefill_tokens == info->tokens ? "prefill"
+                                                              : "mixed";
     o_.trace->span(inst, 0, what, "step", now, info->duration_s,
-                   {{"tokens", info->tokens}, {"prefill_tokens", info->prefill_tokens}, {"seqs", info->seqs},
-                    {"padding_seqs", info->padding_seqs}, {"swap_ms", info->swap_s * 1e3}});
+                   {{"tokens", info->tokens},
+                    {"prefill_tokens", info->prefill_tokens},
+                    {"seqs", info->seqs},
+                    {"padding_seqs", info->padding_seqs},
+                    {"swap_ms", info->swap_s * 1e3}});
   }
 }
 
@@ -191,8 +207,9 @@ void Simulation::complete(const Sequence& s, int inst, double now) {
   const std::int64_t id = s.id();
   if (done_[std::size_t(id)]) throw std::logic_error("request " + std::to_string(id) + " finished twice");
   if (s.num_generated != s.request().output_tokens)
-    throw std::logic_error("request " + std::to_string(id) + " finished with " + std::to_string(s.num_generated) +
-                           " of " + std::to_string(s.request().output_tokens) + " tokens");
+    throw std::logic_error("request " + std::to_string(id) + " finished with " +
+                           std::to_string(s.num_generated) + " of " +
+                           std::to_string(s.request().output_tokens) + " tokens");
   done_[std::size_t(id)] = 1;
   ++finished_;
   RequestRecord& rec = recs_[std::size_t(id)];
@@ -245,7 +262,8 @@ void Simulation::on_step_done(double now, int inst) {
       int dst = decode_.front();
       for (int d : decode_)
         if (engines_[std::size_t(d)]->outstanding() < engines_[std::size_t(dst)]->outstanding()) dst = d;
-      const double bytes = double(s->prompt_tokens()) * model::kv_bytes_per_token(s_.model, s_.serving.kv_dtype);
+      const double bytes =
+          double(s->prompt_tokens()) * model::kv_bytes_per_token(s_.model, s_.serving.kv_dtype);
       const auto& src_g = e.spec().gpus;
       const auto& dst_g = engines_[std::size_t(dst)]->spec().gpus;
       double start = std::max({now, egress_free_[std::size_t(inst)], ingress_free_[std::size_t(dst)]});
@@ -319,22 +337,32 @@ ServingResult Simulation::run() {
   dependents_.assign(reqs_.size(), {});
   pending_.assign(reqs_.size(), Pending{});
   for (const auto& r : reqs_) {
-    if (r.after_request >= 0) dependents_[std::size_t(r.after_request)].push_back(r.id);
-    else q_.push(r.arrival_s, EventClass::Arrival, -1, r.id);
+    if (r.after_request >= 0)
+      dependents_[std::size_t(r.after_request)].push_back(r.id);
+    else
+      q_.push(r.arrival_s, EventClass::Arrival, -1, r.id);
   }
   next_sample_ = reqs_.empty() ? 0 : reqs_.front().arrival_s;
   while (!q_.empty()) {
     const Event ev = q_.pop();
     switch (ev.cls) {
-      case EventClass::Arrival: on_arrival(ev.time_s, ev.request); break;
-      case EventClass::StepDone: on_step_done(ev.time_s, ev.instance); break;
-      case EventClass::KvArrived: on_kv_arrived(ev.time_s, ev.instance, ev.request); break;
-      case EventClass::TryStart: try_start(ev.time_s, ev.instance); break;
+      case EventClass::Arrival:
+        on_arrival(ev.time_s, ev.request);
+        break;
+      case EventClass::StepDone:
+        on_step_done(ev.time_s, ev.instance);
+        break;
+      case EventClass::KvArrived:
+        on_kv_arrived(ev.time_s, ev.instance, ev.request);
+        break;
+      case EventClass::TryStart:
+        try_start(ev.time_s, ev.instance);
+        break;
     }
   }
   if (finished_ != std::int64_t(reqs_.size()))
-    throw std::logic_error("serving simulation ended with " + std::to_string(reqs_.size() - std::size_t(finished_)) +
-                           " unfinished requests");
+    throw std::logic_error("serving simulation ended with " +
+                           std::to_string(reqs_.size() - std::size_t(finished_)) + " unfinished requests");
 
   ServingResult res;
   ServingMetrics& m = res.metrics;
@@ -398,12 +426,18 @@ Json ServingResult::to_json(bool with_series) const {
   Json j = {{"config", config}, {"metrics", metrics.to_json(with_series)}};
   Json inst = Json::array();
   for (const auto& i : instances)
-    inst.push_back({{"role", i.role}, {"tp", i.tp}, {"gpus", i.gpus}, {"kv_capacity_tokens", i.kv_capacity_tokens},
-                    {"steps", i.steps}, {"busy_fraction", std::round(i.busy_fraction * 1e6) / 1e6},
-                    {"preemptions", i.preemptions}, {"prefix_hit_rate", std::round(i.prefix_hit_rate * 1e6) / 1e6}});
+    inst.push_back({{"role", i.role},
+                    {"tp", i.tp},
+                    {"gpus", i.gpus},
+                    {"kv_capacity_tokens", i.kv_capacity_tokens},
+                    {"steps", i.steps},
+                    {"busy_fraction", std::round(i.busy_fraction * 1e6) / 1e6},
+                    {"preemptions", i.preemptions},
+                    {"prefix_hit_rate", std::round(i.prefix_hit_rate * 1e6) / 1e6}});
   j["instances"] = inst;
   if (kv_transfers > 0)
-    j["kv_transfer"] = {{"count", kv_transfers}, {"mean_ms", std::round(kv_transfer_ms_mean * 1e4) / 1e4}, {"link", kv_link}};
+    j["kv_transfer"] = {
+        {"count", kv_transfers}, {"mean_ms", std::round(kv_transfer_ms_mean * 1e4) / 1e4}, {"link", kv_link}};
   return j;
 }
 
@@ -420,7 +454,8 @@ ServingResult simulate_serving(const ServingSetup& setup, const hw::CostModel& c
   Simulation first(setup, cm, first_opt);
   first.run();
   const std::vector<double> d = simgrid_kv_durations(setup.cluster, first.transfers);
-  std::vector<double> by_id(setup.requests.empty() ? make_requests(setup.workload).size() : setup.requests.size(), -1.0);
+  std::vector<double> by_id(
+      setup.requests.empty() ? make_requests(setup.workload).size() : setup.requests.size(), -1.0);
   for (std::size_t k = 0; k < d.size(); ++k) by_id[std::size_t(first.transfers[k].request)] = d[k];
   Simulation second(setup, cm, opt);
   second.kv_durations = &by_id;

@@ -45,9 +45,9 @@ struct ServingSetup {
 ServingSetup serving_setup_from_scenario(const strat::Scenario& sc);
 
 struct SimOptions {
-  bool keep_requests = true;        ///< fill ServingResult::requests
-  ChromeTrace* trace = nullptr;     ///< record steps and KV transfers here when set
-  double sample_interval_s = 0.5;   ///< time-series period, simulated seconds
+  bool keep_requests = true;                ///< fill ServingResult::requests
+  ChromeTrace* trace = nullptr;             ///< record steps and KV transfers here when set
+  double sample_interval_s = 0.5;           ///< time-series period, simulated seconds
   std::int64_t check_invariants_every = 0;  ///< > 0: check block-manager invariants every N steps (tests)
   /// nullptr: CollectivesKvTransfer (send/recv on the cluster's fabric, collectives library).
   const KvTransferModel* kv_transfer = nullptr;
@@ -57,9 +57,9 @@ struct SimOptions {
 
 /// One instance of the deployment.
 struct InstanceSummary {
-  std::string role;            ///< "replica", "prefill" or "decode"
+  std::string role;  ///< "replica", "prefill" or "decode"
   int tp = 1;
-  std::vector<int> gpus;       ///< cluster GPU ranks
+  std::vector<int> gpus;  ///< cluster GPU ranks
   std::int64_t kv_capacity_tokens = 0;
   std::int64_t steps = 0;
   double busy_fraction = 0;
@@ -71,16 +71,17 @@ struct ServingResult {
   ServingMetrics metrics;
   std::vector<RequestRecord> requests;  ///< by id (when keep_requests)
   std::vector<InstanceSummary> instances;
-  std::int64_t kv_transfers = 0;        ///< PD: KV transfers made
-  double kv_transfer_ms_mean = 0;       ///< PD: mean transfer time including link queueing, ms
-  std::string kv_link;                  ///< PD: link class of the first transfer ("nvlink", "ib", ...)
-  Json config;                          ///< resolved setup (serving, engine, workload, seed)
+  std::int64_t kv_transfers = 0;   ///< PD: KV transfers made
+  double kv_transfer_ms_mean = 0;  ///< PD: mean transfer time including link queueing, ms
+  std::string kv_link;             ///< PD: link class of the first transfer ("nvlink", "ib", ...)
+  Json config;                     ///< resolved setup (serving, engine, workload, seed)
   /// {"scenario", "config", "metrics", "instances", ...}: the stable machine-readable report.
   Json to_json(bool with_series = true) const;
 };
 
 /// Runs the simulation. Throws infraplan::Error when the deployment cannot serve the workload
 /// (weights do not fit, more GPUs than the cluster has, a request larger than the KV cache).
-ServingResult simulate_serving(const ServingSetup& setup, const hw::CostModel& cm, const SimOptions& opt = {});
+ServingResult simulate_serving(const ServingSetup& setup, const hw::CostModel& cm,
+                               const SimOptions& opt = {});
 
 }  // namespace infraplan::sim::serve

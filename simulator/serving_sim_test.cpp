@@ -18,12 +18,13 @@ ServingSetup small_setup(int requests, double rate, std::uint64_t seed = 1) {
   s.serving.max_num_seqs = 64;
   s.serving.max_batched_tokens = 2048;
   s.engine = engine_options_from_json(Json::object(), s.serving);
-  s.workload = workload_from_json({{"requests", requests},
-                                   {"arrival", {{"type", "poisson"}, {"rate_per_s", rate}}},
-                                   {"prompt_tokens", {{"dist", "lognormal"}, {"mean", 800}, {"sigma", 0.7}, {"max", 8000}}},
-                                   {"output_tokens", {{"dist", "lognormal"}, {"mean", 150}, {"sigma", 0.7}, {"max", 1000}}},
-                                   {"prefix", {{"groups", 4}, {"shared_tokens", 256}}}},
-                                  seed);
+  s.workload = workload_from_json(
+      {{"requests", requests},
+       {"arrival", {{"type", "poisson"}, {"rate_per_s", rate}}},
+       {"prompt_tokens", {{"dist", "lognormal"}, {"mean", 800}, {"sigma", 0.7}, {"max", 8000}}},
+       {"output_tokens", {{"dist", "lognormal"}, {"mean", 150}, {"sigma", 0.7}, {"max", 1000}}},
+       {"prefix", {{"groups", 4}, {"shared_tokens", 256}}}},
+      seed);
   return s;
 }
 }  // namespace
@@ -60,14 +61,17 @@ TEST(ServingSim, StableJsonKeys) {
   hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
   auto j = simulate_serving(small_setup(50, 10), cm).to_json();
   for (const char* k : {"ttft_ms", "tpot_ms", "e2e_ms"})
-    for (const char* p : {"p50", "p90", "p95", "p99", "mean"}) EXPECT_TRUE(j["metrics"][k].contains(p)) << k << "." << p;
-  for (const char* k : {"throughput_rps", "output_tokens_per_s", "goodput_rps"}) EXPECT_TRUE(j["metrics"].contains(k)) << k;
+    for (const char* p : {"p50", "p90", "p95", "p99", "mean"})
+      EXPECT_TRUE(j["metrics"][k].contains(p)) << k << "." << p;
+  for (const char* k : {"throughput_rps", "output_tokens_per_s", "goodput_rps"})
+    EXPECT_TRUE(j["metrics"].contains(k)) << k;
 }
 
 TEST(ServingSim, DisaggregationRunsAndTransfersKv) {
   hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
   auto s = small_setup(200, 10);
-  s.engine = engine_options_from_json({{"disaggregation", {{"prefill_instances", 1}, {"decode_instances", 2}}}}, s.serving);
+  s.engine = engine_options_from_json(
+      {{"disaggregation", {{"prefill_instances", 1}, {"decode_instances", 2}}}}, s.serving);
   SimOptions o;
   o.check_invariants_every = 5;
   sim::ChromeTrace trace;
@@ -89,8 +93,12 @@ TEST(ServingSim, StaticBatchingAndMultiTurnSessionsFinish) {
   auto r = simulate_serving(s, cm, o);
   EXPECT_LT(r.metrics.useful_compute_fraction, 1.0);
   auto t = small_setup(60, 2);
-  t.workload = workload_from_json({{"requests", 60}, {"sessions", {{"turns", 4}, {"think_time_s", 1}}},
-                                   {"arrival", {{"rate_per_s", 2}}}, {"prompt_tokens", 300}, {"output_tokens", 50}}, 2);
+  t.workload = workload_from_json({{"requests", 60},
+                                   {"sessions", {{"turns", 4}, {"think_time_s", 1}}},
+                                   {"arrival", {{"rate_per_s", 2}}},
+                                   {"prompt_tokens", 300},
+                                   {"output_tokens", 50}},
+                                  2);
   auto rt = simulate_serving(t, cm, o);
   EXPECT_GT(rt.metrics.prefix_hit_rate, 0.3) << "later turns reuse the conversation's KV";
 }
@@ -127,7 +135,8 @@ TEST(ServingSim, RandomConfigurationsKeepEveryInvariant) {
   const std::vector<Json> engines = {
       {{"scheduler", "priority"}, {"preemption", "swap"}, {"chunk_tokens", 256}},
       {{"chunked_prefill", false}, {"routing", "prefix_aware"}},
-      {{"speculative", {{"method", "ngram"}, {"k", 3}, {"acceptance", 0.6}}}, {"routing", "least_outstanding"}},
+      {{"speculative", {{"method", "ngram"}, {"k", 3}, {"acceptance", 0.6}}},
+       {"routing", "least_outstanding"}},
       {{"speculative", {{"method", "eagle"}, {"k", 2}}}, {"preemption", "swap"}},
       {{"disaggregation", {{"prefill_instances", 1}, {"decode_instances", 1}}}, {"scheduler", "priority"}},
       {{"batching", "static"}},
@@ -150,7 +159,8 @@ TEST(ServingSim, KvTransfersAsSimGridFlows) {
   auto s = small_setup(120, 20);
   s.cluster = hw::cluster_preset("dgx-h100", 2);
   s.engine = engine_options_from_json(
-      {{"disaggregation", {{"prefill_instances", 4}, {"decode_instances", 1}, {"decode_tp", 8}, {"kv_flows", "simgrid"}}}},
+      {{"disaggregation",
+        {{"prefill_instances", 4}, {"decode_instances", 1}, {"decode_tp", 8}, {"kv_flows", "simgrid"}}}},
       s.serving);
   auto a = simulate_serving(s, cm);
   auto b = simulate_serving(s, cm);

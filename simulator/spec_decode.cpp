@@ -8,10 +8,14 @@ namespace infraplan::sim::serve {
 
 const char* spec_method_name(SpecMethod m) {
   switch (m) {
-    case SpecMethod::None: return "none";
-    case SpecMethod::Draft: return "draft";
-    case SpecMethod::Eagle: return "eagle";
-    case SpecMethod::Ngram: return "ngram";
+    case SpecMethod::None:
+      return "none";
+    case SpecMethod::Draft:
+      return "draft";
+    case SpecMethod::Eagle:
+      return "eagle";
+    case SpecMethod::Ngram:
+      return "ngram";
   }
   return "?";
 }
@@ -28,8 +32,8 @@ std::int64_t sample_accepted_tokens(Rng& rng, double alpha, std::int64_t k) {
   return n;
 }
 
-SpecProposer::SpecProposer(const SpecConfig& c, const model::ModelSpec& target, const strat::ServingConfig& serving,
-                           const hw::CostModel& cm)
+SpecProposer::SpecProposer(const SpecConfig& c, const model::ModelSpec& target,
+                           const strat::ServingConfig& serving, const hw::CostModel& cm)
     : c_(c) {
   draft_serving_ = serving;
   draft_serving_.tp = 1;
@@ -49,7 +53,8 @@ SpecProposer::SpecProposer(const SpecConfig& c, const model::ModelSpec& target, 
   if (draft_) {
     backend_ = std::make_unique<SimulatedBackend>(*draft_, draft_serving_, cm, nullptr, BackendOptions{0.0});
     weight_bytes_ = model::count_params(*draft_).total * 2.0;
-    if (c_.method == SpecMethod::Eagle) weight_bytes_ -= model::count_params(*draft_).embedding * 2.0;  // shares the target's
+    if (c_.method == SpecMethod::Eagle)
+      weight_bytes_ -= model::count_params(*draft_).embedding * 2.0;  // shares the target's
   }
 }
 
@@ -63,8 +68,10 @@ double SpecProposer::propose_seconds(const BatchShape& b) {
   BatchShape first;  // the draft also prefills new prompts
   BatchShape dec;
   for (const auto& it : b.items) {
-    if (it.prefill) first.items.push_back({it.q_tokens, it.context, true, false});
-    else dec.items.push_back({1, it.context, false, true});
+    if (it.prefill)
+      first.items.push_back({it.q_tokens, it.context, true, false});
+    else
+      dec.items.push_back({1, it.context, false, true});
   }
   if (!first.items.empty()) t += backend_->step(first).total_s;
   for (int i = 0; i < c_.k && !dec.items.empty(); ++i) {

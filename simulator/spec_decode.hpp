@@ -21,10 +21,10 @@ const char* spec_method_name(SpecMethod m);
 
 struct SpecConfig {
   SpecMethod method = SpecMethod::None;
-  int k = 4;                       ///< draft tokens per step
-  double acceptance = 0.7;         ///< per-token acceptance α (requests may override)
+  int k = 4;                                    ///< draft tokens per step
+  double acceptance = 0.7;                      ///< per-token acceptance α (requests may override)
   std::optional<model::ModelSpec> draft_model;  ///< method = draft
-  double ngram_host_us_per_seq = 3;  ///< n-gram lookup cost per sequence per step, µs
+  double ngram_host_us_per_seq = 3;             ///< n-gram lookup cost per sequence per step, µs
   bool enabled() const { return method != SpecMethod::None && k > 0; }
 };
 

@@ -1,9 +1,9 @@
 #include "simulator/workload.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <cctype>
 #include <map>
 #include <sstream>
 
@@ -14,10 +14,17 @@ namespace infraplan::sim::serve {
 std::int64_t LengthDist::sample(Rng& rng) const {
   double v = mean;
   switch (kind) {
-    case Kind::Fixed: v = mean; break;
-    case Kind::Uniform: return rng.uniform_int(min, max);
-    case Kind::LogNormal: v = std::exp(std::log(mean) - 0.5 * sigma * sigma + sigma * rng.normal()); break;
-    case Kind::Zipf: v = double(zipf.sample(rng)); break;
+    case Kind::Fixed:
+      v = mean;
+      break;
+    case Kind::Uniform:
+      return rng.uniform_int(min, max);
+    case Kind::LogNormal:
+      v = std::exp(std::log(mean) - 0.5 * sigma * sigma + sigma * rng.normal());
+      break;
+    case Kind::Zipf:
+      v = double(zipf.sample(rng));
+      break;
   }
   return std::clamp<std::int64_t>(std::int64_t(std::llround(v)), std::max<std::int64_t>(min, 1), max);
 }
@@ -26,10 +33,14 @@ namespace {
 
 const char* length_kind_name(LengthDist::Kind k) {
   switch (k) {
-    case LengthDist::Kind::Fixed: return "fixed";
-    case LengthDist::Kind::Uniform: return "uniform";
-    case LengthDist::Kind::LogNormal: return "lognormal";
-    case LengthDist::Kind::Zipf: return "zipf";
+    case LengthDist::Kind::Fixed:
+      return "fixed";
+    case LengthDist::Kind::Uniform:
+      return "uniform";
+    case LengthDist::Kind::LogNormal:
+      return "lognormal";
+    case LengthDist::Kind::Zipf:
+      return "zipf";
   }
   return "?";
 }
@@ -66,12 +77,17 @@ LengthDist parse_length(const Json& j, const std::string& path, double fallback)
 }
 
 Json length_json(const LengthDist& d) {
-  return {{"dist", length_kind_name(d.kind)}, {"mean", d.mean}, {"min", d.min}, {"max", d.max}, {"sigma", d.sigma},
+  return {{"dist", length_kind_name(d.kind)},
+          {"mean", d.mean},
+          {"min", d.min},
+          {"max", d.max},
+          {"sigma", d.sigma},
           {"alpha", d.alpha}};
 }
 
-const std::vector<std::string> kClassKeys = {"name", "requests", "arrival", "prompt_tokens", "output_tokens", "prefix",
-                                             "sessions", "priority", "acceptance"};
+const std::vector<std::string> kClassKeys = {"name",          "requests",      "arrival",
+                                             "prompt_tokens", "output_tokens", "prefix",
+                                             "sessions",      "priority",      "acceptance"};
 
 WorkloadClass parse_class(const JsonObject& o, const std::string& default_name) {
   WorkloadClass c;
@@ -81,7 +97,9 @@ WorkloadClass parse_class(const JsonObject& o, const std::string& default_name) 
     a->reject_unknown({"type", "rate_per_s", "cv", "start_s", "burst"});
     c.arrival.burst = int(a->get_int_min("burst", 1, 1));
     const std::string t = a->get_choice("type", "poisson", {"poisson", "gamma", "fixed"});
-    c.arrival.kind = t == "poisson" ? ArrivalSpec::Kind::Poisson : t == "gamma" ? ArrivalSpec::Kind::Gamma : ArrivalSpec::Kind::Fixed;
+    c.arrival.kind = t == "poisson" ? ArrivalSpec::Kind::Poisson
+                     : t == "gamma" ? ArrivalSpec::Kind::Gamma
+                                    : ArrivalSpec::Kind::Fixed;
     c.arrival.rate_per_s = a->get_number_min("rate_per_s", 0, 0);
     c.arrival.cv = a->get_number_min("cv", 1, 0.01);
     c.arrival.start_s = a->get_number_min("start_s", 0, 0);
@@ -142,7 +160,8 @@ WorkloadSpec workload_from_json(const Json& j, std::uint64_t default_seed, const
   }
   if (o.has("classes")) {
     const Json& cs = j.at("classes");
-    if (!cs.is_array() || cs.empty()) throw Error("workload.classes: expected a non-empty array of class objects");
+    if (!cs.is_array() || cs.empty())
+      throw Error("workload.classes: expected a non-empty array of class objects");
     for (std::size_t i = 0; i < cs.size(); ++i) {
       JsonObject c(cs[i], "workload.classes[" + std::to_string(i) + "]");
       c.reject_unknown(kClassKeys);
@@ -162,16 +181,25 @@ Json WorkloadSpec::to_json() const {
   }
   Json cs = Json::array();
   for (const auto& c : classes) {
-    const char* at = c.arrival.kind == ArrivalSpec::Kind::Poisson ? "poisson" : c.arrival.kind == ArrivalSpec::Kind::Gamma ? "gamma" : "fixed";
-    cs.push_back({{"name", c.name},
-                  {"requests", c.requests},
-                  {"arrival", {{"type", at}, {"rate_per_s", c.arrival.rate_per_s}, {"cv", c.arrival.cv}, {"start_s", c.arrival.start_s}, {"burst", c.arrival.burst}}},
-                  {"prompt_tokens", length_json(c.prompt)},
-                  {"output_tokens", length_json(c.output)},
-                  {"prefix", {{"groups", c.prefix_groups}, {"shared_tokens", c.prefix_shared_tokens}, {"zipf", c.prefix_zipf}}},
-                  {"sessions", {{"turns", c.session_turns}, {"think_time_s", c.think_time_s}}},
-                  {"priority", c.priority},
-                  {"acceptance", c.acceptance}});
+    const char* at = c.arrival.kind == ArrivalSpec::Kind::Poisson ? "poisson"
+                     : c.arrival.kind == ArrivalSpec::Kind::Gamma ? "gamma"
+                                                                  : "fixed";
+    cs.push_back(
+        {{"name", c.name},
+         {"requests", c.requests},
+         {"arrival",
+          {{"type", at},
+           {"rate_per_s", c.arrival.rate_per_s},
+           {"cv", c.arrival.cv},
+           {"start_s", c.arrival.start_s},
+           {"burst", c.arrival.burst}}},
+         {"prompt_tokens", length_json(c.prompt)},
+         {"output_tokens", length_json(c.output)},
+         {"prefix",
+          {{"groups", c.prefix_groups}, {"shared_tokens", c.prefix_shared_tokens}, {"zipf", c.prefix_zipf}}},
+         {"sessions", {{"turns", c.session_turns}, {"think_time_s", c.think_time_s}}},
+         {"priority", c.priority},
+         {"acceptance", c.acceptance}});
   }
   j["classes"] = cs;
   return j;
@@ -182,7 +210,8 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
   std::vector<Request> out;
   for (std::size_t ci = 0; ci < w.classes.size(); ++ci) {
     const WorkloadClass& c = w.classes[ci];
-    Rng arr = Rng::derive(w.seed, 3 * ci + 1), len = Rng::derive(w.seed, 3 * ci + 2), grp = Rng::derive(w.seed, 3 * ci + 3);
+    Rng arr = Rng::derive(w.seed, 3 * ci + 1), len = Rng::derive(w.seed, 3 * ci + 2),
+        grp = Rng::derive(w.seed, 3 * ci + 3);
     ZipfTable gz;
     if (c.prefix_zipf > 0 && c.prefix_groups > 0) gz = ZipfTable(c.prefix_groups, c.prefix_zipf);
     const std::int64_t turns = c.session_turns;
@@ -193,8 +222,12 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
       if (s > 0 && s % c.arrival.burst == 0 && c.arrival.rate_per_s > 0) {
         const double mean = double(c.arrival.burst) / c.arrival.rate_per_s;  // gap between arrival instants
         switch (c.arrival.kind) {
-          case ArrivalSpec::Kind::Poisson: t += arr.exponential(mean); break;
-          case ArrivalSpec::Kind::Fixed: t += mean; break;
+          case ArrivalSpec::Kind::Poisson:
+            t += arr.exponential(mean);
+            break;
+          case ArrivalSpec::Kind::Fixed:
+            t += mean;
+            break;
           case ArrivalSpec::Kind::Gamma: {
             const double shape = 1.0 / (c.arrival.cv * c.arrival.cv);
             t += arr.gamma(shape, mean / shape);
@@ -205,7 +238,8 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
       std::uint64_t key = 0;
       std::int64_t shared = 0;
       if (c.prefix_groups > 0) {
-        const std::int64_t g = c.prefix_zipf > 0 ? gz.sample(grp) - 1 : grp.uniform_int(0, c.prefix_groups - 1);
+        const std::int64_t g =
+            c.prefix_zipf > 0 ? gz.sample(grp) - 1 : grp.uniform_int(0, c.prefix_groups - 1);
         key = mix64((std::uint64_t(ci) << 40) ^ std::uint64_t(g + 1) ^ 0x5157ULL);
         shared = c.prefix_shared_tokens;
       }
@@ -224,9 +258,10 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
           r.prompt_tokens = (turn == 0 ? shared : history) + own;
           r.content_key = mix64(0xC0FFEEULL ^ (std::uint64_t(r.session_id) + 1));
           r.shared_tokens = r.prompt_tokens + r.output_tokens;  // the next turn starts with all of this turn
-          if (turn == 0 && shared > 0) r.content_key = key;  // the first turn shares the system prompt
+          if (turn == 0 && shared > 0) r.content_key = key;     // the first turn shares the system prompt
           if (turn > 0) {
-            r.after_request = -2 - std::int64_t(out.size() - 1);  // placeholder: previous request, fixed below
+            r.after_request =
+                -2 - std::int64_t(out.size() - 1);  // placeholder: previous request, fixed below
             r.think_time_s = c.think_time_s;
           }
           history = r.prompt_tokens + r.output_tokens;
@@ -242,7 +277,8 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
   // Sort by arrival (stable: generation order breaks ties), then fix ids and turn links.
   std::vector<std::size_t> order(out.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return out[a].arrival_s < out[b].arrival_s; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return out[a].arrival_s < out[b].arrival_s; });
   std::vector<std::int64_t> new_id(out.size());
   for (std::size_t i = 0; i < order.size(); ++i) new_id[order[i]] = std::int64_t(i);
   std::vector<Request> sorted;
@@ -258,7 +294,8 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
 
 std::vector<Request> load_trace(const std::string& path) {
   const std::string text = read_text_file(path);
-  const bool jsonl = path.size() >= 6 && (path.substr(path.size() - 6) == ".jsonl" || path.substr(path.size() - 5) == ".json");
+  const bool jsonl = path.size() >= 6 &&
+                     (path.substr(path.size() - 6) == ".jsonl" || path.substr(path.size() - 5) == ".json");
   return parse_trace(text, path, jsonl);
 }
 
@@ -311,11 +348,13 @@ std::vector<Request> parse_trace(const std::string& text, const std::string& ori
         header = cells;
         for (const char* need : {"arrival_time_s", "prompt_tokens", "output_tokens"})
           if (std::find(header.begin(), header.end(), need) == header.end())
-            bad(std::string("header lacks column '") + need + "' (need arrival_time_s, prompt_tokens, output_tokens)");
+            bad(std::string("header lacks column '") + need +
+                "' (need arrival_time_s, prompt_tokens, output_tokens)");
         continue;
       }
       if (cells.size() != header.size())
-        bad("has " + std::to_string(cells.size()) + " fields, the header has " + std::to_string(header.size()));
+        bad("has " + std::to_string(cells.size()) + " fields, the header has " +
+            std::to_string(header.size()));
       for (std::size_t i = 0; i < cells.size(); ++i)
         if (!cells[i].empty()) f[header[i]] = to_num(header[i], cells[i]);
     }
@@ -326,8 +365,10 @@ std::vector<Request> parse_trace(const std::string& text, const std::string& ori
     if (r.arrival_s < 0) bad("arrival_time_s must be ≥ 0");
     r.prompt_tokens = std::int64_t(f["prompt_tokens"]);
     r.output_tokens = std::int64_t(f["output_tokens"]);
-    if (r.prompt_tokens < 1 || double(r.prompt_tokens) != f["prompt_tokens"]) bad("prompt_tokens must be an integer ≥ 1");
-    if (r.output_tokens < 1 || double(r.output_tokens) != f["output_tokens"]) bad("output_tokens must be an integer ≥ 1");
+    if (r.prompt_tokens < 1 || double(r.prompt_tokens) != f["prompt_tokens"])
+      bad("prompt_tokens must be an integer ≥ 1");
+    if (r.output_tokens < 1 || double(r.output_tokens) != f["output_tokens"])
+      bad("output_tokens must be an integer ≥ 1");
     if (f.count("session_id")) {
       r.session_id = std::int64_t(f["session_id"]);
       r.content_key = mix64(0x5E55ULL ^ std::uint64_t(r.session_id + 1));
@@ -340,7 +381,8 @@ std::vector<Request> parse_trace(const std::string& text, const std::string& ori
     out.push_back(r);
   }
   if (out.empty()) throw Error(origin + ": the trace has no requests");
-  std::stable_sort(out.begin(), out.end(), [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
   for (std::size_t i = 0; i < out.size(); ++i) out[i].id = std::int64_t(i);
   return out;
 }

@@ -17,12 +17,12 @@ namespace infraplan::sim::serve {
 struct LengthDist {
   enum class Kind { Fixed, Uniform, LogNormal, Zipf };
   Kind kind = Kind::Fixed;
-  double mean = 128;        ///< fixed value or mean, tokens
-  std::int64_t min = 1;     ///< lower clamp (uniform: lower bound), tokens
+  double mean = 128;           ///< fixed value or mean, tokens
+  std::int64_t min = 1;        ///< lower clamp (uniform: lower bound), tokens
   std::int64_t max = 1 << 20;  ///< upper clamp (uniform: upper bound; zipf: largest value), tokens
-  double sigma = 0.5;       ///< log-normal: σ of the underlying normal
-  double alpha = 1.1;       ///< zipf exponent
-  ZipfTable zipf;           ///< built by the parser for Kind::Zipf
+  double sigma = 0.5;          ///< log-normal: σ of the underlying normal
+  double alpha = 1.1;          ///< zipf exponent
+  ZipfTable zipf;              ///< built by the parser for Kind::Zipf
   std::int64_t sample(Rng& rng) const;
 };
 
