@@ -2,6 +2,8 @@
 // Time comes from the datasheet roofline so that the outcomes do not move with profile updates.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "hardware/roofline_cost_model.hpp"
 #include "simulator/serving_sim.hpp"
 #include "strategies/scenario.hpp"
@@ -149,4 +151,22 @@ TEST(ServingScenarios, TraceReplay) {
   auto r = run(load("serve_trace_replay.json"));
   EXPECT_EQ(r.metrics.requests, 7);
   EXPECT_GT(r.metrics.prefix_hit_rate, 0.1);
+}
+
+// 3.5: sizing the prefill and decode pools for prompts of ~2,000 and outputs of ~500 tokens on
+// 8 GPUs: too few prefill instances and TTFT explodes, too few decode instances and TPOT does.
+TEST(ServingScenarios, PrefillDecodeRatioHasAnInteriorOptimum) {
+  const auto base = load("serve_pd_ratio.json");
+  std::vector<double> goodput;
+  for (int p = 1; p <= 7; ++p) {
+    auto s = base;
+    s.engine.pd.prefill_instances = p;
+    s.engine.pd.decode_instances = 8 - p;
+    goodput.push_back(run(s).metrics.goodput_rps);
+  }
+  const auto best = std::max_element(goodput.begin(), goodput.end()) - goodput.begin() + 1;
+  EXPECT_GE(best, 2);
+  EXPECT_LE(best, 4);
+  EXPECT_LT(goodput.front(), 0.2 * goodput[std::size_t(best - 1)]);
+  EXPECT_LT(goodput.back(), 0.2 * goodput[std::size_t(best - 1)]);
 }
