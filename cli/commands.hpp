@@ -25,6 +25,7 @@ int cmd_models(const std::vector<std::string>& args);
 int cmd_hardware(const std::vector<std::string>& args);
 int cmd_memory(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
+int cmd_cost(const std::vector<std::string>& args);
 int cmd_comm(const std::vector<std::string>& args);
 int cmd_plan(const std::vector<std::string>& args);
 int cmd_plan_serve(const std::vector<std::string>& args);

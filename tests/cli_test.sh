@@ -41,7 +41,15 @@ expect 0 "nic" -- comm --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --
 expect 0 "recommendation: tp=" -- plan train --model llama2-7b --cluster dgx-h100 --seq 4096 --global-batch 64 --top 3 --explain --roofline
 expect 0 '"rejected"' -- plan train --model llama2-7b --cluster dgx-h100 --seq 4096 --global-batch 64 --top 2 --json --roofline
 
+expect 0 "measured" -- cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k 4096
+expect 0 '"source": "roofline"' -- cost --gpu h100-sxm5-80gb --op gemm --m 4096 --n 4096 --k 4096 --roofline --json
+expect 0 "attention_decode" -- cost --gpu h200-sxm-141gb --op attention_decode --context 4096 --batch 64
+expect 0 "GB/s" -- cost --gpu h200-sxm-141gb --op memory --bytes 1GiB
+
 # Bad input: clear error, non-zero exit.
+expect 2 "needs --k" -- cost --gpu h200-sxm-141gb --op gemm --m 1 --n 1
+expect 2 "unknown --op 'gemv'" -- cost --gpu h200-sxm-141gb --op gemv
+expect 2 "a100-sxm4-80gb has no tensor-core support for fp8" -- cost --gpu a100-sxm4-80gb --op gemm --m 64 --n 64 --k 64 --dtype fp8 --roofline
 expect 2 "give exactly one of --gpus N or --rate R" -- plan serve --model llama3-8b --gpu h100-sxm5-80gb --isl 100 --osl 10 --ttft-ms 100 --tpot-ms 10
 expect 2 "serving.weights=fp8 is not supported on a100-sxm4-80gb" -- plan serve --model llama2-70b --gpu a100-sxm4-80gb --gpus 2 --quant fp8 --isl 100 --osl 10 --ttft-ms 100 --tpot-ms 10
 expect 2 "--global-batch is required" -- plan train --model llama2-7b --cluster dgx-h100 --seq 4096
