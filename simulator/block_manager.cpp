@@ -142,7 +142,9 @@ void BlockManager::register_computed(Sequence& s, bool all) {
       std::min<std::int64_t>(s.num_computed / block_size_, std::int64_t(s.block_table.size()));
   if (!all) {
     const Request& r = s.request();
-    full = std::min<std::int64_t>(full, r.content_key != 0 ? r.shared_tokens / block_size_ : 0);
+    const std::int64_t shareable =
+        std::max(r.content_key != 0 ? r.shared_tokens : 0, r.session_key != 0 ? r.session_tokens : 0);
+    full = std::min<std::int64_t>(full, shareable / block_size_);
   }
   for (std::int64_t i = s.num_hashed_blocks; i < full; ++i) {
     const std::int32_t b = s.block_table[std::size_t(i)];

@@ -132,7 +132,10 @@ TEST(BlockManager, LongRandomRunKeepsInvariants) {
   for (int step = 0; step < 20000; ++step) {
     const double u = rng.uniform();
     if (u < 0.4 || live.empty()) {
-      auto s = std::make_unique<Sequence>(req(next++, rng.uniform_int(1, 300), 1 + std::uint64_t(rng.uniform_int(0, 3)), rng.uniform_int(0, 200)), 16);
+      auto s =
+          std::make_unique<Sequence>(req(next++, rng.uniform_int(1, 300),
+                                         1 + std::uint64_t(rng.uniform_int(0, 3)), rng.uniform_int(0, 200)),
+                                     16);
       auto m = bm.match_prefix(*s);
       const std::int64_t want = s->len();
       if (bm.can_allocate(*s, m, want)) {
@@ -153,8 +156,10 @@ TEST(BlockManager, LongRandomRunKeepsInvariants) {
       }
     } else if (u < 0.75) {
       auto& s = live[std::size_t(rng.uniform_int(0, std::int64_t(live.size()) - 1))];
-      if (!s->block_table.empty() && bm.can_swap_out(*s)) bm.swap_out(*s);
-      else if (s->block_table.empty() && s->swapped_blocks > 0 && bm.can_swap_in(*s)) bm.swap_in(*s);
+      if (!s->block_table.empty() && bm.can_swap_out(*s))
+        bm.swap_out(*s);
+      else if (s->block_table.empty() && s->swapped_blocks > 0 && bm.can_swap_in(*s))
+        bm.swap_in(*s);
     } else {
       const std::size_t i = std::size_t(rng.uniform_int(0, std::int64_t(live.size()) - 1));
       if (live[i]->swapped_blocks > 0) continue;
@@ -173,4 +178,21 @@ TEST(BlockManager, LongRandomRunKeepsInvariants) {
   bm.check_invariants({});
   EXPECT_EQ(bm.num_free_blocks(), 200);
   EXPECT_GT(bm.cache().stats.hit_tokens, 0);
+}
+
+TEST(BlockManager, SessionsShareTheirConversationAndOnlyTheSystemPromptWithOthers) {
+  BlockManager bm(64, 16, true);
+  auto turn = [](std::int64_t id, std::int64_t prompt, std::uint64_t session) {
+    Request r = req(id, prompt, 9, 32);
+    r.session_key = session;
+    r.session_tokens = prompt + 8;
+    return r;
+  };
+  Sequence a(turn(0, 100, 111), 16);
+  bm.allocate(a, bm.match_prefix(a), 100);
+  a.num_computed = 100;
+  bm.register_computed(a);
+  Sequence other(turn(1, 100, 222), 16), next(turn(2, 150, 111), 16);
+  EXPECT_EQ(bm.match_prefix(other).blocks.size(), 2u) << "the 32-token system prompt only";
+  EXPECT_EQ(bm.match_prefix(next).blocks.size(), 6u) << "all of the first turn's full blocks";
 }

@@ -25,7 +25,8 @@ int Router::pick(const Request& r, const std::vector<std::int64_t>& outstanding,
   int least = 0;
   for (int i = 1; i < n_; ++i)
     if (outstanding[std::size_t(i)] < outstanding[std::size_t(least)]) least = i;
-  if (policy_ == Routing::LeastOutstanding || r.content_key == 0 || !cached_blocks) return least;
+  if (policy_ == Routing::LeastOutstanding || (r.content_key == 0 && r.session_key == 0) || !cached_blocks)
+    return least;
   const double limit = imbalance_ * double(outstanding[std::size_t(least)]) + 4.0;
   int best = -1;
   std::int64_t best_blocks = 0;

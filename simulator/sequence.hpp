@@ -13,20 +13,19 @@
 namespace infraplan::sim::serve {
 
 /// One request of a workload. Token contents are not simulated; what matters for the prefix
-/// cache is which leading tokens equal other requests' tokens, which `content_key` and
-/// `shared_tokens` describe.
+/// cache is which leading tokens equal other requests' tokens. Tokens [0, shared_tokens) are
+/// the content named `content_key` (a shared system prompt); tokens [shared_tokens,
+/// session_tokens) are the conversation named `session_key` (the next turn's prompt starts with
+/// this turn's prompt and output); the rest is unique to the request.
 struct Request {
-  std::int64_t id = 0;             ///< index in arrival order, 0-based
-  double arrival_s = 0;            ///< arrival time, seconds from the start
-  std::int64_t prompt_tokens = 1;  ///< input length, tokens (≥ 1)
-  std::int64_t output_tokens = 1;  ///< tokens to generate (≥ 1); the first comes with the prefill
-  /// Key of the content shared with other requests (a system-prompt group, or a conversation);
-  /// 0 = nothing shared.
-  std::uint64_t content_key = 0;
-  /// Leading tokens (prompt, then output) whose content is identified by `content_key`.
-  /// A prefix group: its shared system prompt. A session turn: the whole turn (the next turn's
-  /// prompt starts with this turn's prompt and output).
-  std::int64_t shared_tokens = 0;
+  std::int64_t id = 0;              ///< index in arrival order, 0-based
+  double arrival_s = 0;             ///< arrival time, seconds from the start
+  std::int64_t prompt_tokens = 1;   ///< input length, tokens (≥ 1)
+  std::int64_t output_tokens = 1;   ///< tokens to generate (≥ 1); the first comes with the prefill
+  std::uint64_t content_key = 0;    ///< shared system prompt, 0 = none
+  std::int64_t shared_tokens = 0;   ///< its length, tokens
+  std::uint64_t session_key = 0;    ///< conversation, 0 = none
+  std::int64_t session_tokens = 0;  ///< end of the conversation content (prompt + output for a turn), tokens
   int priority = 0;                 ///< smaller = more urgent (priority scheduling)
   int klass = 0;                    ///< workload class index (workload.classes), for per-class metrics
   std::int64_t session_id = -1;     ///< multi-turn conversation, -1 = none

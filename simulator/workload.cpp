@@ -256,9 +256,10 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
         if (turns > 1) {
           r.session_id = std::int64_t(ci) * 1000000000LL + s;
           r.prompt_tokens = (turn == 0 ? shared : history) + own;
-          r.content_key = mix64(0xC0FFEEULL ^ (std::uint64_t(r.session_id) + 1));
-          r.shared_tokens = r.prompt_tokens + r.output_tokens;  // the next turn starts with all of this turn
-          if (turn == 0 && shared > 0) r.content_key = key;     // the first turn shares the system prompt
+          r.content_key = key;  // every turn starts with the session's system prompt (if any)
+          r.shared_tokens = shared;
+          r.session_key = mix64(0xC0FFEEULL ^ (std::uint64_t(r.session_id) + 1));
+          r.session_tokens = r.prompt_tokens + r.output_tokens;  // the next turn starts with all of this turn
           if (turn > 0) {
             r.after_request =
                 -2 - std::int64_t(out.size() - 1);  // placeholder: previous request, fixed below
@@ -371,9 +372,10 @@ std::vector<Request> parse_trace(const std::string& text, const std::string& ori
       bad("output_tokens must be an integer ≥ 1");
     if (f.count("session_id")) {
       r.session_id = std::int64_t(f["session_id"]);
-      r.content_key = mix64(0x5E55ULL ^ std::uint64_t(r.session_id + 1));
-      r.shared_tokens = r.prompt_tokens + r.output_tokens;
-    } else if (f.count("prefix_group")) {
+      r.session_key = mix64(0x5E55ULL ^ std::uint64_t(r.session_id + 1));
+      r.session_tokens = r.prompt_tokens + r.output_tokens;
+    }
+    if (f.count("prefix_group")) {
       r.content_key = mix64(0x6A09ULL ^ std::uint64_t(std::int64_t(f["prefix_group"]) + 1));
       r.shared_tokens = f.count("shared_tokens") ? std::int64_t(f["shared_tokens"]) : r.prompt_tokens / 2;
     }

@@ -35,7 +35,8 @@ TEST(Workload, DistributionMeans) {
 }
 
 TEST(Workload, PoissonRateAndLengths) {
-  Json j = {{"requests", 20000}, {"arrival", {{"type", "poisson"}, {"rate_per_s", 10}}},
+  Json j = {{"requests", 20000},
+            {"arrival", {{"type", "poisson"}, {"rate_per_s", 10}}},
             {"prompt_tokens", {{"dist", "lognormal"}, {"mean", 500}, {"sigma", 0.8}}},
             {"output_tokens", {{"dist", "uniform"}, {"min", 10}, {"max", 30}}}};
   auto w = workload_from_json(j, 3);
@@ -71,7 +72,10 @@ TEST(Workload, GammaBurstinessRaisesGapVariance) {
 }
 
 TEST(Workload, SessionsChainTurns) {
-  Json j = {{"requests", 6}, {"sessions", {{"turns", 3}, {"think_time_s", 2}}}, {"prompt_tokens", 100}, {"output_tokens", 50}};
+  Json j = {{"requests", 6},
+            {"sessions", {{"turns", 3}, {"think_time_s", 2}}},
+            {"prompt_tokens", 100},
+            {"output_tokens", 50}};
   auto reqs = make_requests(workload_from_json(j, 1));
   int chained = 0;
   for (const auto& r : reqs)
@@ -85,12 +89,16 @@ TEST(Workload, SessionsChainTurns) {
 }
 
 TEST(Workload, TraceCsvAndJsonl) {
-  auto a = parse_trace("arrival_time_s,prompt_tokens,output_tokens,prefix_group\n0.5,100,10,1\n0.1,200,20,\n", "t.csv", false);
+  auto a = parse_trace("arrival_time_s,prompt_tokens,output_tokens,prefix_group\n0.5,100,10,1\n0.1,200,20,\n",
+                       "t.csv", false);
   ASSERT_EQ(a.size(), 2u);
   EXPECT_EQ(a[0].prompt_tokens, 200);  // sorted by arrival
   EXPECT_NE(a[1].content_key, 0u);
-  auto b = parse_trace("{\"arrival_time_s\": 1, \"prompt_tokens\": 5, \"output_tokens\": 2, \"session_id\": 3}\n", "t.jsonl", true);
+  auto b =
+      parse_trace("{\"arrival_time_s\": 1, \"prompt_tokens\": 5, \"output_tokens\": 2, \"session_id\": 3}\n",
+                  "t.jsonl", true);
   EXPECT_EQ(b[0].session_id, 3);
+  EXPECT_NE(b[0].session_key, 0u);
 }
 
 TEST(Workload, BadTraceRowsNameTheLine) {
@@ -102,6 +110,8 @@ TEST(Workload, BadTraceRowsNameTheLine) {
     EXPECT_NE(std::string(e.what()).find("prompt_tokens"), std::string::npos);
   }
   EXPECT_THROW(parse_trace("arrival_time_s,prompt_tokens\n0,10\n", "x.csv", false), Error);
-  EXPECT_THROW(parse_trace("{\"arrival_time_s\": 0, \"prompt_tokens\": 0, \"output_tokens\": 1}\n", "x.jsonl", true), Error);
+  EXPECT_THROW(
+      parse_trace("{\"arrival_time_s\": 0, \"prompt_tokens\": 0, \"output_tokens\": 1}\n", "x.jsonl", true),
+      Error);
   EXPECT_THROW(workload_from_json({{"arival", 1}}, 1), Error);
 }
