@@ -159,7 +159,10 @@ class GuiTest : public QObject {
     QChart* breakdown = w.trainingTab()->breakdownView()->chart();
     const double stage0_ms = stacked_total(breakdown) / double(std::max<std::size_t>(1, ev->training->stage_breakdown.size()));
     QVERIFY(stage0_ms > 0);
-    QVERIFY(!timeline_spans(*ev->training, 0).empty());
+    const auto spans = timeline_spans(*ev->training, 100);
+    QVERIFY(!spans.empty());
+    for (const auto& sp : spans) QVERIFY(sp.end_s > sp.start_s && sp.start_s >= 0);
+    QCOMPARE(spans.front().category, QString("compute"));  // one GPU: the iteration starts computing
     QVERIFY(!w.trainingTab()->timelineView()->chart()->series().isEmpty());
     QCOMPARE(w.currentResultsJson().at("iteration_time_s").get<double>(), ev->training->iteration_time_s);
 

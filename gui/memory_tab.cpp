@@ -38,10 +38,12 @@ MemoryTab::MemoryTab(QWidget* parent) : QWidget(parent) {
   table_->verticalHeader()->setVisible(false);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setWordWrap(true);
+  table_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  table_->setStyleSheet("QTableWidget::item { padding: 4px 3px; }");
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
-  split->setSizes({620, 420});
+  split->setSizes({640, 400});
   layout->addWidget(split, 1);
 }
 
@@ -54,9 +56,11 @@ void MemoryTab::show(const Evaluation& ev) {
   delete old;
 
   const auto& sc = ev.scenario;
-  QString what = QString("<b>%1</b> on <b>%2</b> (%3 GPUs of %4)")
+  const int gpus = sc.cluster.total_gpus();
+  QString what = QString("<b>%1</b> on <b>%2</b> (%3 %4 of %5)")
                      .arg(QString::fromStdString(sc.model.name), QString::fromStdString(sc.cluster.name))
-                     .arg(sc.cluster.total_gpus())
+                     .arg(gpus)
+                     .arg(gpus == 1 ? "GPU" : "GPUs")
                      .arg(QString::fromStdString(sc.cluster.gpu.name));
   if (ev.job == Job::Training) {
     const auto& t = *sc.training;
@@ -108,7 +112,8 @@ void MemoryTab::show(const Evaluation& ev) {
       table_->item(r, c)->setFont(f);
     }
   table_->resizeColumnsToContents();
-  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Stretch);
+  table_->resizeRowsToContents();
 }
 
 QString MemoryTab::headline() const { return headline_->text(); }

@@ -85,38 +85,59 @@ QChart* build_breakdown_chart(const sim::train::TrainingResult& r) {
                               "milliseconds of one iteration");
 }
 
-std::vector<TimelineSpan> timeline_spans(const sim::train::TrainingResult& r, double merge_gap_s) {
+std::vector<TimelineSpan> timeline_spans(const sim::train::TrainingResult& r, int bins) {
   std::vector<TimelineSpan> out;
   const auto& g = r.graph;
-  if (g.ops.empty() || r.times.end.size() != g.ops.size()) return out;
+  if (g.ops.empty() || r.times.end.size() != g.ops.size() || bins < 1) return out;
+  const double T = std::max(r.iteration_time_s, r.times.makespan);
+  if (!(T > 0)) return out;
   std::map<int, int> lane_of_stage;  // first lane of each stage
   for (int i = 0; i < int(g.lanes.size()); ++i) lane_of_stage.emplace(g.lanes[std::size_t(i)].stage, i);
-  std::map<int, int> row_base;
+  std::map<int, int> row_base;  // lane → its compute row
   for (const auto& [stage, lane] : lane_of_stage) row_base[lane] = 2 * stage;
+  const int rows = 2 * int(lane_of_stage.size());
 
-  // Ops grouped by (row, category), sorted by start, then merged.
-  std::map<std::pair<int, std::string>, std::vector<std::pair<double, double>>> runs;
+  // Busy seconds per (row, bin, category).
+  constexpr int kCategories = int(strat::OpCategory::CommDP) + 1;
+  const double width = T / bins;
+  std::vector<double> busy(std::size_t(rows) * std::size_t(bins) * kCategories, 0.0);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto& op = g.ops[i];
     auto it = row_base.find(op.lane);
     if (it == row_base.end()) continue;
-    const double s = r.times.start[i], e = r.times.end[i];
-    if (e <= s) continue;
+    const double s = r.times.start[i], e = std::min(r.times.end[i], T);
+    if (!(e > s)) continue;
     const int row = it->second + (strat::is_comm(op.category) ? 1 : 0);
-    runs[{row, strat::op_category_name(op.category)}].push_back({s, e});
+    const int b0 = std::clamp(int(s / width), 0, bins - 1), b1 = std::clamp(int(e / width), 0, bins - 1);
+    for (int b = b0; b <= b1; ++b) {
+      const double overlap = std::min(e, (b + 1) * width) - std::max(s, b * width);
+      if (overlap > 0)
+        busy[(std::size_t(row) * std::size_t(bins) + std::size_t(b)) * kCategories + std::size_t(op.category)] += overlap;
+    }
   }
-  for (auto& [key, v] : runs) {
-    std::sort(v.begin(), v.end());
-    TimelineSpan cur{key.first, QString::fromStdString(key.second), v.front().first, v.front().second};
-    for (std::size_t i = 1; i < v.size(); ++i) {
-      if (v[i].first <= cur.end_s + merge_gap_s) {
-        cur.end_s = std::max(cur.end_s, v[i].second);
-      } else {
-        out.push_back(cur);
-        cur.start_s = v[i].first, cur.end_s = v[i].second;
+  // Each bin shows its busiest category when the row is busy for at least half of it; runs of
+  // equal bins become one span.
+  for (int row = 0; row < rows; ++row) {
+    int run_cat = -1, run_start = 0;
+    auto close = [&](int end_bin) {
+      if (run_cat >= 0)
+        out.push_back({row, strat::op_category_name(strat::OpCategory(run_cat)), run_start * width, end_bin * width});
+    };
+    for (int b = 0; b < bins; ++b) {
+      const double* cell = &busy[(std::size_t(row) * std::size_t(bins) + std::size_t(b)) * kCategories];
+      int best = -1;
+      double total = 0, best_v = 0;
+      for (int c = 0; c < kCategories; ++c) {
+        total += cell[c];
+        if (cell[c] > best_v) best_v = cell[c], best = c;
+      }
+      const int cat = total >= 0.5 * width ? best : -1;
+      if (cat != run_cat) {
+        close(b);
+        run_cat = cat, run_start = b;
       }
     }
-    out.push_back(cur);
+    close(bins);
   }
   return out;
 }
@@ -125,8 +146,8 @@ QChart* build_timeline_chart(const sim::train::TrainingResult& r) {
   auto* chart = new QChart;
   chart->setAnimationOptions(QChart::NoAnimation);
   const double T = std::max(r.iteration_time_s, r.times.makespan);
-  // Merge gaps below 1/1500 of the iteration: invisible at any window width.
-  const auto spans = timeline_spans(r, T / 1500.0);
+  // 1200 bins: finer than the chart's pixels at any usual window width.
+  const auto spans = timeline_spans(r, 1200);
   int rows = 0;
   for (const auto& s : spans) rows = std::max(rows, s.row + 1);
   rows += rows % 2;  // whole stages
@@ -158,7 +179,7 @@ QChart* build_timeline_chart(const sim::train::TrainingResult& r) {
     auto* lower = new QLineSeries;
     upper->append(0, lo);
     for (const auto* s : list) {
-      const double a = 1e3 * s->start_s, b = 1e3 * std::max(s->end_s, s->start_s + T * 1e-4);
+      const double a = 1e3 * s->start_s, b = 1e3 * s->end_s;
       upper->append(a, lo);
       upper->append(a, hi);
       upper->append(b, hi);

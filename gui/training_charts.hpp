@@ -26,13 +26,16 @@ QChart* build_breakdown_bars(const std::vector<sim::train::TimeBreakdown>& bars,
 /// One span of the timeline (merged run of ops of one category on one row).
 struct TimelineSpan {
   int row = 0;          ///< 0 = stage 0 compute, 1 = stage 0 communication, 2 = stage 1 compute, …
-  QString category;     ///< op category ("compute", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp")
+  QString category;     ///< busiest op category ("compute", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp")
   double start_s = 0, end_s = 0;  ///< seconds from the start of the iteration
 };
 
-/// The spans of the first lane of every stage; ops of one category closer than `merge_gap_s`
-/// are merged into one span. Empty when the result carries no graph (keep_graph off).
-std::vector<TimelineSpan> timeline_spans(const sim::train::TrainingResult& r, double merge_gap_s);
+/// The spans of the first lane of every stage at the resolution of `bins` equal slices of the
+/// iteration: a slice shows the category its row spends most time on, when the row is busy for
+/// at least half of the slice (else it is idle); equal neighbouring slices form one span.
+/// Thousands of ops per slice stay readable and the chart's size stays bounded. Empty when the
+/// result carries no graph (keep_graph off).
+std::vector<TimelineSpan> timeline_spans(const sim::train::TrainingResult& r, int bins);
 
 /// The timeline chart (milliseconds on x, one labelled row per stage and stream kind).
 QChart* build_timeline_chart(const sim::train::TrainingResult& r);

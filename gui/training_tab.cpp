@@ -58,7 +58,7 @@ void TrainingTab::show(const Evaluation& ev) {
   const auto& r = *ev.training;
   const auto& t = *ev.scenario.training;
   const QLocale en(QLocale::English);
-  QString h = QString("<b>%1</b> on <b>%2</b> (%3 GPUs): tp=%4 pp=%5 dp=%6 cp=%7 ep=%8 zero=%9, %10, %11, "
+  QString h = QString("<b>%1</b> on <b>%2</b> (%3 GPU%15): tp=%4 pp=%5 dp=%6 cp=%7 ep=%8 zero=%9, %10, %11, "
                       "global batch %12 × %13 tokens in %14 micro-batches")
                   .arg(QString::fromStdString(ev.scenario.model.name), QString::fromStdString(ev.scenario.cluster.name))
                   .arg(ev.scenario.cluster.total_gpus())
@@ -67,7 +67,8 @@ void TrainingTab::show(const Evaluation& ev) {
                        QString::fromStdString(strat::precision_name(t.precision)))
                   .arg(t.global_batch)
                   .arg(t.seq_len)
-                  .arg(t.micro_batches());
+                  .arg(t.micro_batches())
+                  .arg(ev.scenario.cluster.total_gpus() == 1 ? "" : "s");
   h += QString("<br>iteration <b>%1</b> · <b>%2</b> tokens/s · MFU <b>%3%</b> · HFU %4% · peak %5 of %6 GiB per GPU")
            .arg(seconds_text(r.iteration_time_s))
            .arg(en.toString(r.tokens_per_s, 'f', 0))
