@@ -159,10 +159,20 @@ class GuiTest : public QObject {
     QChart* breakdown = w.trainingTab()->breakdownView()->chart();
     const double stage0_ms = stacked_total(breakdown) / double(std::max<std::size_t>(1, ev->training->stage_breakdown.size()));
     QVERIFY(stage0_ms > 0);
-    const auto spans = timeline_spans(*ev->training, 100);
-    QVERIFY(!spans.empty());
-    for (const auto& sp : spans) QVERIFY(sp.end_s > sp.start_s && sp.start_s >= 0);
-    QCOMPARE(spans.front().category, QString("compute"));  // one GPU: the iteration starts computing
+    const auto rows = timeline_rows(*ev->training, 100);
+    QCOMPARE(int(rows.size()), 2);  // one stage: compute and communication rows
+    QVERIFY(!rows[0].comm && rows[1].comm);
+    // The compute row's shares add up to the busy time of the compute stream.
+    double busy = 0;
+    for (const auto& [cat, v] : rows[0].share)
+      for (double x : v) {
+        QVERIFY(x >= 0 && x <= 1 + 1e-9);
+        busy += x * rows[0].slice_s;
+      }
+    const auto& b = ev->training->breakdown;
+    const double expect = b.compute + b.recompute + b.optimizer;
+    QVERIFY2(std::abs(busy - expect) < 1e-6 * ev->training->iteration_time_s + 1e-9,
+             qPrintable(QString("compute row busy %1 s, breakdown %2 s").arg(busy).arg(expect)));
     QVERIFY(!w.trainingTab()->timelineView()->chart()->series().isEmpty());
     QCOMPARE(w.currentResultsJson().at("iteration_time_s").get<double>(), ev->training->iteration_time_s);
 

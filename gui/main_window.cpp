@@ -34,6 +34,8 @@ Outcome run_evaluation(const EvaluationRequest& req) {
     return {evaluate(req), {}};
   } catch (const std::exception& e) {  // infraplan::Error and the library's other exceptions
     return {nullptr, QString::fromUtf8(e.what())};
+  } catch (...) {
+    return {nullptr, "internal error: an exception of unknown type stopped the evaluation"};
   }
 }
 

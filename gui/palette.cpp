@@ -16,12 +16,13 @@ QColor category_color(const QString& c) {
   if (c == "recompute") return QColor::fromRgb(0x76b7b2);
   if (c == "optimizer") return QColor::fromRgb(0x59a14f);
   if (c == "bubble") return QColor::fromRgb(0xbab0ac);
+  if (c == "host") return QColor::fromRgb(0x5f6b6d);
   if (c == "tp") return QColor::fromRgb(0xf28e2b);
   if (c == "cp") return QColor::fromRgb(0xedc948);
   if (c == "ep") return QColor::fromRgb(0xb07aa1);
   if (c == "pp") return QColor::fromRgb(0xe15759);
   if (c == "dp") return QColor::fromRgb(0x9c755f);
-  return QColor::fromRgb(0x5f6b6d);
+  return QColor::fromRgb(0x8cd17d);
 }
 
 }  // namespace infraplan::gui

@@ -52,12 +52,14 @@ QChart* build_breakdown_bars(const std::vector<sim::train::TimeBreakdown>& stage
       return it == b.exposed_comm.end() ? 0.0 : it->second;
     });
   }
+  add("host wait", "host", [](const auto& b) { return b.host_wait; });
   add("bubble", "bubble", [](const auto& b) { return b.bubble; });
   chart->addSeries(series);
 
   double max_ms = 0;
   for (const auto& b : stages)
-    max_ms = std::max(max_ms, 1e3 * (b.compute + b.recompute + b.optimizer + b.exposed_comm_total() + b.bubble));
+    max_ms = std::max(max_ms,
+                      1e3 * (b.compute + b.recompute + b.optimizer + b.exposed_comm_total() + b.host_wait + b.bubble));
   auto* y = new QBarCategoryAxis;
   for (int i = int(labels.size()) - 1; i >= 0; --i) y->append(labels[i]);
   auto* x = new QValueAxis;
@@ -85,124 +87,118 @@ QChart* build_breakdown_chart(const sim::train::TrainingResult& r) {
                               "milliseconds of one iteration");
 }
 
-std::vector<TimelineSpan> timeline_spans(const sim::train::TrainingResult& r, int bins) {
-  std::vector<TimelineSpan> out;
+namespace {
+
+// Categories in drawing order (bottom to top within a row).
+const char* const kOrder[] = {"compute", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp"};
+
+}  // namespace
+
+std::vector<TimelineRow> timeline_rows(const sim::train::TrainingResult& r, int slices) {
+  std::vector<TimelineRow> rows;
   const auto& g = r.graph;
-  if (g.ops.empty() || r.times.end.size() != g.ops.size() || bins < 1) return out;
+  if (g.ops.empty() || r.times.end.size() != g.ops.size() || slices < 1) return rows;
   const double T = std::max(r.iteration_time_s, r.times.makespan);
-  if (!(T > 0)) return out;
+  if (!(T > 0)) return rows;
   std::map<int, int> lane_of_stage;  // first lane of each stage
   for (int i = 0; i < int(g.lanes.size()); ++i) lane_of_stage.emplace(g.lanes[std::size_t(i)].stage, i);
-  std::map<int, int> row_base;  // lane → its compute row
-  for (const auto& [stage, lane] : lane_of_stage) row_base[lane] = 2 * stage;
-  const int rows = 2 * int(lane_of_stage.size());
-
-  // Busy seconds per (row, bin, category).
-  constexpr int kCategories = int(strat::OpCategory::CommDP) + 1;
-  const double width = T / bins;
-  std::vector<double> busy(std::size_t(rows) * std::size_t(bins) * kCategories, 0.0);
+  std::map<int, int> row_of_lane;  // lane → its compute row
+  for (const auto& [stage, lane] : lane_of_stage) {
+    row_of_lane[lane] = int(rows.size());
+    for (bool comm : {false, true}) rows.push_back({stage, comm, T / slices, {}});
+  }
+  const double width = T / slices;
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto& op = g.ops[i];
-    auto it = row_base.find(op.lane);
-    if (it == row_base.end()) continue;
+    auto it = row_of_lane.find(op.lane);
+    if (it == row_of_lane.end()) continue;
     const double s = r.times.start[i], e = std::min(r.times.end[i], T);
     if (!(e > s)) continue;
-    const int row = it->second + (strat::is_comm(op.category) ? 1 : 0);
-    const int b0 = std::clamp(int(s / width), 0, bins - 1), b1 = std::clamp(int(e / width), 0, bins - 1);
+    // The compute stream and the communication streams; host-side issue ops are not GPU work.
+    const bool comm = strat::is_comm(op.category);
+    if (!comm && op.stream != strat::Stream::Compute) continue;
+    auto& row = rows[std::size_t(it->second + (comm ? 1 : 0))];
+    auto& share = row.share[QString::fromLatin1(strat::op_category_name(op.category))];
+    if (share.empty()) share.assign(std::size_t(slices), 0.0);
+    const int b0 = std::clamp(int(s / width), 0, slices - 1), b1 = std::clamp(int(e / width), 0, slices - 1);
     for (int b = b0; b <= b1; ++b) {
       const double overlap = std::min(e, (b + 1) * width) - std::max(s, b * width);
-      if (overlap > 0)
-        busy[(std::size_t(row) * std::size_t(bins) + std::size_t(b)) * kCategories + std::size_t(op.category)] += overlap;
+      if (overlap > 0) share[std::size_t(b)] += overlap / width;
     }
   }
-  // Each bin shows its busiest category when the row is busy for at least half of it; runs of
-  // equal bins become one span.
-  for (int row = 0; row < rows; ++row) {
-    int run_cat = -1, run_start = 0;
-    auto close = [&](int end_bin) {
-      if (run_cat >= 0)
-        out.push_back({row, strat::op_category_name(strat::OpCategory(run_cat)), run_start * width, end_bin * width});
-    };
-    for (int b = 0; b < bins; ++b) {
-      const double* cell = &busy[(std::size_t(row) * std::size_t(bins) + std::size_t(b)) * kCategories];
-      int best = -1;
-      double total = 0, best_v = 0;
-      for (int c = 0; c < kCategories; ++c) {
-        total += cell[c];
-        if (cell[c] > best_v) best_v = cell[c], best = c;
-      }
-      const int cat = total >= 0.5 * width ? best : -1;
-      if (cat != run_cat) {
-        close(b);
-        run_cat = cat, run_start = b;
-      }
-    }
-    close(bins);
-  }
-  return out;
+  return rows;
 }
 
 QChart* build_timeline_chart(const sim::train::TrainingResult& r) {
   auto* chart = new QChart;
   chart->setAnimationOptions(QChart::NoAnimation);
   const double T = std::max(r.iteration_time_s, r.times.makespan);
-  // 1200 bins: finer than the chart's pixels at any usual window width.
-  const auto spans = timeline_spans(r, 1200);
-  int rows = 0;
-  for (const auto& s : spans) rows = std::max(rows, s.row + 1);
-  rows += rows % 2;  // whole stages
+  const int slices = 800;  // about one per pixel of a full-width chart
+  const auto rows = timeline_rows(r, slices);
+  const int n = int(rows.size());
   auto* x = new QValueAxis;
   x->setTitleText("milliseconds");
   x->setRange(0, 1e3 * T);
   x->applyNiceNumbers();
   x->setLabelFormat("%.0f");
   auto* y = new QCategoryAxis;
-  y->setRange(0, std::max(rows, 1));
+  y->setRange(0, std::max(n, 1));
   y->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
-  for (int row = rows - 1; row >= 0; --row) {
-    // Row 0 on top: row k occupies [rows − k − 1, rows − k].
-    const int stage = row / 2;
-    y->append(row % 2 == 0 ? QString("stage %1 compute").arg(stage) : QString("stage %1 comm").arg(stage),
-              double(rows - row));
+  for (int k = n - 1; k >= 0; --k) {
+    // Row k (0 on top) occupies [n − k − 1, n − k].
+    const auto& row = rows[std::size_t(k)];
+    y->append(QString("stage %1 %2").arg(row.stage).arg(row.comm ? "comm" : "compute"), double(n - k));
   }
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
 
-  // One area series per (row, category): a step function that is high inside spans.
-  std::map<std::pair<int, QString>, std::vector<const TimelineSpan*>> by;
-  for (const auto& s : spans) by[{s.row, s.category}].push_back(&s);
-  std::set<QString> in_legend;
-  for (const auto& [key, list] : by) {
-    const double base = double(rows - key.first - 1);
-    const double lo = base + 0.15, hi = base + 0.85;
-    auto* upper = new QLineSeries;
-    auto* lower = new QLineSeries;
-    upper->append(0, lo);
-    for (const auto* s : list) {
-      const double a = 1e3 * s->start_s, b = 1e3 * s->end_s;
-      upper->append(a, lo);
-      upper->append(a, hi);
-      upper->append(b, hi);
-      upper->append(b, lo);
+  // Step function through slice values, one point pair per run of equal values.
+  auto steps = [&](QLineSeries* line, const std::vector<double>& v) {
+    int k = 0;
+    while (k < slices) {
+      int j = k;
+      while (j + 1 < slices && v[std::size_t(j + 1)] == v[std::size_t(k)]) ++j;
+      line->append(1e3 * k * T / slices, v[std::size_t(k)]);
+      line->append(1e3 * (j + 1) * T / slices, v[std::size_t(k)]);
+      k = j + 1;
     }
-    upper->append(1e3 * T, lo);
-    lower->append(0, lo);
-    lower->append(1e3 * T, lo);
-    auto* area = new QAreaSeries(upper, lower);
-    area->setName(key.second);
-    const QColor c = category_color(key.second);
-    area->setColor(c);
-    area->setBorderColor(c);
-    QPen pen(c);
-    pen.setWidthF(0.5);
-    area->setPen(pen);
-    chart->addSeries(area);
-    area->attachAxis(x);
-    area->attachAxis(y);
-    const bool first = in_legend.insert(key.second).second;
-    for (auto* m : chart->legend()->markers(area)) m->setVisible(first);
+  };
+  std::set<QString> in_legend;
+  for (int k = 0; k < n; ++k) {
+    const auto& row = rows[std::size_t(k)];
+    const double base = double(n - k - 1) + 0.1, height = 0.8;
+    std::vector<double> total(std::size_t(slices), 0.0);
+    for (const auto& [cat, v] : row.share)
+      for (int b = 0; b < slices; ++b) total[std::size_t(b)] += v[std::size_t(b)];
+    std::vector<double> bottom(std::size_t(slices), base);
+    for (const char* name : kOrder) {
+      auto it = row.share.find(QString::fromLatin1(name));
+      if (it == row.share.end()) continue;
+      std::vector<double> top(static_cast<std::size_t>(slices));
+      for (int b = 0; b < slices; ++b) {
+        const double scale = total[std::size_t(b)] > 1 ? 1 / total[std::size_t(b)] : 1;  // overlapping streams
+        top[std::size_t(b)] = bottom[std::size_t(b)] + height * it->second[std::size_t(b)] * scale;
+      }
+      auto* upper = new QLineSeries;
+      auto* lower = new QLineSeries;
+      steps(upper, top);
+      steps(lower, bottom);
+      auto* area = new QAreaSeries(upper, lower);
+      area->setName(it->first);
+      const QColor c = category_color(it->first);
+      area->setColor(c);
+      area->setBorderColor(c);
+      area->setPen(Qt::NoPen);  // a border would draw a line where the share is 0
+      chart->addSeries(area);
+      area->attachAxis(x);
+      area->attachAxis(y);
+      const bool first = in_legend.insert(it->first).second;
+      for (auto* m : chart->legend()->markers(area)) m->setVisible(first);
+      bottom = std::move(top);
+    }
   }
-  chart->setTitle(QString("One iteration, first GPU of each pipeline stage (%1 mode, %2 ops)")
+  chart->setTitle(QString("One iteration on the first GPU of each pipeline stage (%1 mode, %2 ops); "
+                          "height = share of time")
                       .arg(QString::fromStdString(r.mode))
                       .arg(qulonglong(r.ops)));
   chart->legend()->setAlignment(Qt::AlignBottom);

@@ -3,9 +3,12 @@
 //  - the time breakdown per pipeline stage (compute, recompute, optimizer, exposed
 //    communication by kind, bubble), which adds up to the iteration time;
 //  - a Gantt-like timeline: per stage one row for the compute stream and one for the
-//    communication streams, spans coloured by op category, from the executed work graph.
+//    communication streams, coloured by op category, from the executed work graph; in each time
+//    slice a colour's height is the share of the slice the stream spends on that category.
 #include <QString>
 #include <QStringList>
+#include <map>
+#include <vector>
 
 #include "simulator/training_sim.hpp"
 
@@ -23,19 +26,21 @@ QChart* build_breakdown_chart(const sim::train::TrainingResult& r);
 QChart* build_breakdown_bars(const std::vector<sim::train::TimeBreakdown>& bars, const QStringList& labels,
                              const QString& title, const QString& axis_title);
 
-/// One span of the timeline (merged run of ops of one category on one row).
-struct TimelineSpan {
-  int row = 0;          ///< 0 = stage 0 compute, 1 = stage 0 communication, 2 = stage 1 compute, …
-  QString category;     ///< busiest op category ("compute", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp")
-  double start_s = 0, end_s = 0;  ///< seconds from the start of the iteration
+/// One row of the timeline: a stream kind of the first GPU of a pipeline stage, cut into equal
+/// time slices, with the share of each slice spent on each op category.
+struct TimelineRow {
+  int stage = 0;
+  bool comm = false;  ///< false: the compute stream; true: the communication streams together
+  double slice_s = 0; ///< width of one slice, seconds
+  /// Category ("compute", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp") →
+  /// share of each slice, 0..1 (concurrent communication streams may sum past 1).
+  std::map<QString, std::vector<double>> share;
 };
 
-/// The spans of the first lane of every stage at the resolution of `bins` equal slices of the
-/// iteration: a slice shows the category its row spends most time on, when the row is busy for
-/// at least half of the slice (else it is idle); equal neighbouring slices form one span.
-/// Thousands of ops per slice stay readable and the chart's size stays bounded. Empty when the
-/// result carries no graph (keep_graph off).
-std::vector<TimelineSpan> timeline_spans(const sim::train::TrainingResult& r, int bins);
+/// The rows (stage 0 compute, stage 0 comm, stage 1 compute, …) of `r` at `slices` slices per
+/// iteration. Millions of ops become a picture of bounded size that keeps every category's time.
+/// Empty when the result carries no graph (keep_graph off).
+std::vector<TimelineRow> timeline_rows(const sim::train::TrainingResult& r, int slices);
 
 /// The timeline chart (milliseconds on x, one labelled row per stage and stream kind).
 QChart* build_timeline_chart(const sim::train::TrainingResult& r);
