@@ -225,6 +225,15 @@ Profile parse_profile(const Json& j, const std::string& origin) {
         if (std::isnan(t.at(s, 0)))
           fail(origin, f + ".seconds[" + std::to_string(s) + "][0]",
                "the first batch column must be measured");
+      t.kernel = str(a[i], "kernel", "");
+      if (a[i].contains("backward_seconds")) {
+        t.backward_seconds = seconds_grid(a[i]["backward_seconds"], f + ".backward_seconds", origin,
+                                          t.seq_len.size() * t.batch.size(), "seq_len × batch");
+        for (std::size_t e = 0; e < t.seconds.size(); ++e)
+          if (std::isnan(t.seconds[e]) != std::isnan(t.backward_seconds[e]))
+            fail(origin, f + ".backward_seconds",
+                 "must be measured exactly where seconds is (entry " + std::to_string(e) + " differs)");
+      }
       p.prefill.push_back(std::move(t));
     }
   }
@@ -262,7 +271,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       p.holdout_prefill.push_back({int(num_or(r, "head_dim", 128)), int(num_or(r, "heads", 32)),
                                    int(num_or(r, "kv_heads", 8)), std::int64_t(num_or(r, "batch", 1)),
                                    std::int64_t(num_or(r, "seq_len", 0)), r.value("causal", true),
-                                   num_or(r, "seconds", 0)});
+                                   num_or(r, "seconds", 0), num_or(r, "backward_seconds", 0)});
     for (const auto& r : rows("attention_decode"))
       p.holdout_decode.push_back({int(num_or(r, "heads", 32)), int(num_or(r, "kv_heads", 8)),
                                   int(num_or(r, "head_dim", 128)), std::int64_t(num_or(r, "batch", 1)),
@@ -276,6 +285,32 @@ Profile parse_profile(const Json& j, const std::string& origin) {
                            str(r, "ceiling_name", ""), num_or(r, "seconds", 0), num_or(r, "achieved", 0),
                            num_or(r, "ceiling", 0)});
   if (j.contains("comm")) p.comm = j["comm"];
+  if (j.contains("framework")) {
+    const Json& f = j["framework"];
+    const std::string fp = "framework";
+    if (!f.is_object()) fail(origin, fp, "expected a JSON object");
+    FrameworkProfile fw;
+    fw.name = str(f, "name", "");
+    if (fw.name.empty()) fail(origin, fp + ".name", "missing (required), e.g. \"pytorch-eager\"");
+    fw.torch_version = str(f, "torch_version", "");
+    fw.cuda_version = str(f, "cuda_version", "");
+    fw.date = str(f, "date", "");
+    fw.command = str(f, "command", "");
+    auto us = [&](const char* key, bool required) {
+      if (!f.contains(key)) {
+        if (required) fail(origin, fp + "." + key, "missing (required), microseconds >= 0");
+        return 0.0;
+      }
+      return number(f[key], fp + "." + key, origin, 0);
+    };
+    fw.op_dispatch_us_forward = us("op_dispatch_us_forward", true);
+    fw.op_dispatch_us_backward = us("op_dispatch_us_backward", true);
+    fw.optimizer_us_per_tensor = us("optimizer_us_per_tensor", true);
+    fw.optimizer_us_fixed = us("optimizer_us_fixed", false);
+    fw.checkpoint_us_forward_per_block = us("checkpoint_us_forward_per_block", false);
+    fw.checkpoint_us_backward_per_block = us("checkpoint_us_backward_per_block", false);
+    p.framework = std::move(fw);
+  }
   return p;
 }
 

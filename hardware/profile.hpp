@@ -34,15 +34,20 @@ struct GemmTable {
   double quantum_m = 1, quantum_n = 1;
 };
 
-/// Causal (or not) attention-prefill forward times with q_len = kv_len = seq_len.
+/// Causal (or not) attention-prefill forward times with q_len = kv_len = seq_len, and optionally
+/// the backward times of the same shapes (dQ, dK, dV from dO; what a training step pays).
 struct PrefillTable {
+  std::string kernel;  ///< what was timed, e.g. "own_fa2" (calib_kernels/) or "torch-sdpa"; may be empty
   int head_dim = 128;
   bool causal = true;
   int heads = 32, kv_heads = 8;  ///< heads of every measured case
   std::vector<double> seq_len;   ///< axis 0 (tokens per sequence)
   std::vector<double> batch;     ///< axis 1 (sequences)
   std::vector<double> seconds;   ///< [seq_len][batch]; NaN = not measured (too many tokens)
+  /// Backward seconds, same layout as `seconds` (empty when the table has none; NaN = not measured).
+  std::vector<double> backward_seconds;
   double at(std::size_t i, std::size_t j) const { return seconds[i * batch.size() + j]; }
+  double backward_at(std::size_t i, std::size_t j) const { return backward_seconds[i * batch.size() + j]; }
 };
 
 /// Paged decode-attention times: batch sequences, each with `context` cached tokens.
@@ -82,6 +87,7 @@ struct HoldoutPrefill {
   std::int64_t batch = 1, seq_len = 0;
   bool causal = true;
   double seconds = 0;
+  double backward_seconds = 0;  ///< 0 = not measured
 };
 struct HoldoutDecode {
   int heads = 32, kv_heads = 8, head_dim = 128;
@@ -90,6 +96,20 @@ struct HoldoutDecode {
 };
 struct HoldoutMemory {
   double bytes = 0, seconds = 0;
+};
+
+/// Host-side cost of an eager framework (PyTorch) driving the GPU, measured with
+/// bench/pytorch/calibrate_framework.py: chains of ops on tiny tensors (the GPU waits on the host),
+/// slope per op. All times in microseconds of host time.
+struct FrameworkProfile {
+  std::string name;                    ///< e.g. "pytorch-eager"
+  std::string torch_version, cuda_version, date, command;
+  double op_dispatch_us_forward = 0;   ///< per module-level op (Linear, LayerNorm, GELU, add) in forward, autocast + autograd
+  double op_dispatch_us_backward = 0;  ///< per module-level op in backward (autograd engine)
+  double checkpoint_us_forward_per_block = 0;   ///< extra per activation-checkpointed block, forward
+  double checkpoint_us_backward_per_block = 0;  ///< extra per checkpointed block, backward (recompute not included)
+  double optimizer_us_per_tensor = 0;  ///< fused AdamW step + zero_grad, per parameter tensor
+  double optimizer_us_fixed = 0;       ///< fused AdamW step + zero_grad, per step
 };
 
 /// One measured kernel (the calibrate summary table).
@@ -120,6 +140,7 @@ struct Profile {
   std::vector<HoldoutMemory> holdout_memory;
   std::vector<KernelRecord> kernels;
   Json comm;  ///< the NCCL section as written (null when absent); see docs/calibration.md
+  std::optional<FrameworkProfile> framework;  ///< eager-framework host costs (absent in older profiles)
 
   /// The GEMM table for `d`, or nullptr.
   const GemmTable* gemm_table(Dtype d) const;

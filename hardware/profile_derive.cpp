@@ -124,7 +124,13 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
     }
   };
   if (tables.contains("attention_prefill"))
-    for (auto& t : tables["attention_prefill"]) scale_nested(t["seconds"], bf16_ratio, scale_nested);
+    for (auto& t : tables["attention_prefill"]) {
+      scale_nested(t["seconds"], bf16_ratio, scale_nested);
+      if (t.contains("backward_seconds")) scale_nested(t["backward_seconds"], bf16_ratio, scale_nested);
+    }
+  // Reference tables of other kernels than the one the model uses are not carried over. The
+  // framework section (host-side costs) is kept as measured: it describes the host, not the GPU.
+  tables.erase("attention_prefill_own_fa2");
   if (tables.contains("attention_decode"))
     scale_nested(tables["attention_decode"]["seconds"], bw_ratio, scale_nested);
   scale_nested(tables["memory_bound"]["seconds"], bw_ratio, scale_nested);

@@ -38,7 +38,7 @@ TEST(Profile, EmbeddedH200IsMeasuredAndComplete) {
     ASSERT_NE(p.gemm_table(d), nullptr) << dtype_name(d);
     EXPECT_GT(p.ceilings.gemm_TFLOPs.at(d), 100) << dtype_name(d);
   }
-  EXPECT_EQ(p.prefill.size(), 2u);
+  EXPECT_EQ(p.prefill.size(), 3u);
   ASSERT_TRUE(p.decode.has_value());
   EXPECT_GE(p.memory.bytes.size(), 10u);
   EXPECT_FALSE(p.holdout_gemm.empty());

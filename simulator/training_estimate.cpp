@@ -43,7 +43,7 @@ class Pricer {
   Priced run(const std::vector<OpTemplate>& tpl, int rank) {
     Priced p;
     std::vector<double> end(tpl.size(), 0);
-    double stream_free[strat::kStreams] = {0, 0, 0, 0, 0, 0, 0};
+    double stream_free[strat::kStreams] = {};
     for (std::size_t i = 0; i < tpl.size(); ++i) {
       const auto& o = tpl[i];
       double ready = 0;
@@ -99,18 +99,28 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
   double t_max = 0, t_pipe_sum = 0;
   int slow = 0;
   std::vector<Priced> per_mb(static_cast<std::size_t>(p));
+  std::vector<double> host_wait(static_cast<std::size_t>(p), 0.0);
   std::vector<double> z3(static_cast<std::size_t>(p), 0.0), dp_exposed(static_cast<std::size_t>(p), 0.0), opt(static_cast<std::size_t>(p), 0.0);
   for (int s = 0; s < p; ++s) {
     const int rank = pr.layout().rank({0, 0, 0, s});
     Priced f, b;
+    double host = 0, tensors = 0;  // host-dispatch seconds per micro-batch; parameter tensors
     strat::RankParams params;
     double ag_total = 0, ag_first = 0, grad_dense = 0, grad_expert = 0;
     int layers = 0;
     for (int ch = 0; ch < v; ++ch) {
       auto r = strat::stage_layers(m.layers, p, v, s, ch);
       const int vs = ch * p + s;
-      if (vs == 0) add(f, pr.run(emb_f, rank)), add(b, pr.run(emb_b, rank));
-      if (vs == p * v - 1) add(f, pr.run(head_f, rank)), add(b, pr.run(head_b, rank));
+      if (vs == 0) {
+        add(f, pr.run(emb_f, rank)), add(b, pr.run(emb_b, rank));
+        host += strat::host_seconds(ctx, emb_f, true, false) + strat::host_seconds(ctx, emb_b, false, false);
+        tensors += strat::param_tensors_of_embedding(m);
+      }
+      if (vs == p * v - 1) {
+        add(f, pr.run(head_f, rank)), add(b, pr.run(head_b, rank));
+        host += strat::host_seconds(ctx, head_f, true, false) + strat::host_seconds(ctx, head_b, false, false);
+        tensors += strat::param_tensors_of_head(m, t);
+      }
       std::int64_t n_moe = 0;
       for (std::int64_t l = r.first; l < r.first + r.count; ++l) {
         auto lp = strat::layer_params_on_rank(m, t, l);
@@ -122,6 +132,10 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
         ag_total += ag;
         ++layers;
         if (moe && l >= m.moe.dense_layers) ++n_moe;
+        const bool lm = moe && l >= m.moe.dense_layers;
+        host += strat::host_seconds(ctx, lm ? moe_f : dense_f, true, true) +
+                strat::host_seconds(ctx, lm ? moe_b : dense_b, false, true);
+        tensors += strat::param_tensors_of_layer(m, t, l);
       }
       add(f, pr.run(dense_f, rank), double(r.count - n_moe)), add(b, pr.run(dense_b, rank), double(r.count - n_moe));
       if (n_moe) add(f, pr.run(moe_f, rank), double(n_moe)), add(b, pr.run(moe_b, rank), double(n_moe));
@@ -142,8 +156,12 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
     const double eshard = t.zero >= 1 ? double(t.dp) * t.cp / std::max(1, t.ep) : 1.0;
     opt[std::size_t(s)] = cost.memory_bound((params.dense / shard + params.expert / eshard) *
                                             strat::optimizer_bytes_per_param(t.precision, t.optimizer)).seconds;
+    opt[std::size_t(s)] = std::max(opt[std::size_t(s)], strat::host_optimizer_seconds(ctx, tensors));
     Priced both = f;
     add(both, b);
+    // Eager host dispatch: a micro-batch takes at least the host's time to issue it.
+    host_wait[std::size_t(s)] = std::max(0.0, host - both.span);
+    both.span += host_wait[std::size_t(s)];
     if (t.zero == 3) {
       // Per micro-batch the gather stream carries every layer twice (forward and backward) and
       // runs ahead of compute; the reduce-scatters share the DP stream. The slower stream sets
@@ -182,7 +200,9 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
   bd.recompute = mb * w.recompute;
   bd.optimizer = opt[std::size_t(slow)];
   const double comm_sum = w.comm[0] + w.comm[1] + w.comm[2];
-  const double exposed_in_layers = std::max(0.0, w.span - z3[std::size_t(slow)] - w.compute - w.recompute);
+  bd.host_wait = mb * host_wait[std::size_t(slow)];
+  const double exposed_in_layers =
+      std::max(0.0, w.span - z3[std::size_t(slow)] - host_wait[std::size_t(slow)] - w.compute - w.recompute);
   const char* kinds[3] = {"tp", "cp", "ep"};
   for (int k = 0; k < 3; ++k)
     if (w.comm[k] > 0 && comm_sum > 0) bd.exposed_comm[kinds[k]] = mb * exposed_in_layers * w.comm[k] / comm_sum;

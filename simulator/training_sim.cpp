@@ -21,8 +21,10 @@ double TimeBreakdown::exposed_comm_total() const {
 Json TimeBreakdown::to_json() const {
   Json e = Json::object();
   for (const auto& [k, v] : exposed_comm) e[k] = v;
-  return {{"compute_s", compute}, {"recompute_s", recompute}, {"optimizer_s", optimizer},
-          {"exposed_comm_s", e},  {"bubble_s", bubble}};
+  Json j = {{"compute_s", compute}, {"recompute_s", recompute}, {"optimizer_s", optimizer},
+            {"exposed_comm_s", e},  {"bubble_s", bubble}};
+  if (host_wait > 0) j["host_wait_s"] = host_wait;
+  return j;
 }
 
 Json TrainingEstimate::to_json() const {
@@ -121,7 +123,9 @@ TimeBreakdown lane_breakdown(const strat::WorkGraph& g, const ExecutionTimes& x,
     const double d = x.end[i] - x.start[i];
     if (d <= 0) continue;
     int kind = -1;
-    if (strat::is_comm(op.category)) {
+    if (op.category == OpCategory::Host) {
+      kind = 5;
+    } else if (strat::is_comm(op.category)) {
       kind = comm_kind_index(op.category);
     } else if (op.category == OpCategory::Recompute) {
       b.recompute += d;
@@ -136,7 +140,7 @@ TimeBreakdown lane_breakdown(const strat::WorkGraph& g, const ExecutionTimes& x,
   std::sort(pts.begin(), pts.end(), [](const Pt& a, const Pt& c) {
     return a.t != c.t ? a.t < c.t : a.delta < c.delta;
   });
-  int compute = 0;
+  int compute = 0, host = 0;
   std::array<int, 5> active{};
   std::array<double, 5> exposed{};
   double prev = 0;
@@ -148,12 +152,14 @@ TimeBreakdown lane_breakdown(const strat::WorkGraph& g, const ExecutionTimes& x,
         exposed[std::size_t(k)] += d;
         return;
       }
-    b.bubble += d;
+    if (host > 0) b.host_wait += d;
+    else b.bubble += d;
   };
   for (const auto& p : pts) {
     account(p.t);
     prev = std::max(prev, p.t);
     if (p.kind < 0) compute += p.delta;
+    else if (p.kind == 5) host += p.delta;
     else active[std::size_t(p.kind)] += p.delta;
   }
   account(x.makespan);

@@ -43,12 +43,13 @@ struct TrainingOptions {
 };
 
 /// Seconds of one iteration by what the GPU was doing (on the reported lane). The parts add up
-/// to the iteration time: compute + recompute + optimizer + Σ exposed_comm + bubble.
+/// to the iteration time: compute + recompute + optimizer + Σ exposed_comm + host_wait + bubble.
 struct TimeBreakdown {
   double compute = 0;     ///< forward/backward kernels (GEMMs, attention, norms, elementwise)
   double recompute = 0;   ///< activation-recompute kernels
   double optimizer = 0;   ///< optimizer step
   std::map<std::string, double> exposed_comm;  ///< "tp","cp","ep","pp","dp": compute stream idle waiting on it
+  double host_wait = 0;   ///< GPU idle waiting for the host to issue ops (eager host-dispatch floor)
   double bubble = 0;      ///< compute stream idle with nothing in flight (pipeline fill/drain)
   double exposed_comm_total() const;
   Json to_json() const;

@@ -65,14 +65,24 @@ Json TrainingConfig::to_json() const {
           {"precision", precision_name(precision)},
           {"optimizer", optimizer_name(optimizer)},
           {"flash_attention", flash_attention},
-          {"moe_imbalance", moe_imbalance}};
+          {"moe_imbalance", moe_imbalance},
+          {"host_dispatch", host_dispatch_name(host_dispatch)}};
+}
+
+const char* host_dispatch_name(HostDispatch h) {
+  switch (h) {
+    case HostDispatch::Auto: return "auto";
+    case HostDispatch::On: return "on";
+    case HostDispatch::Off: return "off";
+  }
+  return "?";
 }
 
 TrainingConfig training_from_json(const Json& j, const std::string& path) {
   JsonObject o(j, path);
   o.reject_unknown({"seq_len", "global_batch", "micro_batch", "tp", "pp", "dp", "cp", "ep", "sp", "zero",
                     "pp_schedule", "pp_virtual_stages", "recompute", "precision", "optimizer",
-                    "flash_attention", "moe_imbalance"});
+                    "flash_attention", "moe_imbalance", "host_dispatch"});
   TrainingConfig t;
   t.seq_len = o.get_int_min("seq_len", t.seq_len, 1);
   t.global_batch = o.get_int_min("global_batch", 0, 0);
@@ -101,6 +111,8 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   t.optimizer = opt == "sgd" ? Optimizer::SGD : opt == "lamb" ? Optimizer::LAMB : Optimizer::AdamW;
   t.flash_attention = o.get_bool("flash_attention", true);
   t.moe_imbalance = o.get_number_min("moe_imbalance", 1.0, 1.0);
+  std::string hd = o.get_choice("host_dispatch", "auto", {"auto", "on", "off"});
+  t.host_dispatch = hd == "on" ? HostDispatch::On : hd == "off" ? HostDispatch::Off : HostDispatch::Auto;
   return t;
 }
 

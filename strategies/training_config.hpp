@@ -26,6 +26,12 @@ std::vector<std::string> precision_names();
 enum class Optimizer { AdamW, SGD, LAMB };
 const char* optimizer_name(Optimizer o);
 
+/// Host-dispatch floor of eager frameworks (PyTorch without CUDA graphs): per micro-batch the GPU
+/// cannot finish before the host has issued every op (profile "framework" section). Auto: on when
+/// the cost model's profile has that section; Off for CUDA-graph / fused-kernel runs.
+enum class HostDispatch { Auto, On, Off };
+const char* host_dispatch_name(HostDispatch h);
+
 struct TrainingConfig {
   std::int64_t seq_len = 4096;
   std::int64_t global_batch = 0;               ///< sequences per iteration (0: dp × micro_batch)
@@ -40,6 +46,7 @@ struct TrainingConfig {
   Optimizer optimizer = Optimizer::AdamW;
   bool flash_attention = true;
   double moe_imbalance = 1.0;  ///< max/mean tokens per expert (≥ 1)
+  HostDispatch host_dispatch = HostDispatch::Auto;  ///< scenario key "host_dispatch": auto | on | off
 
   int gpus() const { return tp * pp * dp * cp; }
   /// Micro-batches per iteration per pipeline (gradient-accumulation steps).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hardware/framework_costs.hpp"
+#include "model/error.hpp"
 #include "model/model_math.hpp"
 
 namespace infraplan::strat {
@@ -12,6 +14,7 @@ const char* op_category_name(OpCategory c) {
     case OpCategory::Compute: return "compute";
     case OpCategory::Recompute: return "recompute";
     case OpCategory::Optimizer: return "optimizer";
+    case OpCategory::Host: return "host";
     case OpCategory::CommTP: return "tp";
     case OpCategory::CommCP: return "cp";
     case OpCategory::CommEP: return "ep";
@@ -30,6 +33,7 @@ const char* stream_name(Stream s) {
     case Stream::PP: return "pp";
     case Stream::DP: return "dp";
     case Stream::DPGather: return "dp-gather";
+    case Stream::Host: return "host";
   }
   return "?";
 }
@@ -72,9 +76,77 @@ double optimizer_bytes_per_param(Precision p, Optimizer o) {
   return 2 * master + 2 * grad + 2 * states * state + copy;
 }
 
+HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
+  HostCosts h;
+  if (t.host_dispatch == HostDispatch::Off) return h;
+  const hw::Profile* p = hw::profile_of(c);
+  if (!p || !p->framework) {
+    if (t.host_dispatch == HostDispatch::On)
+      throw Error("training.host_dispatch=on needs a profile with a \"framework\" section "
+                  "(bench/pytorch/calibrate_framework.py); this cost model has none; use auto or off");
+    return h;
+  }
+  const auto& f = *p->framework;
+  h.enabled = true;
+  h.fwd_op = f.op_dispatch_us_forward * 1e-6, h.bwd_op = f.op_dispatch_us_backward * 1e-6;
+  h.ckpt_fwd_block = f.checkpoint_us_forward_per_block * 1e-6;
+  h.ckpt_bwd_block = f.checkpoint_us_backward_per_block * 1e-6;
+  h.opt_tensor = f.optimizer_us_per_tensor * 1e-6, h.opt_fixed = f.optimizer_us_fixed * 1e-6;
+  return h;
+}
+
 OpContext::OpContext(const model::ModelSpec& m, const TrainingConfig& t, const hw::CostModel& c, bool ulysses)
     : model(&m), cfg(&t), cost(&c), gemm_dtype(gemm_dtype_of(t.precision)),
-      tokens(t.micro_batch * t.seq_len / std::max(1, t.cp)), act_bytes(2), cp_all_to_all(ulysses) {}
+      tokens(t.micro_batch * t.seq_len / std::max(1, t.cp)), act_bytes(2), cp_all_to_all(ulysses),
+      host(host_costs_of(t, c)) {
+  if (const hw::Profile* p = hw::profile_of(c)) {
+    hw::AttentionPrefillShape a;
+    a.batch = t.micro_batch, a.q_len = t.seq_len, a.kv_len = t.seq_len;
+    a.heads = std::max<std::int64_t>(1, m.heads / std::max(1, t.tp));
+    a.kv_heads = std::max<std::int64_t>(1, m.kv_heads / std::max(1, t.tp));
+    a.head_dim = m.mla.enabled() ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim;
+    if (auto r = hw::attention_backward_ratio(*p, a)) attention_bwd_ratio = *r;
+  }
+}
+
+double host_seconds(const OpContext& c, const std::vector<OpTemplate>& tpl, bool forward, bool layer) {
+  if (!c.host.enabled) return 0;
+  double s = 0;
+  for (const auto& o : tpl) {
+    if (o.stream != Stream::Compute || o.seconds <= 0) continue;
+    s += (forward || o.category == OpCategory::Recompute) ? c.host.fwd_op : c.host.bwd_op;
+  }
+  if (layer && c.cfg->recompute == model::Recompute::Full) s += forward ? c.host.ckpt_fwd_block : c.host.ckpt_bwd_block;
+  return s;
+}
+
+double param_tensors_of_layer(const model::ModelSpec& m, const TrainingConfig& t, std::int64_t layer) {
+  (void)t;
+  const double per_norm = m.norm == model::NormType::LayerNorm ? 2 : 1;
+  const double bias = m.linear_bias ? 2 : 1;
+  double n = 2 * per_norm;                                         // two norms
+  n += (m.qkv_bias || m.linear_bias ? 2 : 1) + bias;               // fused QKV, output projection
+  const double mlp = (m.ffn_type == model::FfnType::SwiGLU ? 3 : 2) * bias;
+  if (m.moe.enabled() && layer >= m.moe.dense_layers) {
+    n += 1 + double(m.moe.experts) / std::max(1, t.ep) * mlp + double(m.moe.shared_experts) * mlp;  // router, experts
+  } else {
+    n += mlp;
+  }
+  return n;
+}
+
+double param_tensors_of_embedding(const model::ModelSpec& m) {
+  return m.position == model::PositionType::Learned ? 2 : 1;
+}
+
+double param_tensors_of_head(const model::ModelSpec& m, const TrainingConfig& t) {
+  const double norm = m.norm == model::NormType::LayerNorm ? 2 : 1;
+  return norm + (m.tied_embeddings && t.pp == 1 ? 0 : 1);
+}
+
+double host_optimizer_seconds(const OpContext& c, double tensors) {
+  return c.host.enabled ? c.host.opt_fixed + tensors * c.host.opt_tensor : 0;
+}
 
 namespace {
 
@@ -167,7 +239,7 @@ void attention_core(Builder& b, const OpContext& c, const Shapes& s, bool backwa
   const auto& t = *c.cfg;
   double flops = 0;
   double sec = attention_fwd_seconds(c, s, &flops);
-  const double mult = backward ? 2.5 : 1.0;
+  const double mult = backward ? c.attention_bwd_ratio : 1.0;
   const char* name = backward ? "attention_bwd" : (cat == OpCategory::Recompute ? "attention_recompute" : "attention_fwd");
   if (t.cp == 1) {
     b.compute(name, mult * sec, mult * flops, cat);

@@ -8,7 +8,14 @@
 // experts / ep experts per rank, which receive T · top_k · moe_imbalance tokens after the
 // dispatch all-to-all. GEMM dtype follows the precision recipe (fp8 for fp8-mixed, fp16 for
 // fp16-mixed, bf16 otherwise). Backward GEMMs are dgrad + wgrad (2× forward FLOPs); the
-// FlashAttention backward costs 2.5× its forward (5 matmuls instead of 2).
+// FlashAttention backward costs the measured backward / forward ratio of the profile's prefill
+// table (hw::attention_backward_ratio) when it has one, else 2.5× its forward (5 matmuls
+// instead of 2).
+//
+// Host dispatch (eager frameworks, profile "framework" section): the host issues one framework
+// op per compute-stream op of non-zero duration (forward and recompute ops at the forward rate,
+// backward ops at the backward rate), plus the activation-checkpoint wrapper per layer under full
+// recompute, and per optimizer step a cost per parameter tensor.
 #include <cstdint>
 #include <vector>
 
@@ -19,14 +26,15 @@
 namespace infraplan::strat {
 
 /// What an op's time counts as in the breakdown.
-enum class OpCategory { Compute, Recompute, Optimizer, CommTP, CommCP, CommEP, CommPP, CommDP };
+/// Host: the host issuing ops (host-dispatch floor), not GPU work.
+enum class OpCategory { Compute, Recompute, Optimizer, Host, CommTP, CommCP, CommEP, CommPP, CommDP };
 const char* op_category_name(OpCategory c);
 inline bool is_comm(OpCategory c) { return c >= OpCategory::CommTP; }
 
 /// Streams of one GPU: one compute stream and one stream per communication kind (ZeRO-3
-/// parameter gathers get their own, as FSDP does).
-enum class Stream { Compute, TP, CP, EP, PP, DP, DPGather };
-constexpr int kStreams = 7;
+/// parameter gathers get their own, as FSDP does), and the host thread issuing the ops.
+enum class Stream { Compute, TP, CP, EP, PP, DP, DPGather, Host };
+constexpr int kStreams = 8;
 const char* stream_name(Stream s);
 
 /// Collective kinds the work graph uses (the simulator maps them to collectives/).
@@ -51,6 +59,16 @@ struct OpTemplate {
   bool explicit_deps = false;
 };
 
+/// Host-side costs of an eager framework, seconds; all 0 (enabled = false) when the config's
+/// host_dispatch is off, or auto and the cost model's profile has no "framework" section.
+struct HostCosts {
+  bool enabled = false;
+  double fwd_op = 0, bwd_op = 0;                  ///< per framework op
+  double ckpt_fwd_block = 0, ckpt_bwd_block = 0;  ///< per checkpointed layer (full recompute)
+  double opt_tensor = 0, opt_fixed = 0;           ///< optimizer step: per parameter tensor, per step
+};
+HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c);
+
 /// Everything the templates need, computed once per (model, config).
 struct OpContext {
   const model::ModelSpec* model = nullptr;
@@ -60,6 +78,8 @@ struct OpContext {
   std::int64_t tokens = 0;   ///< T = micro_batch · seq_len / cp
   double act_bytes = 2;      ///< bytes per activation element
   bool cp_all_to_all = false;  ///< Ulysses-style CP (all-to-all) instead of ring attention
+  double attention_bwd_ratio = 2.5;  ///< attention backward / forward time (measured when the profile has it)
+  HostCosts host;              ///< host-dispatch costs (host.enabled = false: no floor)
 
   OpContext(const model::ModelSpec& m, const TrainingConfig& t, const hw::CostModel& c, bool ulysses = false);
 };
@@ -77,6 +97,17 @@ std::vector<OpTemplate> embedding_forward_ops(const OpContext& c);
 std::vector<OpTemplate> embedding_backward_ops(const OpContext& c);
 std::vector<OpTemplate> head_forward_ops(const OpContext& c);
 std::vector<OpTemplate> head_backward_ops(const OpContext& c);
+
+/// Host seconds to issue the compute ops of `tpl` (0 when c.host is disabled); `layer` adds the
+/// checkpoint wrapper's cost under full recompute.
+double host_seconds(const OpContext& c, const std::vector<OpTemplate>& tpl, bool forward, bool layer);
+/// Parameter tensors (weights, biases, norm scales) of one layer on a rank, and of the embedding
+/// (first stage) and head (last stage); the optimizer's host cost is per tensor.
+double param_tensors_of_layer(const model::ModelSpec& m, const TrainingConfig& t, std::int64_t layer);
+double param_tensors_of_embedding(const model::ModelSpec& m);
+double param_tensors_of_head(const model::ModelSpec& m, const TrainingConfig& t);
+/// Host seconds of one optimizer step over `tensors` parameter tensors (0 when disabled).
+double host_optimizer_seconds(const OpContext& c, double tensors);
 
 /// Parameters of layer `layer` on one rank, split into those reduced over the full DP×CP group
 /// and routed-expert ones reduced over the expert-DP group (dp·cp / ep).

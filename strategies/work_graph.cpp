@@ -239,7 +239,14 @@ class GraphBuilder {
       const int vstage = st.chunk * p + stage;
       const bool first_v = vstage == 0, last_v = vstage == p * v_ - 1;
       int first = -1, last = -1;
+      double host = 0;  // host seconds to issue this step's ops (eager frameworks)
       auto run = [&](const std::vector<OpTemplate>& tpl, int layer, std::vector<int> extra) {
+        host += host_seconds(ctx_, tpl, st.forward, layer >= 0);
+        lane_tensors_ += st.forward && st.micro_batch == 0
+                             ? (layer >= 0 ? param_tensors_of_layer(m_, t_, layer)
+                                : &tpl == &tp_.emb_f ? param_tensors_of_embedding(m_)
+                                : &tpl == &tp_.head_f ? param_tensors_of_head(m_, t_) : 0.0)
+                             : 0.0;
         int f = -1;
         std::vector<int> entry = std::move(extra);
         if (last >= 0) entry.push_back(last);
@@ -247,6 +254,19 @@ class GraphBuilder {
         if (first < 0 && !tpl.empty()) first = f;
         if (!tpl.empty()) last = out;
         return f;
+      };
+      // The step cannot end before the host has issued it: a host op on the host stream (which
+      // runs ahead, step after step) and a zero-length wait on the compute stream.
+      auto host_gate = [&]() {
+        if (host <= 0 || last < 0) return;
+        Op h;
+        h.name = "host_dispatch", h.category = OpCategory::Host, h.stream = Stream::Host, h.lane = lane;
+        h.micro_batch = int(st.micro_batch), h.forward = st.forward, h.seconds = host;
+        const int hid = add(std::move(h));
+        Op w;
+        w.name = "host_wait", w.category = OpCategory::Compute, w.lane = lane;
+        w.micro_batch = int(st.micro_batch), w.forward = st.forward, w.deps = {last, hid};
+        last = add(std::move(w));
       };
       if (st.forward) {
         if (first_v) run(tp_.emb_f, -1, {});
@@ -265,6 +285,7 @@ class GraphBuilder {
           prev_layer_first = run(layer_tpl(l, true), int(l), extra);
         }
         if (last_v) run(tp_.head_f, -1, {});
+        host_gate();
         if (!last_v) {
           const double act = double(ctx_.tokens) * double(m_.hidden) * ctx_.act_bytes / (t_.sp ? t_.tp : 1);
           Op op;
@@ -301,6 +322,7 @@ class GraphBuilder {
           run(tp_.emb_b, -1, {});
           if (sync) acc.dense += embedding_params_on_rank(m_, t_).dense;
         }
+        host_gate();
         if (sync && acc.total() > 0) flush_bucket(lane, acc, last, st.micro_batch, buckets);
         if (!first_v) {
           const double act = double(ctx_.tokens) * double(m_.hidden) * ctx_.act_bytes / (t_.sp ? t_.tp : 1);
@@ -324,6 +346,14 @@ class GraphBuilder {
     op.seconds = cost_.memory_bound(op.bytes).seconds;
     op.deps = buckets;
     if (last_compute_ >= 0) op.deps.push_back(last_compute_);
+    const double host_opt = host_optimizer_seconds(ctx_, lane_tensors_);
+    if (host_opt > 0) {
+      Op h;
+      h.name = "host_optimizer", h.category = OpCategory::Host, h.stream = Stream::Host, h.lane = lane;
+      h.seconds = host_opt;
+      op.deps.push_back(add(std::move(h)));
+    }
+    lane_tensors_ = 0;
     add(std::move(op));
   }
 
@@ -358,6 +388,7 @@ class GraphBuilder {
   int v_ = 1;
   std::int64_t mb_ = 1;
   int last_compute_ = -1;
+  double lane_tensors_ = 0;  ///< parameter tensors of the lane being built (optimizer host cost)
   WorkGraph g_;
   std::vector<int> first_, send_;
   std::map<std::pair<int, int>, int> lane_groups_;

@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""Framework calibration for PyTorch eager training on one GPU: what the training model needs
+beyond the raw-CUDA kernel profile (infraplan-calibrate).
+
+(a) attention_sdpa: F.scaled_dot_product_attention (bf16, causal, the library's default backend,
+    q/k/v as strided views of a packed [b, s, 3, heads, d] projection, as a GPT block makes them)
+    forward and backward times over seq_len × batch per head_dim, in the schema of the profile's
+    tables.attention_prefill (plus backward_seconds), and held-out shapes off the grid.
+    GPU time: a sample is `batch` back-to-back calls queued behind a GPU sleep (so host dispatch
+    does not show), CUDA events, median of the samples; inputs rotated over copies covering
+    ≥ 3 × L2; random inputs (never zeros).
+(b) framework: host-side cost of eager dispatch. Chains of N ops on tiny tensors (the GPU waits
+    on the host), wall time per chain, microseconds per op from the least-squares slope over N:
+    elementwise ops without and with autograd, module-level ops (LayerNorm → Linear → GELU →
+    Linear → residual add, under bf16 autocast with autograd, forward and backward), the same
+    blocks under non-reentrant activation checkpointing, and a fused AdamW step over P tiny
+    parameter tensors (µs per tensor from the slope over P, plus the fixed part).
+
+    python3 bench/pytorch/calibrate_framework.py --out OUT.json [--quick] [--budget-s 300]
+
+--quick: a few small shapes (also runs on a CPU build of PyTorch, to test the script).
+"""
+import argparse
+import datetime
+import json
+import math
+import random
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+SEQ_AXIS = [256, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192, 16384]
+BATCH_AXIS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+HEAD_DIMS = [128, 64, 96]
+HEADS = 32
+MAX_TOKENS = 262144  # batch × seq_len per measured cell (256k)
+L2_FALLBACK_BYTES = 60 << 20
+
+
+class Clock:
+    """GPU time with CUDA events (CPU builds: wall time), host time with perf_counter."""
+
+    def __init__(self, dev):
+        self.dev = dev
+        self.cuda = dev.type == "cuda"
+
+    def sync(self):
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def gpu_samples(self, call, batch, samples, sleep_s):
+        """Median seconds per call of `batch` back-to-back calls; call(i) issues call i."""
+        out = []
+        n = 0
+        for _ in range(samples):
+            self.sync()
+            if self.cuda:
+                # Keep the GPU busy while the host queues the batch: host dispatch stays hidden.
+                torch.cuda._sleep(int(sleep_s * 2.0e9))
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a.record()
+                for _ in range(batch):
+                    call(n)
+                    n += 1
+                b.record()
+                b.synchronize()
+                out.append(a.elapsed_time(b) / 1e3 / batch)
+            else:
+                t0 = time.perf_counter()
+                for _ in range(batch):
+                    call(n)
+                    n += 1
+                out.append((time.perf_counter() - t0) / batch)
+        return statistics.median(out)
+
+    def wall(self, fn):
+        """Host wall seconds of fn() with the device drained before and after."""
+        self.sync()
+        t0 = time.perf_counter()
+        fn()
+        self.sync()
+        return time.perf_counter() - t0
+
+
+def l2_bytes():
+    try:
+        return int(torch.cuda.get_device_properties(0).L2_cache_size) or L2_FALLBACK_BYTES
+    except Exception:
+        return L2_FALLBACK_BYTES
+
+
+def sdpa_backend_name(q, k, v):
+    try:
+        choice = int(torch._fused_sdp_choice(q, k, v, None, 0.0, True))
+        return {0: "math", 1: "flash", 2: "efficient", 3: "cudnn"}.get(choice, str(choice))
+    except Exception as e:  # private API: record why it was not available
+        return "unknown (" + type(e).__name__ + ")"
+
+
+class AttentionCase:
+    """Inputs for one (batch, seq_len, heads, head_dim) shape, rotated over enough copies."""
+
+    def __init__(self, dev, dtype, b, s, heads, d, gen, rotate_bytes):
+        qkv_bytes = b * s * 3 * heads * d * torch.finfo(dtype).bits // 8
+        per_copy = qkv_bytes * 5 // 3  # q, k, v, dout, out
+        self.copies = max(1, min(16, math.ceil(rotate_bytes / per_copy)))
+        self.sets = []
+        for _ in range(self.copies):
+            qkv = torch.randn(b, s, 3, heads, d, device=dev, dtype=dtype, generator=gen)
+            q, k, v = (t.transpose(1, 2).detach().requires_grad_(True) for t in qkv.unbind(2))
+            # dout in the layout a GPT block hands back ([b, s, heads, d] transposed), as out has.
+            dout = torch.randn(b, s, heads, d, device=dev, dtype=dtype, generator=gen).transpose(1, 2)
+            self.sets.append([q, k, v, dout, None])
+
+    def forward(self, i):
+        q, k, v, _, _ = self.sets[i % self.copies]
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    def prepare_backward(self):
+        for st in self.sets:
+            st[4] = F.scaled_dot_product_attention(st[0], st[1], st[2], is_causal=True)
+
+    def backward(self, i):
+        q, k, v, dout, out = self.sets[i % self.copies]
+        torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+
+
+def time_call(clock, call, min_sample_s, target_s, max_samples):
+    """GPU seconds per call: probe once, then batch so a sample is ≥ min_sample_s."""
+    call(0)
+    call(1)
+    probe = clock.gpu_samples(call, 1, 1, 1e-4)
+    batch = max(1, min(32, math.ceil(min_sample_s / max(probe, 1e-7))))
+    samples = max(3, min(max_samples, int(target_s / max(probe * batch, 1e-7))))
+    # Host time to queue one call is ≤ ~200 µs here; the sleep covers the whole batch.
+    return clock.gpu_samples(call, batch, samples, sleep_s=batch * 1.5e-4 + 5e-5)
+
+
+def measure_attention(clock, dev, dtype, b, s, heads, d, gen, rotate_bytes, quick):
+    case = AttentionCase(dev, dtype, b, s, heads, d, gen, rotate_bytes)
+    min_s, tgt, mx = (2e-5, 2e-3, 3) if quick else (1e-4, 0.03, 15)
+    fwd = time_call(clock, case.forward, min_s, tgt, mx)
+    case.prepare_backward()
+    bwd = time_call(clock, case.backward, min_s, tgt, mx)
+    backend = sdpa_backend_name(*case.sets[0][:3])
+    del case
+    return fwd, bwd, backend
+
+
+def causal_flops(b, s, heads, d):
+    return 4.0 * b * heads * s * (s + 1) / 2 * d
+
+
+def attention_tables(clock, dev, args, out, save, t_start):
+    dtype = torch.bfloat16 if clock.cuda else torch.float32
+    rotate = 3 * l2_bytes() if clock.cuda else 1 << 20
+    gen = torch.Generator(device=dev).manual_seed(args.seed + 1)
+    seqs = [128, 256] if args.quick else SEQ_AXIS
+    batches = [1, 2] if args.quick else BATCH_AXIS
+    dims = [64] if args.quick else HEAD_DIMS
+    heads = 4 if args.quick else HEADS
+    max_tokens = 512 if args.quick else MAX_TOKENS
+    sec = out["attention_sdpa"]
+    for d in dims:
+        table = {"kernel": "torch-sdpa", "causal": True, "head_dim": d, "heads": heads, "kv_heads": heads,
+                 "dtype": str(dtype).replace("torch.", ""), "seq_len": seqs, "batch": batches,
+                 "seconds": [[None] * len(batches) for _ in seqs],
+                 "backward_seconds": [[None] * len(batches) for _ in seqs]}
+        sec["tables"].append(table)
+        for i, s in enumerate(seqs):
+            for j, b in enumerate(batches):
+                if b * s > max_tokens:
+                    break
+                if time.time() - t_start > args.budget_s:
+                    sec["notes"].append(f"time budget reached at d{d} S{s} b{b}: rest not measured")
+                    save()
+                    return False
+                f, bw, backend = measure_attention(clock, dev, dtype, b, s, heads, d, gen, rotate, args.quick)
+                table["seconds"][i][j], table["backward_seconds"][i][j] = f, bw
+                sec["backend"][f"d{d}"] = backend
+                fl = causal_flops(b, s, heads, d)
+                print(f"sdpa d{d:3d} S{s:6d} b{b:5d}: fwd {f*1e3:9.3f} ms {fl/f/1e12:6.1f} TFLOP/s, "
+                      f"bwd {bw*1e3:9.3f} ms ({bw/f:4.2f}x) [{backend}] ({time.time()-t_start:.0f}s)", flush=True)
+            save()
+    return True
+
+
+def holdout_shapes(args):
+    """Off-grid shapes from their own random stream (log-uniform seq_len and tokens), plus a few
+    with other head counts (the tables' batch axis is scaled by heads / 32)."""
+    if args.quick:
+        return [(64, 4, 3, 192)]
+    rng = random.Random(args.seed + 7)
+    shapes = []
+    while len(shapes) < 18:
+        d = rng.choice(HEAD_DIMS)
+        s = int(round(math.exp(rng.uniform(math.log(320), math.log(14000))) / 8) * 8)
+        tokens = math.exp(rng.uniform(math.log(4096), math.log(200000)))
+        b = max(1, int(round(tokens / s)))
+        if s in SEQ_AXIS or (b in BATCH_AXIS and b > 1 and rng.random() < 0.5):
+            continue
+        shapes.append((d, HEADS, b, s))
+    shapes += [(64, 12, 6, 1024), (64, 16, 12, 1024), (96, 16, 6, 1024), (64, 32, 10, 1024),
+               (128, 8, 5, 3000), (64, 20, 3, 5000)]
+    return shapes
+
+
+def attention_holdout(clock, dev, args, out, save, t_start):
+    dtype = torch.bfloat16 if clock.cuda else torch.float32
+    rotate = 3 * l2_bytes() if clock.cuda else 1 << 20
+    gen = torch.Generator(device=dev).manual_seed(args.seed + 2)
+    for d, h, b, s in holdout_shapes(args):
+        if time.time() - t_start > args.budget_s:
+            out["attention_sdpa"]["notes"].append("time budget reached in the held-out shapes")
+            break
+        f, bw, backend = measure_attention(clock, dev, dtype, b, s, h, d, gen, rotate, args.quick)
+        out["attention_sdpa"]["holdout"].append({"head_dim": d, "heads": h, "kv_heads": h, "batch": b, "seq_len": s,
+                                                 "causal": True, "seconds": f, "backward_seconds": bw})
+        print(f"holdout d{d} h{h} S{s} b{b}: fwd {f*1e3:.3f} ms bwd {bw*1e3:.3f} ms [{backend}]", flush=True)
+    save()
+
+
+# ---------------------------------------------------------------------------------------------
+# Host dispatch
+
+
+def slope(xs, ys):
+    """Least-squares slope and intercept of ys over xs."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    k = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return k, my - k * mx
+
+
+def chain(clock, run, ns, reps):
+    """run(n) → (phase seconds dict) for a chain of n; returns per-phase slope (s/unit),
+    intercept and the medians per n."""
+    rows = {}
+    for n in ns:
+        run(n)  # warm-up (allocator, autograd, autocast caches)
+        per = {}
+        for _ in range(reps):
+            for k, v in run(n).items():
+                per.setdefault(k, []).append(v)
+        rows[n] = {k: statistics.median(v) for k, v in per.items()}
+    res = {}
+    for k in rows[ns[0]]:
+        s, c = slope(ns, [rows[n][k] for n in ns])
+        res[k] = {"us_per_unit": s * 1e6, "intercept_us": c * 1e6,
+                  "median_us": {str(n): rows[n][k] * 1e6 for n in ns}}
+    return res
+
+
+class MiniLayer(nn.Module):
+    """Five module-level ops, GPT-block style, on tiny shapes: LayerNorm, Linear, GELU, Linear,
+    residual add."""
+
+    def __init__(self, h):
+        super().__init__()
+        self.ln = nn.LayerNorm(h)
+        self.fc = nn.Linear(h, 4 * h)
+        self.out = nn.Linear(4 * h, h)
+
+    def forward(self, x):
+        return x + self.out(F.gelu(self.fc(self.ln(x)), approximate="tanh"))
+
+
+OPS_PER_MINI_LAYER = 5
+
+
+def framework_dispatch(clock, dev, args):
+    torch.manual_seed(args.seed)
+    ns = [8, 16, 32] if args.quick else [25, 50, 100, 200]
+    reps = 3 if args.quick else 7
+    res = {}
+    autocast_dev = "cuda" if clock.cuda else "cpu"
+    x0 = torch.randn(1024, device=dev) + 2.0
+
+    def elementwise_nograd(n):
+        def f():
+            y = x0
+            with torch.no_grad():
+                for _ in range(n):
+                    y = y * 1.0001
+        return {"forward": clock.wall(f)}
+
+    res["elementwise_nograd"] = chain(clock, elementwise_nograd, ns, reps)
+
+    def elementwise_autograd(n):
+        leaf = x0.clone().requires_grad_(True)
+        box = {}
+
+        def f():
+            y = leaf
+            for _ in range(n):
+                y = y * 1.0001
+            box["loss"] = y.sum()
+
+        tf = clock.wall(f)
+        tb = clock.wall(lambda: box["loss"].backward())
+        return {"forward": tf, "backward": tb}
+
+    res["elementwise_autograd"] = chain(clock, elementwise_autograd, ns, reps)
+
+    h = 64
+    layers_max = max(ns) // 4
+    nl = [max(2, n // 4) for n in ns]
+    stack = nn.ModuleList(MiniLayer(h) for _ in range(layers_max)).to(dev)
+    xin = torch.randn(2, 16, h, device=dev)
+
+    def blocks(ckpt):
+        def run(n):
+            box = {}
+
+            def f():
+                y = xin
+                with torch.autocast(autocast_dev, dtype=torch.bfloat16):
+                    for blk in stack[:n]:
+                        y = checkpoint(blk, y, use_reentrant=False) if ckpt else blk(y)
+                box["loss"] = y.float().sum()
+
+            tf = clock.wall(f)
+            tb = clock.wall(lambda: box["loss"].backward())
+            for p in stack.parameters():
+                p.grad = None
+            return {"forward": tf, "backward": tb}
+        return run
+
+    res["mini_layers_autocast"] = chain(clock, blocks(False), nl, reps)
+    res["mini_layers_autocast_checkpointed"] = chain(clock, blocks(True), nl, reps)
+
+    # One module type at a time (shape-preserving), autocast + autograd.
+    lin = nn.ModuleList(nn.Linear(h, h) for _ in range(max(ns))).to(dev)
+    lns = nn.ModuleList(nn.LayerNorm(h) for _ in range(max(ns))).to(dev)
+    kinds = {
+        "linear": lambda y, i: lin[i](y),
+        "layernorm": lambda y, i: lns[i](y),
+        "gelu": lambda y, i: F.gelu(y, approximate="tanh"),
+        "add": lambda y, i: y + xin,
+        "sdpa": lambda y, i: F.scaled_dot_product_attention(y.view(2, 16, 2, 32).transpose(1, 2),
+                                                            y.view(2, 16, 2, 32).transpose(1, 2),
+                                                            y.view(2, 16, 2, 32).transpose(1, 2),
+                                                            is_causal=True).transpose(1, 2).reshape(2, 16, h),
+    }
+    per_module = {}
+    for name, op in kinds.items():
+        def run(n, op=op):
+            box = {}
+            leaf = xin.clone().requires_grad_(True)
+
+            def f():
+                y = leaf
+                with torch.autocast(autocast_dev, dtype=torch.bfloat16):
+                    for i in range(n):
+                        y = op(y, i)
+                box["loss"] = y.float().sum()
+
+            tf = clock.wall(f)
+            tb = clock.wall(lambda: box["loss"].backward())
+            for p in list(lin.parameters()) + list(lns.parameters()):
+                p.grad = None
+            return {"forward": tf, "backward": tb}
+        r = chain(clock, run, ns, reps)
+        per_module[name] = {"forward_us": r["forward"]["us_per_unit"], "backward_us": r["backward"]["us_per_unit"]}
+    res["per_module"] = per_module
+
+    # Fused AdamW over P tiny tensors (the step alone; zero_grad(set_to_none) separately).
+    def adam(p_count):
+        params = [torch.randn(64, device=dev, requires_grad=True) for _ in range(p_count)]
+        for p in params:
+            p.grad = torch.randn_like(p)
+        opt = torch.optim.AdamW(params, lr=1e-4, fused=clock.cuda)
+        opt.step()
+
+        def z():
+            opt.zero_grad(set_to_none=True)
+        t_step = clock.wall(opt.step)
+        t_zero = clock.wall(z)
+        return {"step": t_step, "zero_grad": t_zero}
+
+    pcs = [16, 32, 64] if args.quick else [50, 100, 200, 400, 800]
+    res["fused_adamw"] = chain(clock, adam, pcs, reps)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--quick", action="store_true", help="tiny shapes (works on a CPU build, to test the script)")
+    ap.add_argument("--seed", type=int, default=4321)
+    ap.add_argument("--budget-s", type=float, default=300.0, help="stop measuring new attention shapes after this")
+    ap.add_argument("--skip-attention", action="store_true")
+    args = ap.parse_args()
+    t_start = time.time()
+    cuda = torch.cuda.is_available()
+    dev = torch.device("cuda" if cuda else "cpu")
+    clock = Clock(dev)
+    out = {
+        "schema": "infraplan-framework-calibration/1",
+        "what": "PyTorch eager host dispatch and SDPA attention forward/backward (bench/pytorch/calibrate_framework.py)",
+        "command": "python3 bench/pytorch/calibrate_framework.py " + " ".join(sys.argv[1:]),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "gpu": torch.cuda.get_device_name(0) if cuda else "cpu",
+        "seed": args.seed,
+        "quick": args.quick,
+        "framework": {"name": "pytorch-eager", "torch_version": torch.__version__,
+                      "cuda_version": torch.version.cuda,
+                      "cudnn_version": torch.backends.cudnn.version() if cuda else None},
+        "attention_sdpa": {"tables": [], "holdout": [], "backend": {}, "notes": []},
+    }
+
+    def save():
+        out["run_seconds"] = time.time() - t_start
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=1)
+            f.write("\n")
+
+    fw = out["framework"]
+    disp = framework_dispatch(clock, dev, args)
+    ml, mc = disp["mini_layers_autocast"], disp["mini_layers_autocast_checkpointed"]
+    fw["op_dispatch_us_forward"] = ml["forward"]["us_per_unit"] / OPS_PER_MINI_LAYER
+    fw["op_dispatch_us_backward"] = ml["backward"]["us_per_unit"] / OPS_PER_MINI_LAYER
+    # Checkpointed block: its forward runs without saving, its backward re-runs the forward.
+    fw["checkpoint_us_forward_per_block"] = mc["forward"]["us_per_unit"] - ml["forward"]["us_per_unit"]
+    fw["checkpoint_us_backward_per_block"] = (mc["backward"]["us_per_unit"] - ml["backward"]["us_per_unit"]
+                                              - ml["forward"]["us_per_unit"])
+    fw["optimizer_us_per_tensor"] = disp["fused_adamw"]["step"]["us_per_unit"] + \
+        disp["fused_adamw"]["zero_grad"]["us_per_unit"]
+    fw["optimizer_us_fixed"] = disp["fused_adamw"]["step"]["intercept_us"] + \
+        disp["fused_adamw"]["zero_grad"]["intercept_us"]
+    fw["aten_op_us_nograd"] = disp["elementwise_nograd"]["forward"]["us_per_unit"]
+    fw["aten_op_us_autograd_forward"] = disp["elementwise_autograd"]["forward"]["us_per_unit"]
+    fw["aten_op_us_autograd_backward"] = disp["elementwise_autograd"]["backward"]["us_per_unit"]
+    fw["ops_per_mini_layer"] = OPS_PER_MINI_LAYER
+    fw["method"] = ("host wall time of chains of N ops on tiny tensors (GPU idle, host-bound), slope over N; "
+                    "op_dispatch_us_* per module-level op (LayerNorm, Linear, GELU, Linear, add) under bf16 "
+                    "autocast with autograd; optimizer per parameter tensor: fused AdamW step + zero_grad")
+    fw["chains"] = disp
+    print("framework: " + json.dumps({k: v for k, v in fw.items() if k != "chains"}), flush=True)
+    save()
+    if not args.skip_attention:
+        # Held-out shapes first (few, and they decide the reported accuracy), then the tables.
+        attention_holdout(clock, dev, args, out, save, t_start)
+        attention_tables(clock, dev, args, out, save, t_start)
+    save()
+    print(f"done in {time.time()-t_start:.0f}s -> {args.out}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

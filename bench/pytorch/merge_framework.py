@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Merges a framework calibration (bench/pytorch/calibrate_framework.py output) into a measured
+profile: the SDPA attention tables become the profile's tables.attention_prefill (the tables the
+cost model uses, labelled "kernel": "torch-sdpa", with backward_seconds), their held-out shapes
+become holdout.attention_prefill, and the host costs become the "framework" section. The
+project's own-kernel prefill tables and held-out shapes are kept, as measured, under
+tables.attention_prefill_own_fa2 and holdout.attention_prefill_own_fa2 (their per-kernel results
+stay in "kernels"). Idempotent: merging again replaces what an earlier merge wrote.
+
+    python3 bench/pytorch/merge_framework.py docs/data/h200_pytorch_framework.json \\
+        hardware/profiles/h200-sxm-141gb.json
+
+Then regenerate the derived profiles (INFRAPLAN_REGENERATE_PROFILES=1, docs/calibration.md).
+"""
+import json
+import sys
+
+FRAMEWORK_KEYS = ["op_dispatch_us_forward", "op_dispatch_us_backward", "checkpoint_us_forward_per_block",
+                  "checkpoint_us_backward_per_block", "optimizer_us_per_tensor", "optimizer_us_fixed",
+                  "aten_op_us_nograd", "aten_op_us_autograd_forward", "aten_op_us_autograd_backward"]
+
+
+def measured_rows(table):
+    """Keeps the seq_len rows whose first batch column was measured (the profile's rule)."""
+    keep = [i for i, row in enumerate(table["seconds"]) if row[0] is not None]
+    out = {k: table[k] for k in ("kernel", "causal", "head_dim", "heads", "kv_heads")}
+    out["seq_len"] = [table["seq_len"][i] for i in keep]
+    out["batch"] = table["batch"]
+    out["seconds"] = [table["seconds"][i] for i in keep]
+    out["backward_seconds"] = [table["backward_seconds"][i] for i in keep]
+    return out if keep else None
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: merge_framework.py CALIBRATION.json PROFILE.json")
+    cal_path, prof_path = sys.argv[1], sys.argv[2]
+    cal = json.load(open(cal_path))
+    prof = json.load(open(prof_path))
+    if cal.get("quick"):
+        sys.exit(f"{cal_path}: a --quick run; merge a full run")
+    if cal["gpu"] != prof["device"]["name"]:
+        sys.exit(f"{cal_path}: measured on '{cal['gpu']}', the profile is for '{prof['device']['name']}'")
+    tables, holdout = prof["tables"], prof.setdefault("holdout", {})
+    own = [t for t in tables.get("attention_prefill", []) if t.get("kernel") != "torch-sdpa"]
+    if own:
+        tables["attention_prefill_own_fa2"] = own
+        holdout["attention_prefill_own_fa2"] = holdout.get("attention_prefill", [])
+    sdpa = [t for t in (measured_rows(t) for t in cal["attention_sdpa"]["tables"]) if t]
+    if not sdpa:
+        sys.exit(f"{cal_path}: no measured attention table")
+    tables["attention_prefill"] = sorted(sdpa, key=lambda t: t["head_dim"])
+    holdout["attention_prefill"] = cal["attention_sdpa"]["holdout"]
+    fw = cal["framework"]
+    section = {"name": fw["name"], "torch_version": fw["torch_version"], "cuda_version": fw["cuda_version"],
+               "cudnn_version": fw.get("cudnn_version"), "date": cal["date"], "command": cal["command"],
+               "source": cal_path, "sdpa_backend": cal["attention_sdpa"].get("backend", {}),
+               "method": fw.get("method", "")}
+    for k in FRAMEWORK_KEYS:
+        # A least-squares intercept can come out slightly negative: a cost is never below 0.
+        section[k] = max(0.0, fw[k])
+    prof["framework"] = section
+    with open(prof_path, "w") as f:
+        json.dump(prof, f, indent=1)
+        f.write("\n")
+    print(f"{prof_path}: attention_prefill from torch-sdpa ({', '.join('d%d' % t['head_dim'] for t in sdpa)}), "
+          f"{len(holdout['attention_prefill'])} held-out shapes, framework section")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+#include "hardware/framework_costs.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hardware/calibrated_cost_model.hpp"
+
+namespace infraplan::hw {
+
+const Profile* profile_of(const CostModel& cost) {
+  const auto* c = dynamic_cast<const CalibratedCostModel*>(&cost);
+  return c ? &c->profile() : nullptr;
+}
+
+namespace {
+
+/// Bracketing indices and weight of log(x) on an ascending axis (clamped).
+struct Bracket {
+  std::size_t i0 = 0, i1 = 0;
+  double w = 0;
+};
+
+Bracket bracket(const std::vector<double>& axis, double x) {
+  Bracket b;
+  if (axis.size() < 2 || x <= axis.front()) return b;
+  if (x >= axis.back()) {
+    b.i0 = b.i1 = axis.size() - 1;
+    return b;
+  }
+  while (b.i0 + 2 < axis.size() && axis[b.i0 + 1] <= x) ++b.i0;
+  b.i1 = b.i0 + 1;
+  b.w = std::log(x / axis[b.i0]) / std::log(axis[b.i1] / axis[b.i0]);
+  return b;
+}
+
+}  // namespace
+
+std::optional<double> attention_backward_ratio(const Profile& p, const AttentionPrefillShape& s) {
+  const PrefillTable* t = p.prefill_table(int(s.head_dim));
+  if (!t || t->backward_seconds.empty()) return std::nullopt;
+  const double b = double(s.batch) * double(s.heads) / double(t->heads);
+  // Per seq_len row: the ratio along batch over the row's measured prefix.
+  auto row_ratio = [&](std::size_t i) {
+    std::size_t last = 0;
+    while (last + 1 < t->batch.size() && std::isfinite(t->at(i, last + 1))) ++last;
+    std::vector<double> ax(t->batch.begin(), t->batch.begin() + std::ptrdiff_t(last + 1));
+    Bracket bb = bracket(ax, b);
+    auto r = [&](std::size_t j) { return t->backward_at(i, j) / t->at(i, j); };
+    return (1 - bb.w) * r(bb.i0) + bb.w * r(bb.i1);
+  };
+  Bracket bs = bracket(t->seq_len, double(s.q_len));
+  return (1 - bs.w) * row_ratio(bs.i0) + bs.w * row_ratio(bs.i1);
+}
+
+}  // namespace infraplan::hw

@@ -1,0 +1,21 @@
+#pragma once
+// What a training step pays beyond the kernel times of the cost model, read from the measured
+// profile: the attention backward / forward time ratio of the profile's prefill table (when it
+// records backward times) and the eager framework's host-side costs (profile "framework").
+#include <optional>
+
+#include "hardware/cost_model.hpp"
+#include "hardware/profile.hpp"
+
+namespace infraplan::hw {
+
+/// The measured profile behind `cost` (a CalibratedCostModel), or nullptr (roofline and others).
+const Profile* profile_of(const CostModel& cost);
+
+/// Backward / forward time ratio of causal attention at shape `s`, from the prefill table with the
+/// closest head_dim: the ratio at the table points, interpolated linearly over log seq_len and
+/// log(batch · heads / table heads) among the measured cells (clamped at the edges). nullopt when
+/// the table records no backward times.
+std::optional<double> attention_backward_ratio(const Profile& p, const AttentionPrefillShape& s);
+
+}  // namespace infraplan::hw
