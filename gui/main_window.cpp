@@ -31,11 +31,19 @@ namespace {
 
 Outcome run_evaluation(const EvaluationRequest& req) {
   try {
-    return {evaluate(req), {}};
+    Outcome out;
+    out.evaluation = evaluate(req);
+    // Walking a million ops and painting their picture is worker work too; the GUI thread only
+    // puts the picture on screen.
+    if (out.evaluation->training) {
+      out.timeline = timeline_rows(*out.evaluation->training, kTimelineSlices);
+      out.timeline_image = render_timeline(out.timeline);
+    }
+    return out;
   } catch (const std::exception& e) {  // infraplan::Error and the library's other exceptions
-    return {nullptr, QString::fromUtf8(e.what())};
+    return {nullptr, {}, {}, QString::fromUtf8(e.what())};
   } catch (...) {
-    return {nullptr, "internal error: an exception of unknown type stopped the evaluation"};
+    return {nullptr, {}, {}, "internal error: an exception of unknown type stopped the evaluation"};
   }
 }
 
@@ -168,7 +176,7 @@ void MainWindow::onFinished() {
     memory_->show(*ev);
     if (ev->training) {
       training_ev_ = ev;
-      training_->show(*ev);
+      training_->show(*ev, out.timeline, out.timeline_image);
     } else if (training_ev_ && ev->job == Job::Training && training_ev_->scenario.raw != ev->scenario.raw) {
       training_->setNote("The inputs changed since this simulation; press “Run simulation” to update it.");
     }

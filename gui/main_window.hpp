@@ -8,11 +8,13 @@
 // time and the newest request waits for it. "Plan" runs the planner's search (Plan tab). A failed evaluation shows the library's message
 // under the form and leaves the previous results on screen.
 #include <QFutureWatcher>
+#include <QImage>
 #include <QMainWindow>
 #include <memory>
 #include <optional>
 
 #include "gui/evaluation.hpp"
+#include "gui/training_charts.hpp"
 
 QT_BEGIN_NAMESPACE
 class QChartView;
@@ -33,6 +35,8 @@ class PlanTab;
 /// What a worker returns: an evaluation, or the message of the error that stopped it.
 struct Outcome {
   std::shared_ptr<const Evaluation> evaluation;
+  std::vector<TimelineRow> timeline;  ///< rows of the training timeline, when simulated
+  QImage timeline_image;              ///< render_timeline(timeline)
   QString error;
 };
 

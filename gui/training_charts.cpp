@@ -1,16 +1,16 @@
 #include "gui/training_charts.hpp"
 
-#include <QAreaSeries>
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QCategoryAxis>
 #include <QChart>
 #include <QHorizontalStackedBarSeries>
-#include <QLegendMarker>
 #include <QLineSeries>
+#include <QPainter>
 #include <QValueAxis>
 #include <algorithm>
 #include <map>
+#include <cmath>
 #include <set>
 
 #include "gui/palette.hpp"
@@ -62,6 +62,11 @@ QChart* build_breakdown_bars(const std::vector<sim::train::TimeBreakdown>& stage
                       1e3 * (b.compute + b.recompute + b.optimizer + b.exposed_comm_total() + b.host_wait + b.bubble));
   auto* y = new QBarCategoryAxis;
   for (int i = int(labels.size()) - 1; i >= 0; --i) y->append(labels[i]);
+  if (labels.size() > 4) {  // many bars: smaller labels, so they are not elided
+    QFont f = y->labelsFont();
+    f.setPointSizeF(std::max(6.0, f.pointSizeF() * 4.0 / std::min<qsizetype>(labels.size(), 8)));
+    y->setLabelsFont(f);
+  }
   auto* x = new QValueAxis;
   x->setTitleText(axis_title);
   x->setRange(0, std::max(max_ms, 1e-3) * 1.02);
@@ -129,18 +134,51 @@ std::vector<TimelineRow> timeline_rows(const sim::train::TrainingResult& r, int 
   return rows;
 }
 
-QChart* build_timeline_chart(const sim::train::TrainingResult& r) {
+QImage render_timeline(const std::vector<TimelineRow>& rows, int row_px) {
+  if (rows.empty()) return {};
+  const int slices = int(rows.front().share.empty() ? 0 : rows.front().share.begin()->second.size());
+  int width = slices;
+  for (const auto& row : rows)
+    for (const auto& [cat, v] : row.share) width = std::max(width, int(v.size()));
+  if (width < 1) width = 1;
+  QImage img(width, int(rows.size()) * row_px, QImage::Format_ARGB32_Premultiplied);
+  img.fill(Qt::transparent);
+  QPainter p(&img);
+  const double band = 0.8 * row_px;
+  for (int k = 0; k < int(rows.size()); ++k) {
+    const auto& row = rows[std::size_t(k)];
+    const double bottom = k * row_px + 0.9 * row_px;
+    for (int x = 0; x < width; ++x) {
+      double total = 0;
+      for (const auto& [cat, v] : row.share) total += x < int(v.size()) ? v[std::size_t(x)] : 0;
+      const double scale = total > 1 ? 1 / total : 1;  // overlapping communication streams
+      double y = bottom;
+      for (const char* name : kOrder) {
+        auto it = row.share.find(QString::fromLatin1(name));
+        if (it == row.share.end() || x >= int(it->second.size())) continue;
+        const double h = band * it->second[std::size_t(x)] * scale;
+        if (h <= 0) continue;
+        p.fillRect(QRectF(x, y - h, 1, h), category_color(it->first));
+        y -= h;
+      }
+    }
+  }
+  return img;
+}
+
+QChart* build_timeline_chart(const sim::train::TrainingResult& r, const std::vector<TimelineRow>& rows,
+                             QImage image) {
   auto* chart = new QChart;
   chart->setAnimationOptions(QChart::NoAnimation);
+  if (image.isNull()) image = render_timeline(rows);
   const double T = std::max(r.iteration_time_s, r.times.makespan);
-  const int slices = 800;  // about one per pixel of a full-width chart
-  const auto rows = timeline_rows(r, slices);
   const int n = int(rows.size());
   auto* x = new QValueAxis;
   x->setTitleText("milliseconds");
   x->setRange(0, 1e3 * T);
-  x->applyNiceNumbers();
+  x->applyNiceNumbers();  // the picture then covers the share T / max of the plot's width
   x->setLabelFormat("%.0f");
+  const double covered = x->max() > 0 ? std::min(1.0, 1e3 * T / x->max()) : 1.0;
   auto* y = new QCategoryAxis;
   y->setRange(0, std::max(n, 1));
   y->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
@@ -149,54 +187,40 @@ QChart* build_timeline_chart(const sim::train::TrainingResult& r) {
     const auto& row = rows[std::size_t(k)];
     y->append(QString("stage %1 %2").arg(row.stage).arg(row.comm ? "comm" : "compute"), double(n - k));
   }
+  if (n > 8) {  // many rows: smaller labels, so they are not elided
+    QFont f = y->labelsFont();
+    f.setPointSizeF(std::max(6.0, f.pointSizeF() * 8.0 / std::min(n, 16)));
+    y->setLabelsFont(f);
+  }
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
 
-  // Step function through slice values, one point pair per run of equal values.
-  auto steps = [&](QLineSeries* line, const std::vector<double>& v) {
-    int k = 0;
-    while (k < slices) {
-      int j = k;
-      while (j + 1 < slices && v[std::size_t(j + 1)] == v[std::size_t(k)]) ++j;
-      line->append(1e3 * k * T / slices, v[std::size_t(k)]);
-      line->append(1e3 * (j + 1) * T / slices, v[std::size_t(k)]);
-      k = j + 1;
-    }
-  };
-  std::set<QString> in_legend;
-  for (int k = 0; k < n; ++k) {
-    const auto& row = rows[std::size_t(k)];
-    const double base = double(n - k - 1) + 0.1, height = 0.8;
-    std::vector<double> total(std::size_t(slices), 0.0);
-    for (const auto& [cat, v] : row.share)
-      for (int b = 0; b < slices; ++b) total[std::size_t(b)] += v[std::size_t(b)];
-    std::vector<double> bottom(std::size_t(slices), base);
-    for (const char* name : kOrder) {
-      auto it = row.share.find(QString::fromLatin1(name));
-      if (it == row.share.end()) continue;
-      std::vector<double> top(static_cast<std::size_t>(slices));
-      for (int b = 0; b < slices; ++b) {
-        const double scale = total[std::size_t(b)] > 1 ? 1 / total[std::size_t(b)] : 1;  // overlapping streams
-        top[std::size_t(b)] = bottom[std::size_t(b)] + height * it->second[std::size_t(b)] * scale;
-      }
-      auto* upper = new QLineSeries;
-      auto* lower = new QLineSeries;
-      steps(upper, top);
-      steps(lower, bottom);
-      auto* area = new QAreaSeries(upper, lower);
-      area->setName(it->first);
-      const QColor c = category_color(it->first);
-      area->setColor(c);
-      area->setBorderColor(c);
-      area->setPen(Qt::NoPen);  // a border would draw a line where the share is 0
-      chart->addSeries(area);
-      area->attachAxis(x);
-      area->attachAxis(y);
-      const bool first = in_legend.insert(it->first).second;
-      for (auto* m : chart->legend()->markers(area)) m->setVisible(first);
-      bottom = std::move(top);
-    }
+  // Legend: one empty series per category present, in drawing order.
+  std::set<QString> present;
+  for (const auto& row : rows)
+    for (const auto& [cat, v] : row.share) present.insert(cat);
+  for (const char* name : kOrder) {
+    if (!present.count(QString::fromLatin1(name))) continue;
+    auto* key = new QLineSeries;
+    key->setName(QString::fromLatin1(name));
+    key->setPen(QPen(category_color(QString::fromLatin1(name)), 6));
+    chart->addSeries(key);
+    key->attachAxis(x);
+    key->attachAxis(y);
   }
+  // The picture follows the plot area (the x axis spans exactly the iteration).
+  chart->setPlotAreaBackgroundVisible(true);
+  QObject::connect(chart, &QChart::plotAreaChanged, chart, [chart, image, covered](const QRectF& area) {
+    if (image.isNull() || area.width() < 1 || area.height() < 1) return;
+    const QSize size(std::max(1, int(std::lround(area.width() * covered))), int(std::lround(area.height())));
+    QImage scaled = image.scaled(size, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    QImage canvas(area.size().toSize(), QImage::Format_ARGB32_Premultiplied);
+    canvas.fill(Qt::white);
+    QPainter(&canvas).drawImage(0, 0, scaled);
+    QBrush brush(canvas);
+    brush.setTransform(QTransform::fromTranslate(area.x(), area.y()));
+    chart->setPlotAreaBackgroundBrush(brush);
+  });
   chart->setTitle(QString("One iteration on the first GPU of each pipeline stage (%1 mode, %2 ops); "
                           "height = share of time")
                       .arg(QString::fromStdString(r.mode))

@@ -5,6 +5,7 @@
 //  - a Gantt-like timeline: per stage one row for the compute stream and one for the
 //    communication streams, coloured by op category, from the executed work graph; in each time
 //    slice a colour's height is the share of the slice the stream spends on that category.
+#include <QImage>
 #include <QString>
 #include <QStringList>
 #include <map>
@@ -42,7 +43,18 @@ struct TimelineRow {
 /// Empty when the result carries no graph (keep_graph off).
 std::vector<TimelineRow> timeline_rows(const sim::train::TrainingResult& r, int slices);
 
-/// The timeline chart (milliseconds on x, one labelled row per stage and stream kind).
-QChart* build_timeline_chart(const sim::train::TrainingResult& r);
+/// Slices per iteration of the Training tab's timeline (about one per pixel of a wide chart).
+constexpr int kTimelineSlices = 800;
+
+/// The rows as a picture, one pixel column per slice and `row_px` pixels per row: in each
+/// column a category's colour fills its share of the row's band. Safe on any thread.
+QImage render_timeline(const std::vector<TimelineRow>& rows, int row_px = 24);
+
+/// The timeline chart (milliseconds on x, one labelled row per stage and stream kind): Qt Charts
+/// axes and legend over `image` (render_timeline(rows), rendered here when null) stretched over
+/// the plot area. One picture instead of a series per row and category keeps the chart cheap to
+/// lay out for any number of stages. Rows and picture may be made on another thread.
+QChart* build_timeline_chart(const sim::train::TrainingResult& r, const std::vector<TimelineRow>& rows,
+                             QImage image = {});
 
 }  // namespace infraplan::gui

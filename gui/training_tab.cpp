@@ -54,7 +54,7 @@ void TrainingTab::setNote(const QString& text) {
   note_->setVisible(!text.isEmpty());
 }
 
-void TrainingTab::show(const Evaluation& ev) {
+void TrainingTab::show(const Evaluation& ev, const std::vector<TimelineRow>& timeline, const QImage& image) {
   const auto& r = *ev.training;
   const auto& t = *ev.scenario.training;
   const QLocale en(QLocale::English);
@@ -85,7 +85,7 @@ void TrainingTab::show(const Evaluation& ev) {
   headline_->setText(h);
   setNote({});
   replace_chart(breakdown_, build_breakdown_chart(r));
-  replace_chart(timeline_, build_timeline_chart(r));
+  replace_chart(timeline_, build_timeline_chart(r, timeline, image));
 }
 
 QString TrainingTab::headline() const { return headline_->text(); }
