@@ -173,7 +173,9 @@ class GuiTest : public QObject {
     const double expect = b.compute + b.recompute + b.optimizer;
     QVERIFY2(std::abs(busy - expect) < 1e-6 * ev->training->iteration_time_s + 1e-9,
              qPrintable(QString("compute row busy %1 s, breakdown %2 s").arg(busy).arg(expect)));
-    QVERIFY(!w.trainingTab()->timelineView()->chart()->series().isEmpty());
+    QVERIFY(!w.trainingTab()->timelineView()->chart()->series().isEmpty());  // legend keys
+    const QImage picture = render_timeline(rows, 10);
+    QCOMPARE(picture.size(), QSize(100, 20));
     QCOMPARE(w.currentResultsJson().at("iteration_time_s").get<double>(), ev->training->iteration_time_s);
 
     for (int i : {int(MainWindow::MemoryTabIndex), int(MainWindow::ServingTabIndex), int(MainWindow::TrainingTabIndex)}) {
@@ -235,6 +237,40 @@ class GuiTest : public QObject {
     const Json j = w.currentResultsJson();
     QCOMPARE(j.at("metrics").dump(), ev->serving->metrics.to_json().dump());
     QCOMPARE(j.at("scenario").get<std::string>(), std::string("serve_goodput_slo"));
+  }
+
+  void huggingFaceConfigAsModel() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("config.json");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+               "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+               "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192})");
+    f.close();
+    MainWindow w;
+    QVERIFY(w.waitUntilIdle(5000));
+    w.openModelConfig(path);
+    QVERIFY(w.waitUntilIdle(5000));
+    QVERIFY2(w.inputPanel()->errorText().isEmpty(), qPrintable(w.inputPanel()->errorText()));
+    const auto& m = w.memoryEvaluation()->scenario.model;
+    QCOMPARE(m.hidden, std::int64_t(4096));
+    QCOMPARE(m.kv_heads, std::int64_t(8));
+    QCOMPARE(m.vocab, std::int64_t(128256));
+  }
+
+  void nonPresetClusterIsKeptAsWritten() {
+    const Json raw = {{"name", "gpu-name-cluster"}, {"model", "llama2-7b"}, {"cluster", "h100-sxm5-80gb"},
+                      {"training", {{"tp", 8}, {"seq_len", 2048}}}};
+    const Inputs in = inputs_from_scenario(raw);
+    QVERIFY(in.cluster_from_base);
+    QCOMPARE(in.gpus_per_node, 8);
+    const Json out = to_scenario(in);
+    QCOMPARE(out.at("cluster").dump(), raw.at("cluster").dump());
+    const auto a = strat::scenario_from_json(raw, "a");
+    const auto b = strat::scenario_from_json(out, "b");
+    QCOMPARE(b.cluster.to_json().dump(), a.cluster.to_json().dump());
+    QCOMPARE(b.training->to_json().dump(), a.training->to_json().dump());
   }
 
   void cdfPointsAreMonotone() {

@@ -89,6 +89,9 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
   cluster_ = combo(qlist(hw::cluster_preset_names()));
   fields_.insert("cluster", cluster_);
   f->addRow("Cluster", cluster_);
+  cluster_from_base_ = new QCheckBox("use the scenario file's cluster as written");
+  cluster_from_base_->setVisible(false);
+  f->addRow("", cluster_from_base_);
   nodes_ = spin("cluster.nodes", 1, 100000, 1);
   f->addRow("Nodes", nodes_);
   gpus_per_node_ = spin("cluster.gpus_per_node", 1, 64, 8);
@@ -188,6 +191,7 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
     connect(c, &QComboBox::currentTextChanged, this, &InputPanel::emitChanged);
   connect(t_sp_, &QCheckBox::toggled, this, &InputPanel::emitChanged);
   connect(model_from_base_, &QCheckBox::toggled, this, &InputPanel::emitChanged);
+  connect(cluster_from_base_, &QCheckBox::toggled, this, &InputPanel::emitChanged);
   connect(job_, &QComboBox::currentIndexChanged, this, &InputPanel::updateJobVisibility);
   connect(cluster_, &QComboBox::currentTextChanged, this, &InputPanel::onClusterPresetChanged);
   connect(run_, &QPushButton::clicked, this, &InputPanel::runRequested);
@@ -226,6 +230,7 @@ Inputs InputPanel::inputs() const {
   in.model = text_of(model_);
   in.model_from_base = !model_from_base_->isHidden() && model_from_base_->isChecked();
   in.cluster = text_of(cluster_);
+  in.cluster_from_base = !cluster_from_base_->isHidden() && cluster_from_base_->isChecked();
   in.nodes = nodes_->value();
   in.gpus_per_node = gpus_per_node_->value();
   auto& t = in.training;
@@ -253,6 +258,8 @@ void InputPanel::setInputs(const Inputs& in) {
   model_from_base_->setVisible(in.model_from_base);
   model_from_base_->setChecked(in.model_from_base);
   set_combo(cluster_, in.cluster);
+  cluster_from_base_->setVisible(in.cluster_from_base);
+  cluster_from_base_->setChecked(in.cluster_from_base);
   nodes_->setValue(in.nodes);
   gpus_per_node_->setValue(in.gpus_per_node);
   const auto& t = in.training;

@@ -58,7 +58,7 @@ class InputPanel : public QWidget {
 
   QComboBox* job_ = nullptr;
   QComboBox* model_ = nullptr;
-  QCheckBox* model_from_base_ = nullptr;
+  QCheckBox *model_from_base_ = nullptr, *cluster_from_base_ = nullptr;
   QComboBox* cluster_ = nullptr;
   QSpinBox *nodes_ = nullptr, *gpus_per_node_ = nullptr;
   QGroupBox *training_box_ = nullptr, *serving_box_ = nullptr, *workload_box_ = nullptr;

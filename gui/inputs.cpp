@@ -1,5 +1,7 @@
 #include "gui/inputs.hpp"
 
+#include <algorithm>
+
 #include "hardware/cluster.hpp"
 #include "model/error.hpp"
 
@@ -46,12 +48,14 @@ Json to_scenario(const Inputs& in) {
   if (!s.contains("name")) s["name"] = "infraplan-gui";
   if (!(in.model_from_base && s.contains("model"))) s["model"] = in.model;
 
-  Json cl = object_or_empty(s, "cluster");
-  if (!cl.contains("preset") || cl.value("preset", "") != in.cluster) cl = Json::object();
-  cl["preset"] = in.cluster;
-  cl["nodes"] = in.nodes;
-  cl["gpus_per_node"] = in.gpus_per_node;
-  s["cluster"] = cl;
+  if (!(in.cluster_from_base && s.contains("cluster"))) {
+    Json cl = object_or_empty(s, "cluster");
+    if (!cl.contains("preset") || cl.value("preset", "") != in.cluster) cl = Json::object();
+    cl["preset"] = in.cluster;
+    cl["nodes"] = in.nodes;
+    cl["gpus_per_node"] = in.gpus_per_node;
+    s["cluster"] = cl;
+  }
 
   if (in.job == Job::Training) {
     const auto& t = in.training;
@@ -111,7 +115,23 @@ Inputs inputs_from_scenario(const Json& sc, const std::string& base_dir) {
   const Json& c = sc.value("cluster", Json());
   std::string preset;
   int nodes = 1, gpn = 0;
-  if (c.is_string()) {
+  const auto presets = hw::cluster_preset_names();
+  const auto is_preset = [&](const std::string& name) {
+    return std::find(presets.begin(), presets.end(), name) != presets.end();
+  };
+  const bool preset_string = c.is_string() && is_preset(c.get<std::string>().substr(0, c.get<std::string>().find(':')));
+  if ((c.is_string() && !preset_string) || (c.is_object() && !c.contains("preset"))) {
+    // A GPU name, a file or an inline cluster: used as written; the form shows what it is.
+    in.cluster_from_base = true;
+    try {
+      const auto cluster = hw::resolve_cluster(c, "cluster");
+      in.cluster = cluster.name;
+      in.nodes = cluster.nodes;
+      in.gpus_per_node = cluster.gpus_per_node;
+    } catch (const Error&) {
+      in.cluster = c.is_string() ? c.get<std::string>() : std::string("inline cluster");
+    }
+  } else if (c.is_string()) {
     preset = c.get<std::string>();
     if (auto colon = preset.find(':'); colon != std::string::npos) {
       try {
@@ -125,9 +145,6 @@ Inputs inputs_from_scenario(const Json& sc, const std::string& base_dir) {
     preset = read<std::string>(c, "preset", "", "cluster");
     nodes = read<int>(c, "nodes", 1, "cluster");
     gpn = read<int>(c, "gpus_per_node", 0, "cluster");
-  } else if (!c.is_null()) {
-    throw Error("cluster: the planner's form needs a cluster preset ({\"preset\": NAME, ...}); valid: " +
-                join(hw::cluster_preset_names()));
   }
   if (!preset.empty()) {
     const auto cluster = hw::cluster_preset(preset, nodes);  // throws with suggestions

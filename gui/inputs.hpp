@@ -50,6 +50,9 @@ struct Inputs {
   std::string model = "llama2-7b";
   /// Cluster preset name; nodes and GPUs per node override the preset's.
   std::string cluster = "dgx-a100-80gb";
+  /// The scenario's "cluster" is not a preset (a GPU name, a file, an inline object): it is used
+  /// as written while this is set, and the form shows its name, nodes and GPUs per node.
+  bool cluster_from_base = false;
   int nodes = 1;
   int gpus_per_node = 8;
   TrainingInputs training;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "gui/export.hpp"
+#include "gui/input_panel.hpp"
 #include "gui/main_window.hpp"
 
 using infraplan::gui::MainWindow;
@@ -55,6 +56,8 @@ int main(int argc, char** argv) {
   }
   w.tabs()->setCurrentIndex(index);
   QApplication::processEvents();
+  const QString problem = w.inputPanel()->errorText();
+  if (!problem.isEmpty()) std::fprintf(stderr, "infraplan-gui: %s\n", qPrintable(problem));
   QString error;
   if (!infraplan::gui::save_widget_png(p.value("screenshot"), &w, &error)) {
     std::fprintf(stderr, "infraplan-gui: %s\n", qPrintable(error));
