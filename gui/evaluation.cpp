@@ -14,7 +14,8 @@ CostChoice scenario_cost_model(const strat::Scenario& sc) {
   if (!sc.profile.empty()) {
     auto cm = hw::make_calibrated_cost_model(gpu.name, sc.profile);
     c.name = "profile " + sc.profile + " (" + cm->profile().source + ")";
-    if (!cm->profile().comm.is_null()) c.comm = coll::CommProfile::from_json(Json{{"comm", cm->profile().comm}}, sc.profile);
+    if (!cm->profile().comm.is_null())
+      c.comm = coll::CommProfile::from_json(Json{{"comm", cm->profile().comm}}, sc.profile);
     c.cost = std::move(cm);
     return c;
   }
@@ -65,11 +66,13 @@ void plan_serving_job(Evaluation& ev, const EvaluationRequest& req) {
     throw Error("workload: the serving plan searches for one class of requests; this workload has " +
                 std::to_string(s.workload.classes.size()));
   if (s.workload.slo.ttft_ms <= 0)
-    throw Error("workload.slo.ttft_ms is not set: the serving plan judges deployments by goodput under a TTFT and a "
-                "TPOT target (milliseconds > 0)");
+    throw Error(
+        "workload.slo.ttft_ms is not set: the serving plan judges deployments by goodput under a TTFT and a "
+        "TPOT target (milliseconds > 0)");
   if (s.workload.slo.tpot_ms <= 0)
-    throw Error("workload.slo.tpot_ms is not set: the serving plan judges deployments by goodput under a TTFT and a "
-                "TPOT target (milliseconds > 0)");
+    throw Error(
+        "workload.slo.tpot_ms is not set: the serving plan judges deployments by goodput under a TTFT and a "
+        "TPOT target (milliseconds > 0)");
   s.quants = {sc.serving->weights};
   if (req.progress) s.progress = [&req](const std::string& m) { req.progress("simulating " + m); };
   auto cost = scenario_cost_model(sc);
@@ -105,12 +108,14 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
   }
 
   if (!sc.serving) throw Error("serving: the scenario has no 'serving' object");
-  if (req.serving_batch < 1) throw Error("batch=" + std::to_string(req.serving_batch) + " is invalid: must be ≥ 1");
+  if (req.serving_batch < 1)
+    throw Error("batch=" + std::to_string(req.serving_batch) + " is invalid: must be ≥ 1");
   if (req.serving_context < 1)
     throw Error("context=" + std::to_string(req.serving_context) + " is invalid: must be ≥ 1 token");
   ev->serving_batch = req.serving_batch;
   ev->serving_context = req.serving_context;
-  ev->ledger = strat::serving_memory(sc.model, sc.cluster.gpu, *sc.serving, req.serving_batch, req.serving_context);
+  ev->ledger =
+      strat::serving_memory(sc.model, sc.cluster.gpu, *sc.serving, req.serving_batch, req.serving_context);
   ev->kv_capacity_tokens = strat::serving_kv_capacity_tokens(sc.model, sc.cluster.gpu, *sc.serving);
   if (req.action == Action::Simulate) {
     auto setup = sim::serve::serving_setup_from_scenario(sc);
@@ -143,7 +148,8 @@ Json Evaluation::training_json() const {
   if (!training) return Json();
   Json j = training->to_json();
   j["scenario"] = scenario.name, j["training"] = scenario.training->to_json(), j["cost_model"] = cost_model;
-  j["model"] = scenario.model.name, j["cluster"] = scenario.cluster.name, j["gpus"] = scenario.cluster.total_gpus();
+  j["model"] = scenario.model.name, j["cluster"] = scenario.cluster.name,
+  j["gpus"] = scenario.cluster.total_gpus();
   return j;
 }
 
@@ -172,7 +178,9 @@ Json Evaluation::plan_json() const {
     j["gpu"] = s.gpu.name;
     j["target_rate_rps"] = s.target_rate;
     j["gpu_budget"] = s.gpus;
-    j["slo"] = {{"ttft_ms", s.workload.slo.ttft_ms}, {"tpot_ms", s.workload.slo.tpot_ms}, {"attainment", s.attainment}};
+    j["slo"] = {{"ttft_ms", s.workload.slo.ttft_ms},
+                {"tpot_ms", s.workload.slo.tpot_ms},
+                {"attainment", s.attainment}};
     j["workload"] = s.workload.to_json();
     j["cost_model"] = cost_model;
     return j;

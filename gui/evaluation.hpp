@@ -29,12 +29,12 @@ enum class Action {
 };
 
 struct EvaluationRequest {
-  Json scenario;              ///< a scenario object (to_scenario of the form)
-  std::string base_dir;       ///< where relative paths inside it resolve
+  Json scenario;         ///< a scenario object (to_scenario of the form)
+  std::string base_dir;  ///< where relative paths inside it resolve
   Job job = Job::Training;
   Action action = Action::Memory;
-  std::int64_t serving_batch = 64;     ///< serving ledger: concurrent sequences per replica
-  std::int64_t serving_context = 4096; ///< serving ledger: tokens per sequence
+  std::int64_t serving_batch = 64;      ///< serving ledger: concurrent sequences per replica
+  std::int64_t serving_context = 4096;  ///< serving ledger: tokens per sequence
   /// Called from the evaluating thread with a line of progress (plans only); may be empty.
   std::function<void(const std::string&)> progress;
 };
@@ -74,8 +74,8 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req);
 /// else the datasheet roofline; with the profile's collective fits when it has them.
 struct CostChoice {
   std::unique_ptr<hw::CostModel> cost;
-  std::string name;       ///< as the CLI labels it ("embedded measured profile of h100-sxm5-80gb", …)
-  coll::CommProfile comm; ///< the profile's NCCL fits, or the documented defaults
+  std::string name;        ///< as the CLI labels it ("embedded measured profile of h100-sxm5-80gb", …)
+  coll::CommProfile comm;  ///< the profile's NCCL fits, or the documented defaults
 };
 CostChoice scenario_cost_model(const strat::Scenario& sc);
 

@@ -4,12 +4,12 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QSpinBox>
-#include <QTableWidget>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
-#include <QElapsedTimer>
 #include <QtTest>
 
 #include "gui/evaluation.hpp"
@@ -20,9 +20,9 @@
 #include "gui/memory_tab.hpp"
 #include "gui/plan_tab.hpp"
 #include "gui/serving_charts.hpp"
+#include "gui/serving_tab.hpp"
 #include "gui/training_charts.hpp"
 #include "gui/training_tab.hpp"
-#include "gui/serving_tab.hpp"
 #include "strategies/memory_ledger.hpp"
 #include "strategies/scenario.hpp"
 
@@ -70,7 +70,8 @@ class GuiTest : public QObject {
     const auto sc = strat::load_scenario(kOneA100.toStdString());
     const auto ledger = strat::training_memory_peak(sc.model, sc.cluster, *sc.training);
     QChart* chart = w.memoryTab()->chartView()->chart();
-    QVERIFY(std::abs(stacked_total(chart) * 1073741824.0 - ledger.total_bytes()) < 1e-6 * ledger.total_bytes());
+    QVERIFY(std::abs(stacked_total(chart) * 1073741824.0 - ledger.total_bytes()) <
+            1e-6 * ledger.total_bytes());
     QVERIFY2(w.memoryTab()->headline().contains("does not fit by"), qPrintable(w.memoryTab()->headline()));
     QVERIFY(w.inputPanel()->errorText().isEmpty());
   }
@@ -116,7 +117,8 @@ class GuiTest : public QObject {
     const Json j = Json::parse(f.readAll().toStdString());  // throws on invalid JSON
     const auto ev = w.memoryEvaluation();
     const Json ledger = ev->ledger.to_json();
-    for (const auto& [k, v] : ledger.items()) QCOMPARE(QString::fromStdString(j.at(k).dump()), QString::fromStdString(v.dump()));
+    for (const auto& [k, v] : ledger.items())
+      QCOMPARE(QString::fromStdString(j.at(k).dump()), QString::fromStdString(v.dump()));
     QCOMPARE(j.at("scenario").get<std::string>(), std::string("llama2-7b-one-a100"));
     QCOMPARE(j.at("training").dump(), ev->scenario.training->to_json().dump());
 
@@ -157,7 +159,8 @@ class GuiTest : public QObject {
     QVERIFY(w.trainingTab()->headline().contains("MFU"));
     // The breakdown adds up to the iteration time; the timeline has spans.
     QChart* breakdown = w.trainingTab()->breakdownView()->chart();
-    const double stage0_ms = stacked_total(breakdown) / double(std::max<std::size_t>(1, ev->training->stage_breakdown.size()));
+    const double stage0_ms =
+        stacked_total(breakdown) / double(std::max<std::size_t>(1, ev->training->stage_breakdown.size()));
     QVERIFY(stage0_ms > 0);
     const auto rows = timeline_rows(*ev->training, 100);
     QCOMPARE(int(rows.size()), 2);  // one stage: compute and communication rows
@@ -178,7 +181,8 @@ class GuiTest : public QObject {
     QCOMPARE(picture.size(), QSize(100, 20));
     QCOMPARE(w.currentResultsJson().at("iteration_time_s").get<double>(), ev->training->iteration_time_s);
 
-    for (int i : {int(MainWindow::MemoryTabIndex), int(MainWindow::ServingTabIndex), int(MainWindow::TrainingTabIndex)}) {
+    for (int i : {int(MainWindow::MemoryTabIndex), int(MainWindow::ServingTabIndex),
+                  int(MainWindow::TrainingTabIndex)}) {
       w.tabs()->setCurrentIndex(i);
       QCOMPARE(w.tabs()->currentIndex(), i);
       QVERIFY(w.tabs()->currentWidget()->isVisible());
@@ -217,7 +221,8 @@ class GuiTest : public QObject {
   void windowSimulatesServingOffTheGuiThread() {
     MainWindow w;
     QVERIFY(w.waitUntilIdle(5000));
-    Inputs in = inputs_from_scenario(read_json_file(INFRAPLAN_SOURCE_DIR "/scenarios/serve_goodput_slo.json"));
+    Inputs in =
+        inputs_from_scenario(read_json_file(INFRAPLAN_SOURCE_DIR "/scenarios/serve_goodput_slo.json"));
     in.serving.requests = 60;
     in.serving.rate_per_s = 10;
     w.inputPanel()->setInputs(in);
@@ -260,7 +265,9 @@ class GuiTest : public QObject {
   }
 
   void nonPresetClusterIsKeptAsWritten() {
-    const Json raw = {{"name", "gpu-name-cluster"}, {"model", "llama2-7b"}, {"cluster", "h100-sxm5-80gb"},
+    const Json raw = {{"name", "gpu-name-cluster"},
+                      {"model", "llama2-7b"},
+                      {"cluster", "h100-sxm5-80gb"},
                       {"training", {{"tp", 8}, {"seq_len", 2048}}}};
     const Inputs in = inputs_from_scenario(raw);
     QVERIFY(in.cluster_from_base);

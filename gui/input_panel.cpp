@@ -174,7 +174,8 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
   error_->setObjectName("validationError");
   error_->setWordWrap(true);
   error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  error_->setStyleSheet("QLabel { color: #b71c1c; background: #fdecea; border: 1px solid #f5c6c6; padding: 4px; }");
+  error_->setStyleSheet(
+      "QLabel { color: #b71c1c; background: #fdecea; border: 1px solid #f5c6c6; padding: 4px; }");
   error_->setVisible(false);
   outer->addWidget(error_);
 
@@ -182,8 +183,9 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
   run_->setToolTip("Memory updates as you type; this runs the training or serving simulation");
   outer->addWidget(run_);
   plan_ = new QPushButton("Plan: search layouts");
-  plan_->setToolTip("Training: every layout of this model on this cluster for this batch, ranked.\n"
-                    "Serving: deployments on this cluster's GPUs, judged by simulated goodput under the SLOs.");
+  plan_->setToolTip(
+      "Training: every layout of this model on this cluster for this batch, ranked.\n"
+      "Serving: deployments on this cluster's GPUs, judged by simulated goodput under the SLOs.");
   outer->addWidget(plan_);
   outer->addStretch(1);
 
@@ -234,10 +236,12 @@ Inputs InputPanel::inputs() const {
   in.nodes = nodes_->value();
   in.gpus_per_node = gpus_per_node_->value();
   auto& t = in.training;
-  t.tp = t_tp_->value(), t.pp = t_pp_->value(), t.dp = t_dp_->value(), t.cp = t_cp_->value(), t.ep = t_ep_->value();
+  t.tp = t_tp_->value(), t.pp = t_pp_->value(), t.dp = t_dp_->value(), t.cp = t_cp_->value(),
+  t.ep = t_ep_->value();
   t.sp = t_sp_->isChecked(), t.zero = t_zero_->value();
   t.micro_batch = t_micro_->value(), t.global_batch = t_global_->value(), t.seq_len = t_seq_->value();
-  t.recompute = text_of(t_recompute_), t.pp_schedule = text_of(t_schedule_), t.precision = text_of(t_precision_);
+  t.recompute = text_of(t_recompute_), t.pp_schedule = text_of(t_schedule_),
+  t.precision = text_of(t_precision_);
   auto& s = in.serving;
   s.replicas = s_replicas_->value(), s.tp = s_tp_->value();
   s.weights = text_of(s_weights_), s.kv_dtype = text_of(s_kv_);
@@ -263,10 +267,13 @@ void InputPanel::setInputs(const Inputs& in) {
   nodes_->setValue(in.nodes);
   gpus_per_node_->setValue(in.gpus_per_node);
   const auto& t = in.training;
-  t_tp_->setValue(t.tp), t_pp_->setValue(t.pp), t_dp_->setValue(t.dp), t_cp_->setValue(t.cp), t_ep_->setValue(t.ep);
+  t_tp_->setValue(t.tp), t_pp_->setValue(t.pp), t_dp_->setValue(t.dp), t_cp_->setValue(t.cp),
+      t_ep_->setValue(t.ep);
   t_sp_->setChecked(t.sp), t_zero_->setValue(t.zero);
-  t_micro_->setValue(int(t.micro_batch)), t_global_->setValue(int(t.global_batch)), t_seq_->setValue(int(t.seq_len));
-  set_combo(t_recompute_, t.recompute), set_combo(t_schedule_, t.pp_schedule), set_combo(t_precision_, t.precision);
+  t_micro_->setValue(int(t.micro_batch)), t_global_->setValue(int(t.global_batch)),
+      t_seq_->setValue(int(t.seq_len));
+  set_combo(t_recompute_, t.recompute), set_combo(t_schedule_, t.pp_schedule),
+      set_combo(t_precision_, t.precision);
   const auto& s = in.serving;
   s_replicas_->setValue(s.replicas), s_tp_->setValue(s.tp);
   set_combo(s_weights_, s.weights), set_combo(s_kv_, s.kv_dtype);

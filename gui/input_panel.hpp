@@ -62,7 +62,8 @@ class InputPanel : public QWidget {
   QComboBox* cluster_ = nullptr;
   QSpinBox *nodes_ = nullptr, *gpus_per_node_ = nullptr;
   QGroupBox *training_box_ = nullptr, *serving_box_ = nullptr, *workload_box_ = nullptr;
-  QSpinBox *t_tp_ = nullptr, *t_pp_ = nullptr, *t_dp_ = nullptr, *t_cp_ = nullptr, *t_ep_ = nullptr, *t_zero_ = nullptr;
+  QSpinBox *t_tp_ = nullptr, *t_pp_ = nullptr, *t_dp_ = nullptr, *t_cp_ = nullptr, *t_ep_ = nullptr,
+           *t_zero_ = nullptr;
   QSpinBox *t_micro_ = nullptr, *t_global_ = nullptr, *t_seq_ = nullptr;
   QCheckBox* t_sp_ = nullptr;
   QComboBox *t_recompute_ = nullptr, *t_schedule_ = nullptr, *t_precision_ = nullptr;

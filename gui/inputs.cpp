@@ -31,7 +31,8 @@ std::int64_t length_mean(const Json& w, const char* key, std::int64_t fallback) 
   if (!w.contains(key)) return fallback;
   const Json& v = w.at(key);
   if (v.is_number()) return std::int64_t(v.get<double>());
-  if (v.is_object() && v.contains("mean") && v.at("mean").is_number()) return std::int64_t(v.at("mean").get<double>());
+  if (v.is_object() && v.contains("mean") && v.at("mean").is_number())
+    return std::int64_t(v.at("mean").get<double>());
   return fallback;
 }
 
@@ -119,7 +120,8 @@ Inputs inputs_from_scenario(const Json& sc, const std::string& base_dir) {
   const auto is_preset = [&](const std::string& name) {
     return std::find(presets.begin(), presets.end(), name) != presets.end();
   };
-  const bool preset_string = c.is_string() && is_preset(c.get<std::string>().substr(0, c.get<std::string>().find(':')));
+  const bool preset_string =
+      c.is_string() && is_preset(c.get<std::string>().substr(0, c.get<std::string>().find(':')));
   if ((c.is_string() && !preset_string) || (c.is_object() && !c.contains("preset"))) {
     // A GPU name, a file or an inline cluster: used as written; the form shows what it is.
     in.cluster_from_base = true;

@@ -27,18 +27,18 @@ struct TrainingInputs {
 
 struct ServingInputs {
   int replicas = 1;
-  int tp = 1;                       ///< GPUs per replica (tensor parallel)
-  std::string weights = "bf16";     ///< bf16 | fp16 | fp8 | int8 | int4 | nvfp4
-  std::string kv_dtype = "bf16";    ///< bf16 | fp16 | fp8 | int8 | int4
-  std::int64_t batch = 64;          ///< memory view: concurrent sequences per replica
-  std::int64_t context = 4096;      ///< memory view: tokens per sequence (prompt + output)
+  int tp = 1;                     ///< GPUs per replica (tensor parallel)
+  std::string weights = "bf16";   ///< bf16 | fp16 | fp8 | int8 | int4 | nvfp4
+  std::string kv_dtype = "bf16";  ///< bf16 | fp16 | fp8 | int8 | int4
+  std::int64_t batch = 64;        ///< memory view: concurrent sequences per replica
+  std::int64_t context = 4096;    ///< memory view: tokens per sequence (prompt + output)
   // Workload of the serving simulation (one class of requests; log-normal lengths).
-  std::int64_t requests = 200;      ///< requests to simulate
-  double rate_per_s = 8;            ///< Poisson arrival rate, requests per second
+  std::int64_t requests = 200;        ///< requests to simulate
+  double rate_per_s = 8;              ///< Poisson arrival rate, requests per second
   std::int64_t prompt_tokens = 1024;  ///< mean prompt length, tokens
   std::int64_t output_tokens = 256;   ///< mean output length, tokens
-  double slo_ttft_ms = 1000;  ///< time-to-first-token target, ms (0 = none); goodput and the plan
-  double slo_tpot_ms = 50;    ///< time-per-output-token target, ms (0 = none)
+  double slo_ttft_ms = 1000;          ///< time-to-first-token target, ms (0 = none); goodput and the plan
+  double slo_tpot_ms = 50;            ///< time-per-output-token target, ms (0 = none)
   /// True when `base` carries a workload the form cannot express (several classes, a trace):
   /// the workload fields are then ignored and the scenario's workload is used as written.
   bool workload_from_scenario = false;

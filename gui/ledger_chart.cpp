@@ -25,7 +25,8 @@ LedgerChart build_ledger_chart(const strat::MemoryLedger& L, const QString& subt
   int i = 0;
   for (const auto& line : L.lines) {
     const double gib = to_GiB(line.bytes);
-    auto* set = new QBarSet(QString("%1 (%2 GiB)").arg(QString::fromStdString(line.name)).arg(gib, 0, 'f', 1));
+    auto* set =
+        new QBarSet(QString("%1 (%2 GiB)").arg(QString::fromStdString(line.name)).arg(gib, 0, 'f', 1));
     set->append(gib);
     set->setColor(series_color(i++));
     set->setBorderColor(Qt::white);
@@ -60,7 +61,8 @@ LedgerChart build_ledger_chart(const strat::MemoryLedger& L, const QString& subt
 
   QString title = out.verdict;
   if (!title.isEmpty()) title[0] = title[0].toUpper();
-  if (!subtitle.isEmpty()) title += "<br><span style='font-size:small'>" + subtitle.toHtmlEscaped() + "</span>";
+  if (!subtitle.isEmpty())
+    title += "<br><span style='font-size:small'>" + subtitle.toHtmlEscaped() + "</span>";
   chart->setTitle(title);
   chart->legend()->setAlignment(Qt::AlignRight);
   chart->setAnimationOptions(QChart::NoAnimation);

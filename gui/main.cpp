@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     if (p.isSet("screenshot")) return 2;
   }
   const QString tab = p.value("tab").toLower();
-  const int index = tab == "training" ? MainWindow::TrainingTabIndex
+  const int index = tab == "training"  ? MainWindow::TrainingTabIndex
                     : tab == "serving" ? MainWindow::ServingTabIndex
                     : tab == "plan"    ? MainWindow::PlanTabIndex
                                        : MainWindow::MemoryTabIndex;
@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   }
 
   const QStringList size = p.value("size").split('x');
-  w.resize(size.value(0).toInt() > 0 ? size.value(0).toInt() : 1360, size.value(1).toInt() > 0 ? size.value(1).toInt() : 860);
+  w.resize(size.value(0).toInt() > 0 ? size.value(0).toInt() : 1360,
+           size.value(1).toInt() > 0 ? size.value(1).toInt() : 860);
   w.show();
   if (!w.waitUntilIdle(600000)) return 1;
   for (auto [flag, action] : {std::pair{"run", Action::Simulate}, std::pair{"plan", Action::Plan}}) {

@@ -137,7 +137,11 @@ void MainWindow::evaluate(Action action) {
     req.progress = [label](const std::string& line) {
       const QString text = QString::fromStdString(line);
       QMetaObject::invokeMethod(
-          label, [label, text] { if (label) label->setText("Planning: " + text); }, Qt::QueuedConnection);
+          label,
+          [label, text] {
+            if (label) label->setText("Planning: " + text);
+          },
+          Qt::QueuedConnection);
     };
   }
   req.serving_batch = in.serving.batch;
@@ -156,9 +160,11 @@ void MainWindow::start(const EvaluationRequest& req) {
   running_ = req;
   busy_bar_->setVisible(true);
   const bool training = req.job == Job::Training;
-  showStatus(req.action == Action::Simulate ? (training ? "Simulating one training iteration…" : "Simulating the serving workload…")
-             : req.action == Action::Plan   ? (training ? "Searching training layouts…" : "Searching serving deployments (simulating each)…")
-                                            : "Computing the memory ledger…");
+  showStatus(req.action == Action::Simulate
+                 ? (training ? "Simulating one training iteration…" : "Simulating the serving workload…")
+             : req.action == Action::Plan ? (training ? "Searching training layouts…"
+                                                      : "Searching serving deployments (simulating each)…")
+                                          : "Computing the memory ledger…");
   watcher_->setFuture(QtConcurrent::run(run_evaluation, req));
 }
 
@@ -192,13 +198,15 @@ void MainWindow::onFinished() {
     } else if (plan_ev_ && plan_ev_->scenario.raw != ev->scenario.raw) {
       plan_->setNote("The inputs changed since this plan; press “Plan: search layouts” to update it.");
     }
-    if (action == Action::Simulate) tabs_->setCurrentIndex(ev->job == Job::Training ? TrainingTabIndex : ServingTabIndex);
+    if (action == Action::Simulate)
+      tabs_->setCurrentIndex(ev->job == Job::Training ? TrainingTabIndex : ServingTabIndex);
     if (action == Action::Plan) tabs_->setCurrentIndex(PlanTabIndex);
     QString memory = QString::fromStdString(ev->ledger.verdict());
     if (ev->job == Job::Serving)
-      memory = QString("%1 sequences × %2 tokens: %3").arg(ev->serving_batch).arg(ev->serving_context).arg(memory);
-    showStatus(QString::fromStdString(ev->scenario.model.name + " on " + ev->scenario.cluster.name) + ", memory " +
-               (ev->job == Job::Serving ? "at " : "") + memory);
+      memory =
+          QString("%1 sequences × %2 tokens: %3").arg(ev->serving_batch).arg(ev->serving_context).arg(memory);
+    showStatus(QString::fromStdString(ev->scenario.model.name + " on " + ev->scenario.cluster.name) +
+               ", memory " + (ev->job == Job::Serving ? "at " : "") + memory);
   }
   if (pending_) {
     const EvaluationRequest next = *pending_;
@@ -210,7 +218,9 @@ void MainWindow::onFinished() {
   emit evaluationFinished(bool(out.evaluation));
 }
 
-bool MainWindow::busy() const { return running_.has_value() || pending_.has_value() || debounce_->isActive(); }
+bool MainWindow::busy() const {
+  return running_.has_value() || pending_.has_value() || debounce_->isActive();
+}
 
 bool MainWindow::waitUntilIdle(int timeout_ms) {
   QElapsedTimer t;
@@ -265,7 +275,8 @@ bool MainWindow::applyPlanCandidate(int index) {
     t.pp_schedule = strat::pp_schedule_name(c.pp_schedule);
     t.precision = strat::precision_name(c.precision);
     if (!in.base.is_object()) in.base = Json::object();
-    if (c.pp_schedule == strat::PpSchedule::Interleaved) in.base["training"]["pp_virtual_stages"] = c.pp_virtual_stages;
+    if (c.pp_schedule == strat::PpSchedule::Interleaved)
+      in.base["training"]["pp_virtual_stages"] = c.pp_virtual_stages;
   } else if (plan_ev_->serve_plan) {
     const auto& list = plan_ev_->serve_plan->candidates;
     if (index >= int(list.size())) return false;
@@ -296,8 +307,8 @@ void MainWindow::onOpenScenario() {
 }
 
 void MainWindow::onOpenModelConfig() {
-  const QString path =
-      QFileDialog::getOpenFileName(this, "Open model config", {}, "Hugging Face config.json or model JSON (*.json)");
+  const QString path = QFileDialog::getOpenFileName(this, "Open model config", {},
+                                                    "Hugging Face config.json or model JSON (*.json)");
   if (!path.isEmpty()) openModelConfig(path);
 }
 
@@ -334,7 +345,8 @@ QChartView* MainWindow::currentChartView() const {
 bool MainWindow::exportResultsJson(const QString& path, QString* error) {
   const Json j = currentResultsJson();
   if (j.is_null()) {
-    if (error) *error = "The " + tabs_->tabText(tabs_->currentIndex()) + " tab has no results yet; run it first.";
+    if (error)
+      *error = "The " + tabs_->tabText(tabs_->currentIndex()) + " tab has no results yet; run it first.";
     return false;
   }
   return save_json(path, j, error);
@@ -343,26 +355,33 @@ bool MainWindow::exportResultsJson(const QString& path, QString* error) {
 bool MainWindow::exportChartPng(const QString& path, QString* error) {
   QChartView* view = currentChartView();
   if (!view || !view->chart()) {
-    if (error) *error = "The " + tabs_->tabText(tabs_->currentIndex()) + " tab has no chart yet; run it first.";
+    if (error)
+      *error = "The " + tabs_->tabText(tabs_->currentIndex()) + " tab has no chart yet; run it first.";
     return false;
   }
   return save_widget_png(path, view, error);
 }
 
 void MainWindow::onExportJson() {
-  const QString path = QFileDialog::getSaveFileName(this, "Export results as JSON", "results.json", "JSON (*.json)");
+  const QString path =
+      QFileDialog::getSaveFileName(this, "Export results as JSON", "results.json", "JSON (*.json)");
   if (path.isEmpty()) return;
   QString error;
-  if (!exportResultsJson(path, &error)) QMessageBox::warning(this, "Export failed", error);
-  else showStatus("Wrote " + path);
+  if (!exportResultsJson(path, &error))
+    QMessageBox::warning(this, "Export failed", error);
+  else
+    showStatus("Wrote " + path);
 }
 
 void MainWindow::onExportPng() {
-  const QString path = QFileDialog::getSaveFileName(this, "Export chart as PNG", "chart.png", "PNG images (*.png)");
+  const QString path =
+      QFileDialog::getSaveFileName(this, "Export chart as PNG", "chart.png", "PNG images (*.png)");
   if (path.isEmpty()) return;
   QString error;
-  if (!exportChartPng(path, &error)) QMessageBox::warning(this, "Export failed", error);
-  else showStatus("Wrote " + path);
+  if (!exportChartPng(path, &error))
+    QMessageBox::warning(this, "Export failed", error);
+  else
+    showStatus("Wrote " + path);
 }
 
 }  // namespace infraplan::gui

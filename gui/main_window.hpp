@@ -5,8 +5,8 @@
 // Every computation runs on a worker thread (QtConcurrent) while a busy bar shows in the status
 // bar; the event loop never waits for it. Edits re-evaluate the memory ledger after a short
 // pause; "Run simulation" also runs the training or serving simulation. One evaluation runs at a
-// time and the newest request waits for it. "Plan" runs the planner's search (Plan tab). A failed evaluation shows the library's message
-// under the form and leaves the previous results on screen.
+// time and the newest request waits for it. "Plan" runs the planner's search (Plan tab). A failed evaluation
+// shows the library's message under the form and leaves the previous results on screen.
 #include <QFutureWatcher>
 #include <QImage>
 #include <QMainWindow>

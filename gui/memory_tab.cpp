@@ -13,7 +13,8 @@ namespace infraplan::gui {
 QString kv_capacity_text(const Evaluation& ev) {
   if (ev.job != Job::Serving) return {};
   const double seqs = ev.serving_context > 0 ? double(ev.kv_capacity_tokens) / double(ev.serving_context) : 0;
-  return QString("KV capacity at gpu_memory_utilization %1: %2 tokens per replica (%3 sequences of %4 tokens)")
+  return QString(
+             "KV capacity at gpu_memory_utilization %1: %2 tokens per replica (%3 sequences of %4 tokens)")
       .arg(ev.scenario.serving->gpu_memory_utilization, 0, 'f', 2)
       .arg(QLocale(QLocale::English).toString(qlonglong(ev.kv_capacity_tokens)))
       .arg(seqs, 0, 'f', 1)
@@ -65,7 +66,12 @@ void MemoryTab::show(const Evaluation& ev) {
   if (ev.job == Job::Training) {
     const auto& t = *sc.training;
     what += QString(" — tp=%1 pp=%2 dp=%3 cp=%4 ep=%5 zero=%6, %7, micro-batch %8 × %9 tokens")
-                .arg(t.tp).arg(t.pp).arg(t.dp).arg(t.cp).arg(t.ep).arg(t.zero)
+                .arg(t.tp)
+                .arg(t.pp)
+                .arg(t.dp)
+                .arg(t.cp)
+                .arg(t.ep)
+                .arg(t.zero)
                 .arg(QString::fromStdString(strat::precision_name(t.precision)))
                 .arg(t.micro_batch)
                 .arg(t.seq_len);
@@ -79,8 +85,9 @@ void MemoryTab::show(const Evaluation& ev) {
                 .arg(ev.serving_context);
   }
   const QString color = L.fits() ? "#1b5e20" : "#b71c1c";
-  QString text = what + QString("<br>%1: <span style='color:%2'><b>%3</b></span>")
-                            .arg(QString::fromStdString(L.scope).toHtmlEscaped(), color, chart_.verdict.toHtmlEscaped());
+  QString text =
+      what + QString("<br>%1: <span style='color:%2'><b>%3</b></span>")
+                 .arg(QString::fromStdString(L.scope).toHtmlEscaped(), color, chart_.verdict.toHtmlEscaped());
   if (!kv.isEmpty()) text += "<br>" + kv.toHtmlEscaped();
   headline_->setText(text);
 
@@ -101,8 +108,8 @@ void MemoryTab::show(const Evaluation& ev) {
     ++row;
   };
   for (const auto& l : L.lines)
-    put(QString::fromStdString(l.name), l.bytes, QString::number(total > 0 ? 100 * l.bytes / total : 0, 'f', 1) + "%",
-        QString::fromStdString(l.note));
+    put(QString::fromStdString(l.name), l.bytes,
+        QString::number(total > 0 ? 100 * l.bytes / total : 0, 'f', 1) + "%", QString::fromStdString(l.note));
   put("total", total, "", "");
   put("capacity", L.capacity_bytes, "", "");
   for (int r = row - 2; r < row; ++r)

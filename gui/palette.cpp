@@ -6,8 +6,9 @@ namespace infraplan::gui {
 
 QColor series_color(int i) {
   // Tableau 10 plus two greys: distinguishable, print-safe.
-  static constexpr std::array<unsigned, 12> kColors = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f, 0xedc948,
-                                                       0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac, 0x5f6b6d, 0x8cd17d};
+  static constexpr std::array<unsigned, 12> kColors = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2,
+                                                       0x59a14f, 0xedc948, 0xb07aa1, 0xff9da7,
+                                                       0x9c755f, 0xbab0ac, 0x5f6b6d, 0x8cd17d};
   return QColor::fromRgb(kColors[std::size_t(i) % kColors.size()]);
 }
 

@@ -22,7 +22,8 @@ QChart* build_train_plan_chart(const plan::TrainPlan& p) {
     bars.push_back(c.breakdown);
     labels << QString("#%1 %2").arg(++rank).arg(QString::fromStdString(c.label()));
   }
-  return build_breakdown_bars(bars, labels, "Iteration time of the ranked layouts", "milliseconds per iteration");
+  return build_breakdown_bars(bars, labels, "Iteration time of the ranked layouts",
+                              "milliseconds per iteration");
 }
 
 QChart* build_pareto_chart(const plan::ServePlan& p) {

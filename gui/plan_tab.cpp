@@ -69,7 +69,8 @@ PlanTab::PlanTab(QWidget* parent) : QWidget(parent) {
   table_->setToolTip("Double-click a layout to copy it into the form");
   table_->verticalHeader()->setDefaultSectionSize(24);
   table_->horizontalHeader()->setStretchLastSection(true);
-  connect(table_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { emit candidateActivated(row); });
+  connect(table_, &QTableWidget::cellDoubleClicked, this,
+          [this](int row, int) { emit candidateActivated(row); });
   vertical->addWidget(table_);
   auto* horizontal = new QSplitter(Qt::Horizontal);
   chart_ = new QChartView;
@@ -123,7 +124,9 @@ void PlanTab::showTraining(const Evaluation& ev) {
                     QString::number(c.tokens_per_s, 'f', 0), QString::number(100 * c.mfu, 'f', 1) + "%",
                     QString::number(to_GiB(c.peak_bytes), 'f', 1), c.simulated ? "simulated" : "estimate"});
   }
-  fill(table_, {"#", "layout", "iteration (s)", "estimate (s)", "tokens/s", "MFU", "peak GiB/GPU", "time from"}, rows);
+  fill(table_,
+       {"#", "layout", "iteration (s)", "estimate (s)", "tokens/s", "MFU", "peak GiB/GPU", "time from"},
+       rows);
   replace_chart(chart_, build_train_plan_chart(p));
   std::vector<std::string> rejected;
   for (const auto& [reason, n] : p.rejected.counts) rejected.push_back(std::to_string(n) + " × " + reason);
@@ -134,17 +137,18 @@ void PlanTab::showTraining(const Evaluation& ev) {
 void PlanTab::showServing(const Evaluation& ev) {
   const auto& p = *ev.serve_plan;
   const auto& s = *ev.serve_search;
-  headline_->setText(QString("<b>Serving plan</b>: %1 on %2 × %3, SLO TTFT ≤ %4 ms and TPOT ≤ %5 ms for %6% of "
-                             "requests; cost model: %7<br>%8 simulations in %9 s")
-                         .arg(QString::fromStdString(s.model.name))
-                         .arg(s.gpus)
-                         .arg(QString::fromStdString(s.gpu.name))
-                         .arg(s.workload.slo.ttft_ms)
-                         .arg(s.workload.slo.tpot_ms)
-                         .arg(100 * s.attainment, 0, 'f', 0)
-                         .arg(QString::fromStdString(ev.cost_model))
-                         .arg(p.simulations)
-                         .arg(p.search_seconds, 0, 'f', 1));
+  headline_->setText(
+      QString("<b>Serving plan</b>: %1 on %2 × %3, SLO TTFT ≤ %4 ms and TPOT ≤ %5 ms for %6% of "
+              "requests; cost model: %7<br>%8 simulations in %9 s")
+          .arg(QString::fromStdString(s.model.name))
+          .arg(s.gpus)
+          .arg(QString::fromStdString(s.gpu.name))
+          .arg(s.workload.slo.ttft_ms)
+          .arg(s.workload.slo.tpot_ms)
+          .arg(100 * s.attainment, 0, 'f', 0)
+          .arg(QString::fromStdString(ev.cost_model))
+          .arg(p.simulations)
+          .arg(p.search_seconds, 0, 'f', 1));
   std::vector<QStringList> rows;
   int rank = 0;
   for (const auto& c : p.candidates) {

@@ -58,13 +58,18 @@ QChart* build_latency_cdf_chart(const sim::serve::ServingResult& r, const sim::s
   }
   auto* chart = new QChart;
   chart->setAnimationOptions(QChart::NoAnimation);
-  std::vector<QLineSeries*> series = {
-      cdf_series(QString("TTFT (p50 %1, p99 %2 ms)").arg(r.metrics.ttft_ms.p50, 0, 'f', 1).arg(r.metrics.ttft_ms.p99, 0, 'f', 1),
-                 ttft, series_color(0)),
-      cdf_series(QString("TPOT (p50 %1, p99 %2 ms)").arg(r.metrics.tpot_ms.p50, 0, 'f', 2).arg(r.metrics.tpot_ms.p99, 0, 'f', 2),
-                 tpot, series_color(1))};
-  if (slo.ttft_ms > 0) series.push_back(vertical(QString("TTFT SLO %1 ms").arg(slo.ttft_ms), slo.ttft_ms, series_color(0)));
-  if (slo.tpot_ms > 0) series.push_back(vertical(QString("TPOT SLO %1 ms").arg(slo.tpot_ms), slo.tpot_ms, series_color(1)));
+  std::vector<QLineSeries*> series = {cdf_series(QString("TTFT (p50 %1, p99 %2 ms)")
+                                                     .arg(r.metrics.ttft_ms.p50, 0, 'f', 1)
+                                                     .arg(r.metrics.ttft_ms.p99, 0, 'f', 1),
+                                                 ttft, series_color(0)),
+                                      cdf_series(QString("TPOT (p50 %1, p99 %2 ms)")
+                                                     .arg(r.metrics.tpot_ms.p50, 0, 'f', 2)
+                                                     .arg(r.metrics.tpot_ms.p99, 0, 'f', 2),
+                                                 tpot, series_color(1))};
+  if (slo.ttft_ms > 0)
+    series.push_back(vertical(QString("TTFT SLO %1 ms").arg(slo.ttft_ms), slo.ttft_ms, series_color(0)));
+  if (slo.tpot_ms > 0)
+    series.push_back(vertical(QString("TPOT SLO %1 ms").arg(slo.tpot_ms), slo.tpot_ms, series_color(1)));
 
   double lo = 1e300, hi = 0;
   for (auto* s : series)

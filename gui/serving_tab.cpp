@@ -20,7 +20,10 @@ void replace_chart(QChartView* view, QChart* chart) {
 }
 
 QString pct(const sim::serve::Percentiles& p, int digits) {
-  return QString("%1 / %2 / %3").arg(p.p50, 0, 'f', digits).arg(p.p90, 0, 'f', digits).arg(p.p99, 0, 'f', digits);
+  return QString("%1 / %2 / %3")
+      .arg(p.p50, 0, 'f', digits)
+      .arg(p.p90, 0, 'f', digits)
+      .arg(p.p99, 0, 'f', digits);
 }
 
 }  // namespace
@@ -66,14 +69,17 @@ void ServingTab::show(const Evaluation& ev) {
     slo.tpot_ms = j.value("tpot_ms", 0.0);
   }
   QString h = QString("<b>%1</b> on <b>%2</b>: %3 replica(s) × tp=%4, weights %5, KV %6; cost model: %7")
-                  .arg(QString::fromStdString(ev.scenario.model.name), QString::fromStdString(ev.scenario.cluster.name))
+                  .arg(QString::fromStdString(ev.scenario.model.name),
+                       QString::fromStdString(ev.scenario.cluster.name))
                   .arg(s.replicas)
                   .arg(s.tp)
                   .arg(QString::fromStdString(strat::weight_quant_name(s.weights)),
                        QString::fromStdString(std::string(dtype_name(s.kv_dtype))),
                        QString::fromStdString(ev.cost_model));
-  h += QString("<br><b>%1</b> requests in %2 s: <b>%3</b> req/s, <b>%4</b> output tokens/s; goodput <b>%5</b> req/s "
-               "(%6% meet TTFT ≤ %7 and TPOT ≤ %8)")
+  h += QString(
+           "<br><b>%1</b> requests in %2 s: <b>%3</b> req/s, <b>%4</b> output tokens/s; goodput <b>%5</b> "
+           "req/s "
+           "(%6% meet TTFT ≤ %7 and TPOT ≤ %8)")
            .arg(m.requests)
            .arg(m.duration_s, 0, 'f', 1)
            .arg(m.throughput_rps, 0, 'f', 2)
@@ -82,8 +88,9 @@ void ServingTab::show(const Evaluation& ev) {
            .arg(100 * m.slo_attainment, 0, 'f', 1)
            .arg(slo.ttft_ms > 0 ? QString::number(slo.ttft_ms) + " ms" : "∞")
            .arg(slo.tpot_ms > 0 ? QString::number(slo.tpot_ms) + " ms" : "∞");
-  h += QString("<br>p50 / p90 / p99: TTFT %1 ms · TPOT %2 ms · end-to-end %3 ms; KV use mean %4%, peak %5%; "
-               "preemptions %6")
+  h += QString(
+           "<br>p50 / p90 / p99: TTFT %1 ms · TPOT %2 ms · end-to-end %3 ms; KV use mean %4%, peak %5%; "
+           "preemptions %6")
            .arg(pct(m.ttft_ms, 1), pct(m.tpot_ms, 2), pct(m.e2e_ms, 0))
            .arg(100 * m.mean_kv_usage, 0, 'f', 1)
            .arg(100 * m.peak_kv_usage, 0, 'f', 1)

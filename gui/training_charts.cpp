@@ -9,8 +9,8 @@
 #include <QPainter>
 #include <QValueAxis>
 #include <algorithm>
-#include <map>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "gui/palette.hpp"
@@ -47,10 +47,11 @@ QChart* build_breakdown_bars(const std::vector<sim::train::TimeBreakdown>& stage
   add("recompute", "recompute", [](const auto& b) { return b.recompute; });
   add("optimizer", "optimizer", [](const auto& b) { return b.optimizer; });
   for (const auto& k : kinds) {
-    add(QString("exposed %1 comm").arg(QString::fromStdString(k)), QString::fromStdString(k), [&](const auto& b) {
-      auto it = b.exposed_comm.find(k);
-      return it == b.exposed_comm.end() ? 0.0 : it->second;
-    });
+    add(QString("exposed %1 comm").arg(QString::fromStdString(k)), QString::fromStdString(k),
+        [&](const auto& b) {
+          auto it = b.exposed_comm.find(k);
+          return it == b.exposed_comm.end() ? 0.0 : it->second;
+        });
   }
   add("host wait", "host", [](const auto& b) { return b.host_wait; });
   add("bubble", "bubble", [](const auto& b) { return b.bubble; });
@@ -58,8 +59,8 @@ QChart* build_breakdown_bars(const std::vector<sim::train::TimeBreakdown>& stage
 
   double max_ms = 0;
   for (const auto& b : stages)
-    max_ms = std::max(max_ms,
-                      1e3 * (b.compute + b.recompute + b.optimizer + b.exposed_comm_total() + b.host_wait + b.bubble));
+    max_ms = std::max(max_ms, 1e3 * (b.compute + b.recompute + b.optimizer + b.exposed_comm_total() +
+                                     b.host_wait + b.bubble));
   auto* y = new QBarCategoryAxis;
   for (int i = int(labels.size()) - 1; i >= 0; --i) y->append(labels[i]);
   if (labels.size() > 4) {  // many bars: smaller labels, so they are not elided
@@ -87,9 +88,9 @@ QChart* build_breakdown_chart(const sim::train::TrainingResult& r) {
   if (stages.empty()) stages.push_back(r.breakdown);
   QStringList labels;
   for (std::size_t s = 0; s < stages.size(); ++s) labels << QString("stage %1").arg(s);
-  return build_breakdown_bars(stages, labels,
-                              QString("Where the iteration goes (%1 ms)").arg(1e3 * r.iteration_time_s, 0, 'f', 1),
-                              "milliseconds of one iteration");
+  return build_breakdown_bars(
+      stages, labels, QString("Where the iteration goes (%1 ms)").arg(1e3 * r.iteration_time_s, 0, 'f', 1),
+      "milliseconds of one iteration");
 }
 
 namespace {

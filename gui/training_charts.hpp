@@ -31,8 +31,8 @@ QChart* build_breakdown_bars(const std::vector<sim::train::TimeBreakdown>& bars,
 /// time slices, with the share of each slice spent on each op category.
 struct TimelineRow {
   int stage = 0;
-  bool comm = false;  ///< false: the compute stream; true: the communication streams together
-  double slice_s = 0; ///< width of one slice, seconds
+  bool comm = false;   ///< false: the compute stream; true: the communication streams together
+  double slice_s = 0;  ///< width of one slice, seconds
   /// Category ("compute", "recompute", "optimizer", "tp", "cp", "ep", "pp", "dp") →
   /// share of each slice, 0..1 (concurrent communication streams may sum past 1).
   std::map<QString, std::vector<double>> share;

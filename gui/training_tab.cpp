@@ -58,18 +58,27 @@ void TrainingTab::show(const Evaluation& ev, const std::vector<TimelineRow>& tim
   const auto& r = *ev.training;
   const auto& t = *ev.scenario.training;
   const QLocale en(QLocale::English);
-  QString h = QString("<b>%1</b> on <b>%2</b> (%3 GPU%15): tp=%4 pp=%5 dp=%6 cp=%7 ep=%8 zero=%9, %10, %11, "
-                      "global batch %12 × %13 tokens in %14 micro-batches")
-                  .arg(QString::fromStdString(ev.scenario.model.name), QString::fromStdString(ev.scenario.cluster.name))
+  QString h = QString(
+                  "<b>%1</b> on <b>%2</b> (%3 GPU%15): tp=%4 pp=%5 dp=%6 cp=%7 ep=%8 zero=%9, %10, %11, "
+                  "global batch %12 × %13 tokens in %14 micro-batches")
+                  .arg(QString::fromStdString(ev.scenario.model.name),
+                       QString::fromStdString(ev.scenario.cluster.name))
                   .arg(ev.scenario.cluster.total_gpus())
-                  .arg(t.tp).arg(t.pp).arg(t.dp).arg(t.cp).arg(t.ep).arg(t.zero)
+                  .arg(t.tp)
+                  .arg(t.pp)
+                  .arg(t.dp)
+                  .arg(t.cp)
+                  .arg(t.ep)
+                  .arg(t.zero)
                   .arg(QString::fromStdString(strat::pp_schedule_name(t.pp_schedule)),
                        QString::fromStdString(strat::precision_name(t.precision)))
                   .arg(t.global_batch)
                   .arg(t.seq_len)
                   .arg(t.micro_batches())
                   .arg(ev.scenario.cluster.total_gpus() == 1 ? "" : "s");
-  h += QString("<br>iteration <b>%1</b> · <b>%2</b> tokens/s · MFU <b>%3%</b> · HFU %4% · peak %5 of %6 GiB per GPU")
+  h += QString(
+           "<br>iteration <b>%1</b> · <b>%2</b> tokens/s · MFU <b>%3%</b> · HFU %4% · peak %5 of %6 GiB per "
+           "GPU")
            .arg(seconds_text(r.iteration_time_s))
            .arg(en.toString(r.tokens_per_s, 'f', 0))
            .arg(100 * r.mfu, 0, 'f', 1)
@@ -78,10 +87,12 @@ void TrainingTab::show(const Evaluation& ev, const std::vector<TimelineRow>& tim
            .arg(to_GiB(r.ledger.capacity_bytes), 0, 'f', 1);
   if (!r.ledger.fits()) h += " <span style='color:#b71c1c'>(does not fit)</span>";
   h += QString("<br><span style='color:#555'>cost model: %1; %2 mode, %3 backend; %4 ops on %5 lanes</span>")
-           .arg(QString::fromStdString(ev.cost_model), QString::fromStdString(r.mode), QString::fromStdString(r.backend))
+           .arg(QString::fromStdString(ev.cost_model), QString::fromStdString(r.mode),
+                QString::fromStdString(r.backend))
            .arg(qulonglong(r.ops))
            .arg(qulonglong(r.lanes));
-  for (const auto& w : r.warnings) h += "<br><span style='color:#8a6d00'>warning: " + QString::fromStdString(w).toHtmlEscaped() + "</span>";
+  for (const auto& w : r.warnings)
+    h += "<br><span style='color:#8a6d00'>warning: " + QString::fromStdString(w).toHtmlEscaped() + "</span>";
   headline_->setText(h);
   setNote({});
   replace_chart(breakdown_, build_breakdown_chart(r));
