@@ -87,8 +87,8 @@ void plan_serving_job(Evaluation& ev, const EvaluationRequest& req) {
 std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
   auto ev = std::make_shared<Evaluation>();
   ev->job = req.job;
-  const std::string origin = req.base_dir.empty() ? std::string("form") : req.base_dir + "/form";
-  ev->scenario = strat::scenario_from_json(req.scenario, origin, req.base_dir);
+  ev->scenario =
+      strat::scenario_from_json(req.scenario, req.origin.empty() ? "form" : req.origin, req.base_dir);
   const auto& sc = ev->scenario;
 
   if (req.job == Job::Training) {

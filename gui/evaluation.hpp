@@ -31,6 +31,7 @@ enum class Action {
 struct EvaluationRequest {
   Json scenario;         ///< a scenario object (to_scenario of the form)
   std::string base_dir;  ///< where relative paths inside it resolve
+  std::string origin;    ///< the file it came from, for messages ("" = the form)
   Job job = Job::Training;
   Action action = Action::Memory;
   std::int64_t serving_batch = 64;      ///< serving ledger: concurrent sequences per replica

@@ -81,6 +81,8 @@ class GuiTest : public QObject {
     QVERIFY(w.waitUntilIdle(5000));  // llama2-7b on one DGX A100 (8 GPUs), tp=1
     const auto before = w.memoryEvaluation();
     QVERIFY(before);
+    QCOMPARE(before->scenario.model.name, std::string("llama2-7b"));
+    QCOMPARE(before->scenario.model.heads, std::int64_t(32));
     const QString headline = w.memoryTab()->headline();
     const double total = stacked_total(w.memoryTab()->chartView()->chart());
 

@@ -198,8 +198,7 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
   connect(cluster_, &QComboBox::currentTextChanged, this, &InputPanel::onClusterPresetChanged);
   connect(run_, &QPushButton::clicked, this, &InputPanel::runRequested);
   connect(plan_, &QPushButton::clicked, this, &InputPanel::planRequested);
-  onClusterPresetChanged();
-  updateJobVisibility();
+  setInputs(Inputs{});  // the documented defaults (llama2-7b on one DGX A100)
 }
 
 void InputPanel::emitChanged() {
@@ -252,6 +251,7 @@ Inputs InputPanel::inputs() const {
   s.workload_from_scenario = workload_from_scenario_;
   in.base = base_;
   in.base_dir = base_dir_;
+  in.origin = origin_;
   return in;
 }
 
@@ -288,6 +288,7 @@ void InputPanel::setInputs(const Inputs& in) {
   workload_note_->setVisible(workload_from_scenario_);
   base_ = in.base;
   base_dir_ = in.base_dir;
+  origin_ = in.origin;
   filling_ = false;
   updateJobVisibility();
 }

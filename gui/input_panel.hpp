@@ -78,7 +78,7 @@ class InputPanel : public QWidget {
   QMap<QString, QWidget*> fields_;  ///< scenario key → widget
   QString invalid_field_;
   Json base_;
-  std::string base_dir_;
+  std::string base_dir_, origin_;
   bool workload_from_scenario_ = false;
   bool filling_ = false;
 };

@@ -64,6 +64,8 @@ struct Inputs {
   bool model_from_base = false;
   /// Directory that relative paths inside `base` resolve against ("" = working directory).
   std::string base_dir;
+  /// The file `base` was read from ("" when none); error messages start with it.
+  std::string origin;
 };
 
 /// The scenario object for `in`: `base` with the form's keys written over it; only the object

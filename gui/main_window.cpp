@@ -129,6 +129,7 @@ void MainWindow::evaluate(Action action) {
     return;
   }
   req.base_dir = in.base_dir;
+  req.origin = in.origin;
   req.job = in.job;
   req.action = action;
   if (action == Action::Plan) {
@@ -240,6 +241,7 @@ bool MainWindow::openScenario(const QString& path) {
     const Json j = read_json_file(path.toStdString());
     const std::string dir = QFileInfo(path).absolutePath().toStdString();
     Inputs in = inputs_from_scenario(j, dir);
+    in.origin = path.toStdString();
     if (!in.base.contains("name")) in.base["name"] = QFileInfo(path).completeBaseName().toStdString();
     inputs_->setInputs(in);
   } catch (const std::exception& e) {
