@@ -120,12 +120,14 @@ QChart* build_kv_usage_chart(const sim::serve::ServingResult& r) {
   auto* x = new QValueAxis;
   x->setTitleText("simulated seconds");
   x->setRange(0, std::max(tmax, 1e-3));
+  x->applyNiceNumbers();
   auto* y = new QValueAxis;
   y->setRange(0, 100);
   y->setTitleText("% KV in use");
   y->setLabelFormat("%.0f");
   auto* y2 = new QValueAxis;
   y2->setRange(0, nmax * 1.05);
+  y2->applyNiceNumbers();
   y2->setTitleText("sequences");
   y2->setLabelFormat("%.0f");
   chart->addAxis(x, Qt::AlignBottom);
