@@ -42,6 +42,9 @@ QChart* build_pareto_chart(const plan::ServePlan& p) {
     auto* s = new QScatterSeries;
     s->setName(QString::fromStdString(c.label()));
     s->setMarkerSize(8);
+    // Squares for prefill/decode pools, circles for aggregated replicas.
+    s->setMarkerShape(c.mode == "aggregated" ? QScatterSeries::MarkerShapeCircle
+                                             : QScatterSeries::MarkerShapeRectangle);
     const QColor col = series_color(i++);
     s->setColor(col);
     s->setBorderColor(col.darker(130));

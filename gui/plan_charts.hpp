@@ -16,8 +16,9 @@ namespace infraplan::gui {
 /// One stacked bar per candidate (best on top), segments in milliseconds.
 QChart* build_train_plan_chart(const plan::TrainPlan& p);
 
-/// Scatter of every candidate's load points (one series per candidate) and the Pareto front
-/// as a line: x = tokens/s per user, y = output tokens/s per GPU.
+/// Scatter of every candidate's load points (one series per candidate; circles aggregated,
+/// squares disaggregated) and the Pareto front as a line: x = tokens/s per user, y = output
+/// tokens/s per GPU.
 QChart* build_pareto_chart(const plan::ServePlan& p);
 
 }  // namespace infraplan::gui
