@@ -9,7 +9,7 @@ pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 if [ "${INFRAPLAN_NO_GUI:-0}" != "1" ]; then
-  pkgs+=(qt6-base-dev qt6-charts-dev libgl-dev xvfb xauth)
+  pkgs+=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev xvfb xauth)
 fi
 
 missing=()
