@@ -251,7 +251,15 @@ CostEstimate CalibratedCostModel::attention_prefill(const AttentionPrefillShape&
     double pairs = t->causal ? S * (S + 1) / 2 : S * S;
     return 4.0 * b * t->heads * pairs * t->head_dim;
   };
-  double S = double(s.q_len), b = double(s.batch) * double(s.heads) / double(t->heads);
+  // FlashAttention-style kernels (FlashAttention-2/3, cuDNN SDPA on Hopper) work on 128-token
+  // query and key blocks: a sequence costs what its length rounded up to a whole block costs.
+  // The tables are measured on block multiples, so this changes nothing on the grid.
+  constexpr double kBlockTokens = 128;
+  const double S = std::ceil(double(s.q_len) / kBlockTokens) * kBlockTokens;
+  const double b = double(s.batch) * double(s.heads) / double(t->heads);
+  AttentionPrefillShape padded = s;
+  padded.q_len = std::int64_t(S);
+  padded.kv_len = std::int64_t(S) + (s.kv_len - s.q_len);
   Pos ps = locate(t->seq_len, S);
   bool inside = ps.inside && t->head_dim == s.head_dim;
   auto row_rate = [&](std::size_t i) {
@@ -267,7 +275,7 @@ CostEstimate CalibratedCostModel::attention_prefill(const AttentionPrefillShape&
   double r1 = row_rate(ps.i1);
   double rate = lerp_log(r0, r1, ps.w);
   CostEstimate e;
-  e.seconds = std::max(s.flops() / rate, inside ? 0.0 : launch_overhead_seconds());
+  e.seconds = std::max(padded.flops() / rate, inside ? 0.0 : launch_overhead_seconds());
   e.achieved = s.flops() / e.seconds;
   e.ceiling = profile_.ceilings.gemm_TFLOPs.count(Dtype::BF16)
                   ? profile_.ceilings.gemm_TFLOPs.at(Dtype::BF16) * 1e12
