@@ -4,6 +4,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/cost_setup.hpp"
 #include "cli/table.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
@@ -42,25 +43,9 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   auto sc = strat::load_scenario(a.require("scenario"));
   auto setup = sim::serve::serving_setup_from_scenario(sc);
   if (auto s = a.get_int("seed", 0)) setup.workload.seed = std::uint64_t(*s);
-  std::unique_ptr<hw::CostModel> cost;
-  std::string cost_name;
-  if (!a.flag("roofline") && !sc.profile.empty()) {
-    cost = hw::make_calibrated_cost_model(sc.cluster.gpu.name, sc.profile);
-    cost_name = sc.profile;
-  } else if (!a.flag("roofline") && hw::has_default_profile(sc.cluster.gpu.name)) {
-    try {
-      cost = hw::make_calibrated_cost_model(sc.cluster.gpu.name);
-      cost_name = "embedded profile";
-    } catch (const Error& e) {
-      std::fprintf(stderr, "warning: embedded profile for %s unusable (%s); using the datasheet roofline\n",
-                   sc.cluster.gpu.name.c_str(), e.what());
-      cost = std::make_unique<hw::RooflineCostModel>(sc.cluster.gpu);
-      cost_name = "datasheet roofline";
-    }
-  } else {
-    cost = std::make_unique<hw::RooflineCostModel>(sc.cluster.gpu);
-    cost_name = "datasheet roofline";
-  }
+  auto cs = make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
+  const auto& cost = cs.cost;
+  const std::string& cost_name = cs.name;
   sim::ChromeTrace trace;
   sim::serve::SimOptions o;
   const auto trace_path = a.get("trace");

@@ -4,6 +4,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/cost_setup.hpp"
 #include "cli/table.hpp"
 #include "collectives/comm_model.hpp"
 #include "hardware/calibrated_cost_model.hpp"
@@ -40,28 +41,10 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   auto sc = strat::load_scenario(a.require("scenario"));
   if (!sc.training) throw Error(sc.origin + ": no 'training' object; add one (docs/scenario.md)");
   const auto& t = *sc.training;
-  std::unique_ptr<hw::CostModel> cost;
-  std::string cost_name;
-  if (!a.flag("roofline") && !sc.profile.empty()) {
-    cost = hw::make_calibrated_cost_model(sc.cluster.gpu.name, sc.profile);
-    cost_name = sc.profile;
-  } else if (!a.flag("roofline") && hw::has_default_profile(sc.cluster.gpu.name)) {
-    try {
-      cost = hw::make_calibrated_cost_model(sc.cluster.gpu.name);
-      cost_name = "embedded profile";
-    } catch (const Error& e) {
-      std::fprintf(stderr, "warning: embedded profile for %s unusable (%s); using the datasheet roofline\n",
-                   sc.cluster.gpu.name.c_str(), e.what());
-      cost = std::make_unique<hw::RooflineCostModel>(sc.cluster.gpu);
-      cost_name = "datasheet roofline";
-    }
-  } else {
-    cost = std::make_unique<hw::RooflineCostModel>(sc.cluster.gpu);
-    cost_name = "datasheet roofline";
-  }
-  coll::CommProfile cp;
-  if (!sc.profile.empty()) cp = coll::CommProfile::from_json(read_json_file(sc.profile), sc.profile);
-  coll::CommModel comm(sc.cluster, cp);
+  auto cs = make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
+  const auto& cost = cs.cost;
+  const std::string& cost_name = cs.name;
+  coll::CommModel comm(sc.cluster, cs.comm);
 
   if (a.flag("estimate")) {
     auto e = sim::train::estimate_training(sc.model, sc.cluster, t, *cost, comm);

@@ -24,10 +24,16 @@ CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_pat
     return s;
   }
   if (hw::has_default_profile(gpu.name)) {
-    auto cm = hw::make_calibrated_cost_model(gpu.name);
-    s.name = "embedded " + cm->profile().source + " profile of " + gpu.name;
-    s.cost = std::move(cm);
-    return s;
+    try {
+      auto cm = hw::make_calibrated_cost_model(gpu.name);
+      s.name = "embedded " + cm->profile().source + " profile of " + gpu.name;
+      s.cost = std::move(cm);
+      return s;
+    } catch (const Error& e) {
+      // A broken embedded profile must not stop a user's run: say so and use the datasheet.
+      std::fprintf(stderr, "warning: the embedded profile of %s is unusable (%s); using the datasheet roofline\n",
+                   gpu.name.c_str(), e.what());
+    }
   }
   s.cost = std::make_unique<hw::RooflineCostModel>(gpu);
   s.name = "datasheet roofline (no profile for " + gpu.name + ")";

@@ -46,7 +46,18 @@ expect 0 '"source": "roofline"' -- cost --gpu h100-sxm5-80gb --op gemm --m 4096 
 expect 0 "attention_decode" -- cost --gpu h200-sxm-141gb --op attention_decode --context 4096 --batch 64
 expect 0 "GB/s" -- cost --gpu h200-sxm-141gb --op memory --bytes 1GiB
 
+expect 0 "iteration_time_s" -- simulate train --scenario scenarios/train_gpt2_124m_1xh200.json
+expect 0 '"peak_bytes"' -- simulate train --scenario scenarios/train_llama2_70b_64xh100.json --json
+expect 0 "TTFT" -- simulate serve --scenario scenarios/serve_prefix_cache.json
+expect 0 '"goodput_rps"' -- simulate serve --scenario scenarios/serve_goodput_slo.json --json
+"$bin" simulate train --scenario scenarios/train_gpt2_124m_1xh200.json --trace "$tmp/trace.json" >/dev/null 2>&1
+if ! python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['traceEvents']" "$tmp/trace.json" 2>/dev/null; then
+  echo "FAIL: simulate train --trace did not write a Chrome trace"; fails=$((fails + 1)); fi
+"$bin" simulate serve --scenario scenarios/serve_prefix_cache.json --requests "$tmp/req.csv" >/dev/null 2>&1
+if ! head -1 "$tmp/req.csv" | grep -q "ttft"; then echo "FAIL: simulate serve --requests wrote no CSV"; fails=$((fails + 1)); fi
+
 # Bad input: clear error, non-zero exit.
+expect 2 "no 'training' object" -- simulate train --scenario scenarios/serve_prefix_cache.json
 expect 2 "needs --k" -- cost --gpu h200-sxm-141gb --op gemm --m 1 --n 1
 expect 2 "unknown --op 'gemv'" -- cost --gpu h200-sxm-141gb --op gemv
 expect 2 "a100-sxm4-80gb has no tensor-core support for fp8" -- cost --gpu a100-sxm4-80gb --op gemm --m 64 --n 64 --k 64 --dtype fp8 --roofline
@@ -63,6 +74,9 @@ printf '{"model": "llama2-7b", "cluster": "dgx-h100",\n "training": {"tp": 8,}\n
 expect 2 "malformed.json:2:" -- memory train --scenario "$tmp/malformed.json"
 printf '{"model": "llama2-7b", "cluster": "dgx-h100", "training": {"tp": 3}}' >"$tmp/tp3.json"
 expect 2 "training.tp=3 does not divide heads=32; try 1, 2, 4, 8, 16, 32" -- memory train --scenario "$tmp/tp3.json"
+# A failed run leaves no half-written output behind.
+"$bin" simulate train --scenario "$tmp/tp3.json" --trace "$tmp/never.json" >/dev/null 2>&1
+if [ -e "$tmp/never.json" ]; then echo "FAIL: a failed run wrote its trace"; fails=$((fails + 1)); fi
 printf '{"model": "llama2-7b", "cluster": "dgx-h100", "training": {"seq_len": -4096}}' >"$tmp/neg.json"
 expect 2 "training.seq_len=-4096 is invalid" -- memory train --scenario "$tmp/neg.json"
 printf '{"model": {"preset": "llama2-7b", "hidden": -1}, "cluster": "dgx-h100", "training": {}}' >"$tmp/negh.json"
