@@ -1,5 +1,7 @@
 #include "gui/memory_tab.hpp"
 
+#include "gui/tab_header.hpp"
+
 #include <QChartView>
 #include <QHeaderView>
 #include <QLabel>
@@ -23,11 +25,7 @@ QString kv_capacity_text(const Evaluation& ev) {
 
 MemoryTab::MemoryTab(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
-  headline_ = new QLabel("Enter a model and a cluster.");
-  headline_->setObjectName("memoryHeadline");
-  headline_->setWordWrap(true);
-  headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  layout->addWidget(headline_);
+  headline_ = add_headline(layout, "memoryHeadline", "Enter a model and a cluster.");
   auto* split = new QSplitter(Qt::Horizontal);
   view_ = new QChartView;
   view_->setRenderHint(QPainter::Antialiasing);

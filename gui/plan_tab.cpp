@@ -1,5 +1,7 @@
 #include "gui/plan_tab.hpp"
 
+#include "gui/tab_header.hpp"
+
 #include <QChartView>
 #include <QHeaderView>
 #include <QLabel>
@@ -53,14 +55,8 @@ QString html_list(const std::vector<std::string>& lines) {
 
 PlanTab::PlanTab(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
-  headline_ = new QLabel;
-  headline_->setObjectName("planHeadline");
-  headline_->setWordWrap(true);
-  headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  layout->addWidget(headline_);
-  note_ = new QLabel("Press “Plan: search layouts” to search the layouts of this model on this cluster.");
-  note_->setStyleSheet("color: #555;");
-  layout->addWidget(note_);
+  headline_ = add_headline(layout, "planHeadline");
+  note_ = add_note(layout, "Press “Plan: search layouts” to search the layouts of this model on this cluster.");
   auto* vertical = new QSplitter(Qt::Vertical);
   table_ = new QTableWidget;
   table_->verticalHeader()->setVisible(false);
@@ -87,10 +83,7 @@ PlanTab::PlanTab(QWidget* parent) : QWidget(parent) {
   layout->addWidget(vertical, 1);
 }
 
-void PlanTab::setNote(const QString& text) {
-  note_->setText(text);
-  note_->setVisible(!text.isEmpty());
-}
+void PlanTab::setNote(const QString& text) { set_note(note_, text); }
 
 void PlanTab::show(const Evaluation& ev) {
   if (ev.train_plan) showTraining(ev);

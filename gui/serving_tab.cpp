@@ -1,5 +1,7 @@
 #include "gui/serving_tab.hpp"
 
+#include "gui/tab_header.hpp"
+
 #include <QChartView>
 #include <QLabel>
 #include <QLocale>
@@ -30,14 +32,8 @@ QString pct(const sim::serve::Percentiles& p, int digits) {
 
 ServingTab::ServingTab(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
-  headline_ = new QLabel;
-  headline_->setObjectName("servingHeadline");
-  headline_->setWordWrap(true);
-  headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  layout->addWidget(headline_);
-  note_ = new QLabel("Choose the Serving job and press “Run simulation” to simulate the workload.");
-  note_->setStyleSheet("color: #555;");
-  layout->addWidget(note_);
+  headline_ = add_headline(layout, "servingHeadline");
+  note_ = add_note(layout, "Choose the Serving job and press “Run simulation” to simulate the workload.");
   auto* split = new QSplitter(Qt::Vertical);
   cdf_ = new QChartView;
   kv_ = new QChartView;
@@ -51,10 +47,7 @@ ServingTab::ServingTab(QWidget* parent) : QWidget(parent) {
   layout->addWidget(split, 1);
 }
 
-void ServingTab::setNote(const QString& text) {
-  note_->setText(text);
-  note_->setVisible(!text.isEmpty());
-}
+void ServingTab::setNote(const QString& text) { set_note(note_, text); }
 
 void ServingTab::show(const Evaluation& ev) {
   const auto& r = *ev.serving;

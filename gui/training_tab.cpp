@@ -1,5 +1,7 @@
 #include "gui/training_tab.hpp"
 
+#include "gui/tab_header.hpp"
+
 #include <QChartView>
 #include <QLabel>
 #include <QLocale>
@@ -28,14 +30,8 @@ QString seconds_text(double s) {
 
 TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
-  headline_ = new QLabel;
-  headline_->setObjectName("trainingHeadline");
-  headline_->setWordWrap(true);
-  headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  layout->addWidget(headline_);
-  note_ = new QLabel("Press “Run simulation” to simulate one training iteration.");
-  note_->setStyleSheet("color: #555;");
-  layout->addWidget(note_);
+  headline_ = add_headline(layout, "trainingHeadline");
+  note_ = add_note(layout, "Press “Run simulation” to simulate one training iteration.");
   auto* split = new QSplitter(Qt::Vertical);
   breakdown_ = new QChartView;
   timeline_ = new QChartView;
@@ -49,10 +45,7 @@ TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
   layout->addWidget(split, 1);
 }
 
-void TrainingTab::setNote(const QString& text) {
-  note_->setText(text);
-  note_->setVisible(!text.isEmpty());
-}
+void TrainingTab::setNote(const QString& text) { set_note(note_, text); }
 
 void TrainingTab::show(const Evaluation& ev, const std::vector<TimelineRow>& timeline, const QImage& image) {
   const auto& r = *ev.training;
