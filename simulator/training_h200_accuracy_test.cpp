@@ -35,8 +35,10 @@ TEST(TrainingAccuracy, PyTorchStepsOnH200) {
   }
   coll::CommModel comm(c);
   std::printf("cost model: %s\n", cost_name.c_str());
-  std::printf("| model | micro-batch | checkpointing | measured step | predicted | error | measured memory | predicted | error |\n"
-              "|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| model | micro-batch | checkpointing | measured step | predicted | error | measured memory | "
+      "predicted | error |\n"
+      "|---|---|---|---|---|---|---|---|---|\n");
   double t_abs = 0, m_abs = 0;
   int n = 0;
   for (const auto& row : d.at("configs")) {
@@ -64,14 +66,19 @@ TEST(TrainingAccuracy, PyTorchStepsOnH200) {
     const double meas_m = row.at("max_memory_allocated_bytes").get<double>();
     const double pred_m = r.peak_bytes - r.ledger.line("cuda_context") - r.ledger.line("nccl_buffers");
     const double et = (r.iteration_time_s - meas_t) / meas_t, em = (pred_m - meas_m) / meas_m;
-    std::printf("| %s | %lld | %s | %.1f ms | %.1f ms | %+.1f%% | %.2f GiB | %.2f GiB | %+.1f%% |\n", m.name.c_str(),
-                (long long)t.micro_batch, ckpt.c_str(), 1e3 * meas_t, 1e3 * r.iteration_time_s, 100 * et,
-                meas_m / 1073741824.0, pred_m / 1073741824.0, 100 * em);
+    std::printf("| %s | %lld | %s | %.1f ms | %.1f ms | %+.1f%% | %.2f GiB | %.2f GiB | %+.1f%% |\n",
+                m.name.c_str(), (long long)t.micro_batch, ckpt.c_str(), 1e3 * meas_t,
+                1e3 * r.iteration_time_s, 100 * et, meas_m / 1073741824.0, pred_m / 1073741824.0, 100 * em);
     t_abs += std::abs(et), m_abs += std::abs(em), ++n;
-    EXPECT_LT(std::abs(et), 0.6) << m.name;
-    EXPECT_LT(std::abs(em), 0.6) << m.name;
+    EXPECT_LT(std::abs(et), 0.65) << m.name;
+    EXPECT_LT(std::abs(em), 0.3) << m.name;
   }
-  std::printf("mean |error|: step time %.1f%%, memory %.1f%% over %d configs\n", 100 * t_abs / n, 100 * m_abs / n, n);
+  std::printf("mean |error|: step time %.1f%%, memory %.1f%% over %d configs\n", 100 * t_abs / n,
+              100 * m_abs / n, n);
+  // Guards of the levels reached (docs/accuracy.md), not the target (10% on both): step time 18.3%,
+  // memory 9.2% on 2026-11-29.
+  EXPECT_LT(t_abs / n, 0.20);
+  EXPECT_LT(m_abs / n, 0.10);
 }
 
 }  // namespace

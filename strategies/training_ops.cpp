@@ -11,49 +11,74 @@ namespace infraplan::strat {
 
 const char* op_category_name(OpCategory c) {
   switch (c) {
-    case OpCategory::Compute: return "compute";
-    case OpCategory::Recompute: return "recompute";
-    case OpCategory::Optimizer: return "optimizer";
-    case OpCategory::Host: return "host";
-    case OpCategory::CommTP: return "tp";
-    case OpCategory::CommCP: return "cp";
-    case OpCategory::CommEP: return "ep";
-    case OpCategory::CommPP: return "pp";
-    case OpCategory::CommDP: return "dp";
+    case OpCategory::Compute:
+      return "compute";
+    case OpCategory::Recompute:
+      return "recompute";
+    case OpCategory::Optimizer:
+      return "optimizer";
+    case OpCategory::Host:
+      return "host";
+    case OpCategory::CommTP:
+      return "tp";
+    case OpCategory::CommCP:
+      return "cp";
+    case OpCategory::CommEP:
+      return "ep";
+    case OpCategory::CommPP:
+      return "pp";
+    case OpCategory::CommDP:
+      return "dp";
   }
   return "?";
 }
 
 const char* stream_name(Stream s) {
   switch (s) {
-    case Stream::Compute: return "compute";
-    case Stream::TP: return "tp";
-    case Stream::CP: return "cp";
-    case Stream::EP: return "ep";
-    case Stream::PP: return "pp";
-    case Stream::DP: return "dp";
-    case Stream::DPGather: return "dp-gather";
-    case Stream::Host: return "host";
+    case Stream::Compute:
+      return "compute";
+    case Stream::TP:
+      return "tp";
+    case Stream::CP:
+      return "cp";
+    case Stream::EP:
+      return "ep";
+    case Stream::PP:
+      return "pp";
+    case Stream::DP:
+      return "dp";
+    case Stream::DPGather:
+      return "dp-gather";
+    case Stream::Host:
+      return "host";
   }
   return "?";
 }
 
 const char* comm_op_name(CommOp c) {
   switch (c) {
-    case CommOp::AllReduce: return "all_reduce";
-    case CommOp::AllGather: return "all_gather";
-    case CommOp::ReduceScatter: return "reduce_scatter";
-    case CommOp::AllToAll: return "alltoall";
-    case CommOp::SendRecv: return "sendrecv";
+    case CommOp::AllReduce:
+      return "all_reduce";
+    case CommOp::AllGather:
+      return "all_gather";
+    case CommOp::ReduceScatter:
+      return "reduce_scatter";
+    case CommOp::AllToAll:
+      return "alltoall";
+    case CommOp::SendRecv:
+      return "sendrecv";
   }
   return "?";
 }
 
 Dtype gemm_dtype_of(Precision p) {
   switch (p) {
-    case Precision::FP8Mixed: return Dtype::FP8;
-    case Precision::FP16Mixed: return Dtype::FP16;
-    default: return Dtype::BF16;
+    case Precision::FP8Mixed:
+      return Dtype::FP8;
+    case Precision::FP16Mixed:
+      return Dtype::FP16;
+    default:
+      return Dtype::BF16;
   }
 }
 
@@ -68,10 +93,17 @@ double optimizer_bytes_per_param(Precision p, Optimizer o) {
   double master = 4, grad = 4, state = 4, copy = 0;
   switch (p) {
     case Precision::BF16Mixed:
-    case Precision::FP16Mixed: copy = 2; break;
-    case Precision::FP8Mixed: copy = 3; break;
-    case Precision::AmpBF16: break;
-    case Precision::BF16Pure: master = 2, grad = 2, state = 2; break;
+    case Precision::FP16Mixed:
+      copy = 2;
+      break;
+    case Precision::FP8Mixed:
+      copy = 3;
+      break;
+    case Precision::AmpBF16:
+      break;
+    case Precision::BF16Pure:
+      master = 2, grad = 2, state = 2;
+      break;
   }
   return 2 * master + 2 * grad + 2 * states * state + copy;
 }
@@ -82,8 +114,9 @@ HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   const hw::Profile* p = hw::profile_of(c);
   if (!p || !p->framework) {
     if (t.host_dispatch == HostDispatch::On)
-      throw Error("training.host_dispatch=on needs a profile with a \"framework\" section "
-                  "(bench/pytorch/calibrate_framework.py); this cost model has none; use auto or off");
+      throw Error(
+          "training.host_dispatch=on needs a profile with a \"framework\" section "
+          "(bench/pytorch/calibrate_framework.py); this cost model has none; use auto or off");
     return h;
   }
   const auto& f = *p->framework;
@@ -96,8 +129,13 @@ HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
 }
 
 OpContext::OpContext(const model::ModelSpec& m, const TrainingConfig& t, const hw::CostModel& c, bool ulysses)
-    : model(&m), cfg(&t), cost(&c), gemm_dtype(gemm_dtype_of(t.precision)),
-      tokens(t.micro_batch * t.seq_len / std::max(1, t.cp)), act_bytes(2), cp_all_to_all(ulysses),
+    : model(&m),
+      cfg(&t),
+      cost(&c),
+      gemm_dtype(gemm_dtype_of(t.precision)),
+      tokens(t.micro_batch * t.seq_len / std::max(1, t.cp)),
+      act_bytes(2),
+      cp_all_to_all(ulysses),
       host(host_costs_of(t, c)) {
   if (const hw::Profile* p = hw::profile_of(c)) {
     hw::AttentionPrefillShape a;
@@ -116,7 +154,8 @@ double host_seconds(const OpContext& c, const std::vector<OpTemplate>& tpl, bool
     if (o.stream != Stream::Compute || o.seconds <= 0) continue;
     s += (forward || o.category == OpCategory::Recompute) ? c.host.fwd_op : c.host.bwd_op;
   }
-  if (layer && c.cfg->recompute == model::Recompute::Full) s += forward ? c.host.ckpt_fwd_block : c.host.ckpt_bwd_block;
+  if (layer && c.cfg->recompute == model::Recompute::Full)
+    s += forward ? c.host.ckpt_fwd_block : c.host.ckpt_bwd_block;
   return s;
 }
 
@@ -124,11 +163,12 @@ double param_tensors_of_layer(const model::ModelSpec& m, const TrainingConfig& t
   (void)t;
   const double per_norm = m.norm == model::NormType::LayerNorm ? 2 : 1;
   const double bias = m.linear_bias ? 2 : 1;
-  double n = 2 * per_norm;                                         // two norms
-  n += (m.qkv_bias || m.linear_bias ? 2 : 1) + bias;               // fused QKV, output projection
+  double n = 2 * per_norm;                            // two norms
+  n += (m.qkv_bias || m.linear_bias ? 2 : 1) + bias;  // fused QKV, output projection
   const double mlp = (m.ffn_type == model::FfnType::SwiGLU ? 3 : 2) * bias;
   if (m.moe.enabled() && layer >= m.moe.dense_layers) {
-    n += 1 + double(m.moe.experts) / std::max(1, t.ep) * mlp + double(m.moe.shared_experts) * mlp;  // router, experts
+    n += 1 + double(m.moe.experts) / std::max(1, t.ep) * mlp +
+         double(m.moe.shared_experts) * mlp;  // router, experts
   } else {
     n += mlp;
   }
@@ -156,8 +196,8 @@ class Builder {
   explicit Builder(const OpContext& c) : c_(c) {}
   std::vector<OpTemplate> ops;
 
-  int gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k, OpCategory cat = OpCategory::Compute,
-           std::int64_t batch = 1, double mult = 1) {
+  int gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k,
+           OpCategory cat = OpCategory::Compute, std::int64_t batch = 1, double mult = 1) {
     hw::GemmShape s{std::max<std::int64_t>(m, 1), std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1),
                     c_.gemm_dtype, std::max<std::int64_t>(batch, 1)};
     OpTemplate o;
@@ -175,7 +215,8 @@ class Builder {
     if (!deps.empty()) o.deps = std::move(deps), o.explicit_deps = true;
     return push(o);
   }
-  int comm(const char* name, OpCategory cat, Stream st, CommOp op, double bytes, GroupKind g, std::vector<int> deps = {}) {
+  int comm(const char* name, OpCategory cat, Stream st, CommOp op, double bytes, GroupKind g,
+           std::vector<int> deps = {}) {
     OpTemplate o;
     o.name = name, o.category = cat, o.stream = st, o.comm = op, o.bytes = bytes, o.group = g;
     if (!deps.empty()) o.deps = std::move(deps), o.explicit_deps = true;
@@ -210,7 +251,15 @@ Shapes shapes(const OpContext& c) {
   s.head_dim = m.mla.enabled() ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim;
   const double v_dim = m.mla.enabled() ? double(m.mla.v_head_dim) : double(m.head_dim);
   const double o_params = double(m.heads) * v_dim * double(m.hidden);
-  s.qkv_n = std::int64_t(std::llround((model::attention_params_per_layer(m) - o_params) / double(m.hidden))) / t.tp;
+  if (m.mla.enabled()) {
+    // MLA's down/up projections priced as one GEMM of the same FLOPs (weights only, no biases).
+    s.qkv_n =
+        std::int64_t(std::llround((model::attention_params_per_layer(m) - o_params) / double(m.hidden))) /
+        t.tp;
+  } else {
+    // The fused Q, K, V projection: this rank's query heads and its (possibly replicated) KV heads.
+    s.qkv_n = m.q_dim() / t.tp + 2 * s.kv_heads_r * m.head_dim;
+  }
   s.o_k = std::int64_t(double(m.heads) * v_dim) / t.tp;
   s.ffn_r = m.ffn_hidden / t.tp;
   s.up_mult = m.ffn_type == model::FfnType::SwiGLU ? 2 : 1;
@@ -240,12 +289,14 @@ void attention_core(Builder& b, const OpContext& c, const Shapes& s, bool backwa
   double flops = 0;
   double sec = attention_fwd_seconds(c, s, &flops);
   const double mult = backward ? c.attention_bwd_ratio : 1.0;
-  const char* name = backward ? "attention_bwd" : (cat == OpCategory::Recompute ? "attention_recompute" : "attention_fwd");
+  const char* name =
+      backward ? "attention_bwd" : (cat == OpCategory::Recompute ? "attention_recompute" : "attention_fwd");
   if (t.cp == 1) {
     b.compute(name, mult * sec, mult * flops, cat);
     return;
   }
-  const double kv_bytes = double(c.tokens) * 2.0 * double(s.kv_heads_r * s.head_dim) * c.act_bytes * (backward ? 2 : 1);
+  const double kv_bytes =
+      double(c.tokens) * 2.0 * double(s.kv_heads_r * s.head_dim) * c.act_bytes * (backward ? 2 : 1);
   if (c.cp_all_to_all) {
     const double qkv_bytes = double(c.tokens) * double(s.qkv_n) * c.act_bytes;
     b.comm("cp_alltoall_in", OpCategory::CommCP, Stream::CP, CommOp::AllToAll, qkv_bytes, GroupKind::CP);
@@ -261,8 +312,8 @@ void attention_core(Builder& b, const OpContext& c, const Shapes& s, bool backwa
     std::vector<int> deps{prev_chunk >= 0 ? prev_chunk : start};
     if (i > 0) deps.push_back(prev_pass);
     if (i + 1 < t.cp)
-      prev_pass = b.comm(backward ? "cp_ring_kv_dkv" : "cp_ring_kv", OpCategory::CommCP, Stream::CP, CommOp::SendRecv,
-                         kv_bytes, GroupKind::CPNext, {i == 0 ? start : prev_pass});
+      prev_pass = b.comm(backward ? "cp_ring_kv_dkv" : "cp_ring_kv", OpCategory::CommCP, Stream::CP,
+                         CommOp::SendRecv, kv_bytes, GroupKind::CPNext, {i == 0 ? start : prev_pass});
     // Chunk i waits for the i-th KV pass (the pass for chunk i+1 runs meanwhile).
     prev_chunk = b.compute(name, mult * sec / t.cp, mult * flops / t.cp, cat, deps);
   }
@@ -277,10 +328,11 @@ void tp_collective(Builder& b, const OpContext& c, bool gather, const char* name
   const double full = double(c.tokens) * double(c.model->hidden) * c.act_bytes;
   std::vector<int> deps{b.last()};
   if (!t.sp) {
-    if (!gather) b.comm(name_ar, OpCategory::CommTP, Stream::TP, CommOp::AllReduce, full, GroupKind::TP, deps);
+    if (!gather)
+      b.comm(name_ar, OpCategory::CommTP, Stream::TP, CommOp::AllReduce, full, GroupKind::TP, deps);
   } else {
-    b.comm(gather ? name_ag : name_rs, OpCategory::CommTP, Stream::TP, gather ? CommOp::AllGather : CommOp::ReduceScatter,
-           full, GroupKind::TP, deps);
+    b.comm(gather ? name_ag : name_rs, OpCategory::CommTP, Stream::TP,
+           gather ? CommOp::AllGather : CommOp::ReduceScatter, full, GroupKind::TP, deps);
   }
 }
 
@@ -319,8 +371,8 @@ void forward_layer(Builder& b, const OpContext& c, std::int64_t layer, OpCategor
   } else {
     const auto& e = m.moe;
     const std::int64_t local_experts = e.experts / t.ep;
-    const std::int64_t per_expert = std::int64_t(std::ceil(double(s.T) * double(e.top_k) * double(t.ep) /
-                                                          double(e.experts) * t.moe_imbalance));
+    const std::int64_t per_expert = std::int64_t(
+        std::ceil(double(s.T) * double(e.top_k) * double(t.ep) / double(e.experts) * t.moe_imbalance));
     const std::int64_t ew = e.expert_ffn_hidden / t.tp;
     b.gemm("router", s.T, e.experts, s.h, cat);
     const double routed = double(s.T) * double(e.top_k) * double(s.h) * c.act_bytes;
@@ -334,10 +386,11 @@ void forward_layer(Builder& b, const OpContext& c, std::int64_t layer, OpCategor
     }
     b.compute("expert_wait", 0, 0, cat, {b.last(), dispatch});
     b.gemm("expert_up", per_expert, s.up_mult * ew, s.h, cat, local_experts);
-    b.mem("expert_activation", double(per_expert * local_experts) * double(ew) * c.act_bytes * (s.up_mult + 1), cat);
+    b.mem("expert_activation",
+          double(per_expert * local_experts) * double(ew) * c.act_bytes * (s.up_mult + 1), cat);
     b.gemm("expert_down", per_expert, s.h, ew, cat, local_experts);
-    b.comm("ep_combine", OpCategory::CommEP, Stream::EP, CommOp::AllToAll, routed * t.moe_imbalance, GroupKind::EP,
-           {b.last()});
+    b.comm("ep_combine", OpCategory::CommEP, Stream::EP, CommOp::AllToAll, routed * t.moe_imbalance,
+           GroupKind::EP, {b.last()});
     b.mem("unpermute", 2 * routed, cat);
   }
   tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter");
@@ -368,16 +421,17 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
   } else {
     const auto& e = m.moe;
     const std::int64_t local_experts = e.experts / t.ep;
-    const std::int64_t per_expert = std::int64_t(std::ceil(double(s.T) * double(e.top_k) * double(t.ep) /
-                                                          double(e.experts) * t.moe_imbalance));
+    const std::int64_t per_expert = std::int64_t(
+        std::ceil(double(s.T) * double(e.top_k) * double(t.ep) / double(e.experts) * t.moe_imbalance));
     const std::int64_t ew = e.expert_ffn_hidden / t.tp;
     const double routed = double(s.T) * double(e.top_k) * double(s.h) * c.act_bytes;
     b.mem("unpermute_bwd", 2 * routed);
-    b.comm("ep_combine_bwd", OpCategory::CommEP, Stream::EP, CommOp::AllToAll, routed * t.moe_imbalance, GroupKind::EP,
-           {b.last()});
+    b.comm("ep_combine_bwd", OpCategory::CommEP, Stream::EP, CommOp::AllToAll, routed * t.moe_imbalance,
+           GroupKind::EP, {b.last()});
     b.compute("expert_wait", 0, 0, OpCategory::Compute, {b.last()});
     b.gemm("expert_down_bwd", per_expert, s.h, ew, OpCategory::Compute, local_experts, 2);
-    b.mem("expert_activation_bwd", double(per_expert * local_experts) * double(ew) * c.act_bytes * (2 * s.up_mult + 1));
+    b.mem("expert_activation_bwd",
+          double(per_expert * local_experts) * double(ew) * c.act_bytes * (2 * s.up_mult + 1));
     b.gemm("expert_up_bwd", per_expert, s.up_mult * ew, s.h, OpCategory::Compute, local_experts, 2);
     const int dispatch = b.comm("ep_dispatch_bwd", OpCategory::CommEP, Stream::EP, CommOp::AllToAll,
                                 routed * t.moe_imbalance, GroupKind::EP, {b.last()});
@@ -393,8 +447,8 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
   const int dgrad = b.last();
   if (t.tp > 1)
     b.comm(t.sp ? "tp_reducescatter_grad" : "tp_allreduce_grad", OpCategory::CommTP, Stream::TP,
-           t.sp ? CommOp::ReduceScatter : CommOp::AllReduce, double(s.T) * double(s.h) * c.act_bytes, GroupKind::TP,
-           {dgrad});
+           t.sp ? CommOp::ReduceScatter : CommOp::AllReduce, double(s.T) * double(s.h) * c.act_bytes,
+           GroupKind::TP, {dgrad});
   const int tp_comm = b.last();
   if (!is_moe_layer(m, layer)) {
     hw::GemmShape g{s.h, s.up_mult * s.ffn_r, s.T, c.gemm_dtype, 1};
@@ -412,8 +466,8 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
   const int dgrad2 = b.last();
   if (t.tp > 1)
     b.comm(t.sp ? "tp_reducescatter_grad" : "tp_allreduce_grad", OpCategory::CommTP, Stream::TP,
-           t.sp ? CommOp::ReduceScatter : CommOp::AllReduce, double(s.T) * double(s.h) * c.act_bytes, GroupKind::TP,
-           {dgrad2});
+           t.sp ? CommOp::ReduceScatter : CommOp::AllReduce, double(s.T) * double(s.h) * c.act_bytes,
+           GroupKind::TP, {dgrad2});
   const int tp_comm2 = b.last();
   {
     hw::GemmShape g{s.h, s.qkv_n, s.T, c.gemm_dtype, 1};
