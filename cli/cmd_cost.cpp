@@ -6,9 +6,9 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "cli/cost_setup.hpp"
 #include "cli/table.hpp"
 #include "model/error.hpp"
+#include "simulator/cost_setup.hpp"
 
 namespace infraplan::cli {
 
@@ -61,7 +61,7 @@ int cmd_cost(const std::vector<std::string>& argv) {
   const std::string op = a.require("op");
   const std::vector<std::string> ops = {"gemm", "attention_prefill", "attention_decode", "memory", "launch"};
   if (std::find(ops.begin(), ops.end(), op) == ops.end()) throw Error(unknown_name_message("--op", op, ops));
-  auto cs = make_cost_setup(gpu, a.get("profile", ""), a.flag("roofline"));
+  auto cs = sim::make_cost_setup(gpu, a.get("profile", ""), a.flag("roofline"));
   const auto& cm = *cs.cost;
   hw::CostEstimate e;
   std::string shape, unit = "TFLOP/s";

@@ -5,9 +5,9 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "cli/cost_setup.hpp"
 #include "cli/table.hpp"
 #include "model/error.hpp"
+#include "simulator/cost_setup.hpp"
 #include "planner/train_planner.hpp"
 #include "strategies/scenario.hpp"
 
@@ -99,7 +99,7 @@ int plan_train(const std::vector<std::string>& argv) {
       std::fprintf(stderr, "\r  searching... %lld feasible layouts estimated",
                    static_cast<long long>(visited));
     };
-  auto cs = make_cost_setup(r.cluster.gpu, profile, a.flag("roofline"));
+  auto cs = sim::make_cost_setup(r.cluster.gpu, profile, a.flag("roofline"));
   coll::CommModel comm(r.cluster, cs.comm);
   auto plan = plan::plan_training(r, *cs.cost, comm);
   if (tty) std::fprintf(stderr, "\r%60s\r", "");

@@ -6,9 +6,9 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "cli/cost_setup.hpp"
 #include "cli/table.hpp"
 #include "model/error.hpp"
+#include "simulator/cost_setup.hpp"
 #include "planner/serve_planner.hpp"
 
 namespace infraplan::cli {
@@ -127,7 +127,7 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
   const bool tty = isatty(STDERR_FILENO) && !a.flag("json");
   if (tty)
     s.progress = [](const std::string& m) { std::fprintf(stderr, "\r  simulating %-60.60s", m.c_str()); };
-  auto cs = make_cost_setup(s.gpu, a.get("profile", ""), a.flag("roofline"));
+  auto cs = sim::make_cost_setup(s.gpu, a.get("profile", ""), a.flag("roofline"));
   auto plan = plan::plan_serving(s, *cs.cost);
   if (tty) std::fprintf(stderr, "\r%80s\r", "");
 

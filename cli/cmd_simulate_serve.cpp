@@ -4,12 +4,12 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "cli/cost_setup.hpp"
 #include "cli/table.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
+#include "simulator/cost_setup.hpp"
 #include "simulator/serving_sim.hpp"
 #include "strategies/scenario.hpp"
 
@@ -43,7 +43,7 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   auto sc = strat::load_scenario(a.require("scenario"));
   auto setup = sim::serve::serving_setup_from_scenario(sc);
   if (auto s = a.get_int("seed", 0)) setup.workload.seed = std::uint64_t(*s);
-  auto cs = make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
+  auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
   const auto& cost = cs.cost;
   const std::string& cost_name = cs.name;
   sim::ChromeTrace trace;

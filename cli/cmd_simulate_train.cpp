@@ -4,13 +4,13 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "cli/cost_setup.hpp"
 #include "cli/table.hpp"
 #include "collectives/comm_model.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
+#include "simulator/cost_setup.hpp"
 #include "simulator/training_sim.hpp"
 #include "simulator/training_trace.hpp"
 #include "strategies/scenario.hpp"
@@ -41,7 +41,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   auto sc = strat::load_scenario(a.require("scenario"));
   if (!sc.training) throw Error(sc.origin + ": no 'training' object; add one (docs/scenario.md)");
   const auto& t = *sc.training;
-  auto cs = make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
+  auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
   const auto& cost = cs.cost;
   const std::string& cost_name = cs.name;
   coll::CommModel comm(sc.cluster, cs.comm);

@@ -9,25 +9,7 @@
 namespace infraplan::gui {
 
 CostChoice scenario_cost_model(const strat::Scenario& sc) {
-  CostChoice c;
-  const auto& gpu = sc.cluster.gpu;
-  if (!sc.profile.empty()) {
-    auto cm = hw::make_calibrated_cost_model(gpu.name, sc.profile);
-    c.name = "profile " + sc.profile + " (" + cm->profile().source + ")";
-    if (!cm->profile().comm.is_null())
-      c.comm = coll::CommProfile::from_json(Json{{"comm", cm->profile().comm}}, sc.profile);
-    c.cost = std::move(cm);
-    return c;
-  }
-  if (hw::has_default_profile(gpu.name)) {
-    auto cm = hw::make_calibrated_cost_model(gpu.name);
-    c.name = "embedded " + cm->profile().source + " profile of " + gpu.name;
-    c.cost = std::move(cm);
-    return c;
-  }
-  c.cost = std::make_unique<hw::RooflineCostModel>(gpu);
-  c.name = "datasheet roofline (no profile for " + gpu.name + ")";
-  return c;
+  return sim::make_cost_setup(sc.cluster.gpu, sc.profile, false);
 }
 
 namespace {

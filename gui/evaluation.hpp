@@ -14,6 +14,7 @@
 #include "model/json_util.hpp"
 #include "planner/serve_planner.hpp"
 #include "planner/train_planner.hpp"
+#include "simulator/cost_setup.hpp"
 #include "simulator/serving_sim.hpp"
 #include "simulator/training_sim.hpp"
 #include "strategies/memory_ledger.hpp"
@@ -71,13 +72,9 @@ struct Evaluation {
 /// infraplan::Error with the library's message (naming the field) on bad input.
 std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req);
 
-/// The cost model the CLI uses for a scenario: its profile, else the GPU's embedded profile,
-/// else the datasheet roofline; with the profile's collective fits when it has them.
-struct CostChoice {
-  std::unique_ptr<hw::CostModel> cost;
-  std::string name;        ///< as the CLI labels it ("embedded measured profile of h100-sxm5-80gb", …)
-  coll::CommProfile comm;  ///< the profile's NCCL fits, or the documented defaults
-};
+/// The cost model the CLI uses for a scenario (simulator/cost_setup.hpp): its profile, else the
+/// GPU's embedded profile, else the datasheet roofline.
+using CostChoice = sim::CostSetup;
 CostChoice scenario_cost_model(const strat::Scenario& sc);
 
 }  // namespace infraplan::gui

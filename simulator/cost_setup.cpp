@@ -1,4 +1,4 @@
-#include "cli/cost_setup.hpp"
+#include "simulator/cost_setup.hpp"
 
 #include <cstdio>
 
@@ -6,7 +6,7 @@
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
 
-namespace infraplan::cli {
+namespace infraplan::sim {
 
 CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_path, bool roofline) {
   CostSetup s;
@@ -31,7 +31,8 @@ CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_pat
       return s;
     } catch (const Error& e) {
       // A broken embedded profile must not stop a user's run: say so and use the datasheet.
-      std::fprintf(stderr, "warning: the embedded profile of %s is unusable (%s); using the datasheet roofline\n",
+      std::fprintf(stderr,
+                   "warning: the embedded profile of %s is unusable (%s); using the datasheet roofline\n",
                    gpu.name.c_str(), e.what());
     }
   }
@@ -40,4 +41,4 @@ CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_pat
   return s;
 }
 
-}  // namespace infraplan::cli
+}  // namespace infraplan::sim

@@ -1,6 +1,6 @@
 #pragma once
-// The cost model a command uses: the scenario's profile, else the GPU's embedded profile, else
-// the datasheet roofline (or the roofline on request).
+// The cost model a run uses (CLI and desktop planner alike): the scenario's profile, else the GPU's embedded
+// profile, else the datasheet roofline (or the roofline on request).
 #include <memory>
 #include <string>
 
@@ -8,7 +8,7 @@
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_spec.hpp"
 
-namespace infraplan::cli {
+namespace infraplan::sim {
 
 struct CostSetup {
   std::unique_ptr<hw::CostModel> cost;
@@ -18,4 +18,4 @@ struct CostSetup {
 
 CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_path, bool roofline);
 
-}  // namespace infraplan::cli
+}  // namespace infraplan::sim
