@@ -34,17 +34,7 @@ ServingTab::ServingTab(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   headline_ = add_headline(layout, "servingHeadline");
   note_ = add_note(layout, "Choose the Serving job and press “Run simulation” to simulate the workload.");
-  auto* split = new QSplitter(Qt::Vertical);
-  cdf_ = new QChartView;
-  kv_ = new QChartView;
-  for (auto* v : {cdf_, kv_}) {
-    v->setRenderHint(QPainter::Antialiasing);
-    v->setMinimumHeight(180);
-    split->addWidget(v);
-  }
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
-  layout->addWidget(split, 1);
+  add_chart_pair(layout, cdf_, kv_, 3, 2);
 }
 
 void ServingTab::setNote(const QString& text) { set_note(note_, text); }

@@ -1,5 +1,7 @@
 #include "gui/tab_header.hpp"
 
+#include <QSplitter>
+
 namespace infraplan::gui {
 
 QLabel* add_headline(QVBoxLayout* layout, const char* object_name, const QString& text) {
@@ -21,6 +23,20 @@ QLabel* add_note(QVBoxLayout* layout, const QString& text) {
 void set_note(QLabel* note, const QString& text) {
   note->setText(text);
   note->setVisible(!text.isEmpty());
+}
+
+void add_chart_pair(QVBoxLayout* layout, QChartView*& first, QChartView*& second, int top, int bottom) {
+  auto* split = new QSplitter(Qt::Vertical);
+  first = new QChartView;
+  second = new QChartView;
+  for (auto* v : {first, second}) {
+    v->setRenderHint(QPainter::Antialiasing);
+    v->setMinimumHeight(180);
+    split->addWidget(v);
+  }
+  split->setStretchFactor(0, top);
+  split->setStretchFactor(1, bottom);
+  layout->addWidget(split, 1);
 }
 
 }  // namespace infraplan::gui

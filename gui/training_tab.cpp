@@ -32,17 +32,7 @@ TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   headline_ = add_headline(layout, "trainingHeadline");
   note_ = add_note(layout, "Press “Run simulation” to simulate one training iteration.");
-  auto* split = new QSplitter(Qt::Vertical);
-  breakdown_ = new QChartView;
-  timeline_ = new QChartView;
-  for (auto* v : {breakdown_, timeline_}) {
-    v->setRenderHint(QPainter::Antialiasing);
-    v->setMinimumHeight(180);
-    split->addWidget(v);
-  }
-  split->setStretchFactor(0, 2);
-  split->setStretchFactor(1, 3);
-  layout->addWidget(split, 1);
+  add_chart_pair(layout, breakdown_, timeline_, 2, 3);
 }
 
 void TrainingTab::setNote(const QString& text) { set_note(note_, text); }
