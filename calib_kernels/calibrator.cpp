@@ -602,7 +602,13 @@ void Calibrator::gemm_sweeps() {
     }
     return v;
   };
-  std::vector<std::int64_t> ms = pow2(1, 32768), ns = root2(256, 32768), ks = root2(256, 32768);
+  // m at half octaves (2^j and 3·2^(j-1)): tokens between powers of two are common (e.g. 3 × 1024) and
+  // the step from 2^j to 2^(j+1) is where interpolation in m erred most.
+  std::vector<std::int64_t> ms, ns = root2(256, 32768), ks = root2(256, 32768);
+  for (std::int64_t x : pow2(1, 32768)) {
+    if (x >= 4) ms.push_back(x / 4 * 3);
+    ms.push_back(x);
+  }
   if (opt_.quick) {
     dtypes = {GemmDtype::BF16, GemmDtype::FP8};
     ms = {1, 16, 256, 4096, 16384};
@@ -703,7 +709,7 @@ void Calibrator::gemm_sweeps() {
     {
       Rng frng{opt_.seed ^ 0xf17 ^ std::uint64_t(d)};
       json fit = json::array();
-      int nf = opt_.quick ? 8 : 40;
+      int nf = opt_.quick ? 8 : 60;
       std::int64_t al = std::max<std::int64_t>(16 / std::int64_t(ib), 8);
       for (int i = 0; i < nf; ++i) {
         std::int64_t m = frng.log_int(1, double(ms.back()) * 0.9);
@@ -714,7 +720,16 @@ void Calibrator::gemm_sweeps() {
       }
       tables[dn]["fit_points"] = fit;
     }
-    int nh = opt_.quick ? 8 : 48;
+    // Held-out shapes: half of them transformer-like (n, k multiples of 128), the rest arbitrary.
+    // Each is timed `repeats` times in separate passes (shuffled order, after the sweep) and the
+    // median kept, so the error reported against them is the model's, not one sample's noise; the
+    // passes are kept, for the measurement's own repeatability.
+    struct Held {
+      std::int64_t m, n, k;
+      std::vector<double> t;
+    };
+    std::vector<Held> held;
+    int nh = opt_.quick ? 8 : 96, repeats = opt_.quick ? 2 : 3;
     for (int i = 0; i < nh; ++i) {
       std::int64_t m = rng.log_int(1, double(ms.back()) * 0.9);
       std::int64_t n = rng.log_int(double(ns.front()) * 1.1, double(ns.back()) * 0.9);
@@ -723,12 +738,28 @@ void Calibrator::gemm_sweeps() {
         n = (n + 15) / 16 * 16;
         k = (k + 15) / 16 * 16;
       }
-      if (i % 3 == 0) {  // transformer-like multiples of 64/128
+      if (i % 2 == 0) {  // transformer-like multiples of 128
         n = (n + 127) / 128 * 128;
         k = (k + 127) / 128 * 128;
       }
-      double t = measure(m, n, k);
-      if (t > 0) holdout.push_back({{"dtype", dn}, {"m", m}, {"n", n}, {"k", k}, {"seconds", t}});
+      held.push_back({m, n, k, {}});
+    }
+    for (int r = 0; r < repeats; ++r) {
+      std::vector<std::size_t> order(held.size());
+      std::iota(order.begin(), order.end(), std::size_t(0));
+      for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.next() % i]);
+      for (std::size_t i : order) held[i].t.push_back(measure(held[i].m, held[i].n, held[i].k));
+    }
+    for (auto& h : held) {
+      if (std::any_of(h.t.begin(), h.t.end(), [](double t) { return t <= 0; })) continue;
+      std::vector<double> sorted = h.t;
+      std::sort(sorted.begin(), sorted.end());
+      holdout.push_back({{"dtype", dn},
+                         {"m", h.m},
+                         {"n", h.n},
+                         {"k", h.k},
+                         {"seconds", sorted[sorted.size() / 2]},
+                         {"repeats", h.t}});
     }
     double f8 = 2.0 * 8192 * 8192 * 8192;
     double t8 = measure(8192, 8192, 8192);
