@@ -5,7 +5,9 @@ beyond the raw-CUDA kernel profile (infraplan-calibrate).
 (a) attention_sdpa: F.scaled_dot_product_attention (bf16, causal, the library's default backend,
     q/k/v as strided views of a packed [b, s, 3, heads, d] projection, as a GPT block makes them)
     forward and backward times over seq_len × batch per head_dim, in the schema of the profile's
-    tables.attention_prefill (plus backward_seconds), and held-out shapes off the grid.
+    tables.attention_prefill (plus backward_seconds), held-out shapes off the grid, and fit points
+    (lengths off multiples of 64, their own random stream) from which the cost model fits the
+    attention block size.
     GPU time: a sample is `batch` back-to-back calls queued behind a GPU sleep (so host dispatch
     does not show), CUDA events, median of the samples; inputs rotated over copies covering
     ≥ 3 × L2; random inputs (never zeros).
@@ -210,19 +212,41 @@ def holdout_shapes(args):
     return shapes
 
 
-def attention_holdout(clock, dev, args, out, save, t_start):
+def fit_shapes(args):
+    """Fit points for the cost model's attention block size: sequence lengths off the table's axis
+    and off multiples of 64 (a stream of their own, never the held-out one)."""
+    if args.quick:
+        return [(64, 32, 2, 200)]
+    rng = random.Random(args.seed + 13)
+    shapes = []
+    while len(shapes) < 24:
+        d = rng.choice(HEAD_DIMS)
+        s = int(round(math.exp(rng.uniform(math.log(300), math.log(12000)))))
+        tokens = math.exp(rng.uniform(math.log(4096), math.log(200000)))
+        b = max(1, int(round(tokens / s)))
+        if s % 64 == 0:
+            continue
+        shapes.append((d, HEADS, b, s))
+    return shapes
+
+
+def attention_points(clock, dev, args, out, save, t_start, key, shapes, seed_offset):
     dtype = torch.bfloat16 if clock.cuda else torch.float32
     rotate = 3 * l2_bytes() if clock.cuda else 1 << 20
-    gen = torch.Generator(device=dev).manual_seed(args.seed + 2)
-    for d, h, b, s in holdout_shapes(args):
+    gen = torch.Generator(device=dev).manual_seed(args.seed + seed_offset)
+    for d, h, b, s in shapes:
         if time.time() - t_start > args.budget_s:
-            out["attention_sdpa"]["notes"].append("time budget reached in the held-out shapes")
+            out["attention_sdpa"]["notes"].append(f"time budget reached in the {key} shapes")
             break
         f, bw, backend = measure_attention(clock, dev, dtype, b, s, h, d, gen, rotate, args.quick)
-        out["attention_sdpa"]["holdout"].append({"head_dim": d, "heads": h, "kv_heads": h, "batch": b, "seq_len": s,
-                                                 "causal": True, "seconds": f, "backward_seconds": bw})
-        print(f"holdout d{d} h{h} S{s} b{b}: fwd {f*1e3:.3f} ms bwd {bw*1e3:.3f} ms [{backend}]", flush=True)
+        out["attention_sdpa"][key].append({"head_dim": d, "heads": h, "kv_heads": h, "batch": b, "seq_len": s,
+                                           "causal": True, "seconds": f, "backward_seconds": bw})
+        print(f"{key} d{d} h{h} S{s} b{b}: fwd {f*1e3:.3f} ms bwd {bw*1e3:.3f} ms [{backend}]", flush=True)
     save()
+
+
+def attention_holdout(clock, dev, args, out, save, t_start):
+    attention_points(clock, dev, args, out, save, t_start, "holdout", holdout_shapes(args), 2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,7 +435,7 @@ def main():
         "framework": {"name": "pytorch-eager", "torch_version": torch.__version__,
                       "cuda_version": torch.version.cuda,
                       "cudnn_version": torch.backends.cudnn.version() if cuda else None},
-        "attention_sdpa": {"tables": [], "holdout": [], "backend": {}, "notes": []},
+        "attention_sdpa": {"tables": [], "holdout": [], "fit_points": [], "backend": {}, "notes": []},
     }
 
     def save():
@@ -446,6 +470,7 @@ def main():
     if not args.skip_attention:
         # Held-out shapes first (few, and they decide the reported accuracy), then the tables.
         attention_holdout(clock, dev, args, out, save, t_start)
+        attention_points(clock, dev, args, out, save, t_start, "fit_points", fit_shapes(args), 3)
         attention_tables(clock, dev, args, out, save, t_start)
     save()
     print(f"done in {time.time()-t_start:.0f}s -> {args.out}", flush=True)

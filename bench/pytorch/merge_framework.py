@@ -2,7 +2,7 @@
 """Merges a framework calibration (bench/pytorch/calibrate_framework.py output) into a measured
 profile: the SDPA attention tables become the profile's tables.attention_prefill (the tables the
 cost model uses, labelled "kernel": "torch-sdpa", with backward_seconds), their held-out shapes
-become holdout.attention_prefill, and the host costs become the "framework" section. The
+become holdout.attention_prefill, its fit points tables.attention_prefill_fit_points, and the host costs become the "framework" section. The
 project's own-kernel prefill tables and held-out shapes are kept, as measured, under
 tables.attention_prefill_own_fa2 and holdout.attention_prefill_own_fa2 (their per-kernel results
 stay in "kernels"). Idempotent: merging again replaces what an earlier merge wrote.
@@ -51,6 +51,8 @@ def main():
         sys.exit(f"{cal_path}: no measured attention table")
     tables["attention_prefill"] = sorted(sdpa, key=lambda t: t["head_dim"])
     holdout["attention_prefill"] = cal["attention_sdpa"]["holdout"]
+    # Off-axis shapes from which the cost model fits the attention block size (not held out).
+    tables["attention_prefill_fit_points"] = cal["attention_sdpa"].get("fit_points", [])
     fw = cal["framework"]
     section = {"name": fw["name"], "torch_version": fw["torch_version"], "cuda_version": fw["cuda_version"],
                "cudnn_version": fw.get("cudnn_version"), "date": cal["date"], "command": cal["command"],
