@@ -2,6 +2,7 @@
 //   infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]
 //   infraplan-calibrate comm --out FILE.json [--quick]   (adds/replaces the "comm" section)
 //   infraplan-calibrate --check                            (correctness checks only)
+//   infraplan-calibrate gemm-probe --out FILE.json         (GEMM paths a framework may get)
 //   infraplan-calibrate --only transpose|gemm_mma|attention (for a profiler: one launch each)
 #include <cstdio>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "calib_kernels/calibrator.hpp"
+#include "calib_kernels/gemm_probe.hpp"
 #ifdef INFRAPLAN_HAVE_NCCL
 #include "calib_kernels/comm.hpp"
 #endif
@@ -21,6 +23,7 @@ void usage() {
                "usage: infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]\n"
                "       infraplan-calibrate comm --out FILE.json [--quick]\n"
                "       infraplan-calibrate --check\n"
+               "       infraplan-calibrate gemm-probe --out FILE.json\n"
                "       infraplan-calibrate --only transpose|gemm_mma|attention\n");
 }
 
@@ -41,7 +44,7 @@ int main(int argc, char** argv) {
   using namespace infraplan::calib;
   CalibrateOptions opt;
   std::string out, only;
-  bool comm_mode = false, with_comm = false, check_only = false;
+  bool comm_mode = false, with_comm = false, check_only = false, probe_mode = false;
   opt.command = "infraplan-calibrate";
   for (int i = 1; i < argc; ++i) {
     opt.command += ' ';
@@ -66,6 +69,8 @@ int main(int argc, char** argv) {
       with_comm = true;
     else if (a == "comm")
       comm_mode = true;
+    else if (a == "gemm-probe")
+      probe_mode = true;
     else if (a == "--check")
       check_only = true;
     else if (a == "--only")
@@ -96,6 +101,13 @@ int main(int argc, char** argv) {
     if (out.empty()) {
       usage();
       return 2;
+    }
+    if (probe_mode) {
+      if (!write_json(out, run_gemm_probe())) {
+        std::fprintf(stderr, "infraplan-calibrate: cannot write %s\n", out.c_str());
+        return 1;
+      }
+      return 0;
     }
     if (comm_mode) {
       nlohmann::ordered_json prof = nlohmann::ordered_json::object();

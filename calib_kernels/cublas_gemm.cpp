@@ -1,5 +1,7 @@
 #include "calib_kernels/cublas_gemm.hpp"
 
+#include <vector>
+
 #include "calib_kernels/cuda_util.hpp"
 
 namespace infraplan::calib {
@@ -68,7 +70,7 @@ LtHandle::~LtHandle() {
   if (h_) cublasLtDestroy(h_);
 }
 
-LtPlan::LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k)
+LtPlan::LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k, int algo_index)
     : h_(h), d_(d) {
   cudaDataType_t in_t = CUDA_R_16BF, out_t = CUDA_R_16BF, scale_t = CUDA_R_32F;
   cublasComputeType_t comp = CUBLAS_COMPUTE_32F;
@@ -107,12 +109,13 @@ LtPlan::LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, s
   std::size_t ws = h.workspace_bytes();
   CALIB_CUBLAS(
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
-  cublasLtMatmulHeuristicResult_t res{};
+  std::vector<cublasLtMatmulHeuristicResult_t> res(std::size_t(algo_index) + 1);
   int found = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(h.get(), op_, a_, b_, c_, c_, pref, 1, &res, &found);
+  cublasStatus_t st =
+      cublasLtMatmulAlgoGetHeuristic(h.get(), op_, a_, b_, c_, c_, pref, algo_index + 1, res.data(), &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
-    algo_ = res.algo;
+  if (st == CUBLAS_STATUS_SUCCESS && found > algo_index) {
+    algo_ = res[std::size_t(algo_index)].algo;
     ok_ = true;
   }
 }

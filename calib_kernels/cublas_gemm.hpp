@@ -31,7 +31,8 @@ class LtHandle;
 /// One planned GEMM shape: descriptors and the heuristic's first algorithm, made once.
 class LtPlan {
  public:
-  LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k);
+  /// `algo_index` picks among the heuristic's ranked answers (0 = its first choice).
+  LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k, int algo_index = 0);
   ~LtPlan();
   LtPlan(const LtPlan&) = delete;
   LtPlan& operator=(const LtPlan&) = delete;

@@ -11,7 +11,10 @@ beyond the raw-CUDA kernel profile (infraplan-calibrate).
     GPU time: a sample is `batch` back-to-back calls queued behind a GPU sleep (so host dispatch
     does not show), CUDA events, median of the samples; inputs rotated over copies covering
     ≥ 3 × L2; random inputs (never zeros).
-(b) framework: host-side cost of eager dispatch. Chains of N ops on tiny tensors (the GPU waits
+(b) elementwise: GPU time of the eager kernels an autocast training step runs besides GEMMs and
+    attention (dtype casts, fp32 LayerNorm forward/backward, mixed-dtype residual adds, GELU, bias
+    gradients, cat, fills, fp32 log-softmax) over an element-count axis.
+(c) framework: host-side cost of eager dispatch. Chains of N ops on tiny tensors (the GPU waits
     on the host), wall time per chain, microseconds per op from the least-squares slope over N:
     elementwise ops without and with autograd, module-level ops (LayerNorm → Linear → GELU →
     Linear → residual add, under bf16 autocast with autograd, forward and backward), the same
@@ -250,6 +253,120 @@ def attention_holdout(clock, dev, args, out, save, t_start):
 
 
 # ---------------------------------------------------------------------------------------------
+# Eager elementwise / normalisation / reduction kernels (GPU time per call by element count)
+
+# name: (row width, what one call does). Elements = rows × width of the op's main tensor
+# (the output of cat3; the [rows, vocab] logits for the log-softmax ops).
+ELEMENTWISE_OPS = {
+    "cast_f32_bf16": (2048, "x.to(bfloat16) of an fp32 tensor (autocast input / weight casts)"),
+    "cast_bf16_f32": (2048, "x.float() of a bf16 tensor (gradients back to fp32)"),
+    "add_f32_bf16": (2048, "fp32 + bf16 -> fp32 (autocast residual add)"),
+    "add_inplace_f32": (2048, "fp32.add_(fp32) (gradient accumulation)"),
+    "add_bf16": (2048, "bf16 + bf16 -> bf16"),
+    "layer_norm_f32_fwd": (2048, "F.layer_norm on fp32 (autocast runs it in fp32), weight and bias"),
+    "layer_norm_f32_bwd": (2048, "aten.native_layer_norm_backward on fp32, input + weight + bias grads"),
+    "gelu_bf16_fwd": (8192, "F.gelu(approximate='tanh') on bf16"),
+    "gelu_bf16_bwd": (8192, "aten.gelu_backward(approximate='tanh') on bf16"),
+    "bias_grad_bf16": (2048, "g.sum(0) of a bf16 [rows, width] gradient (bias gradient)"),
+    "cat3_bf16": (6144, "torch.cat of three bf16 [rows, width/3] tensors along the last dim"),
+    "fill_f32": (2048, "zero fill of an fp32 tensor"),
+    "log_softmax_f32_fwd": (50257, "log_softmax over the last dim of fp32 [rows, vocab]"),
+    "log_softmax_f32_bwd": (50257, "aten._log_softmax_backward_data on fp32 [rows, vocab]"),
+}
+ELEMENT_AXIS = [1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28]
+
+
+def elementwise_case(name, elements, dev, gen):
+    width = ELEMENTWISE_OPS[name][0]
+    rows = max(1, elements // width)
+    f32, b16 = torch.float32, torch.bfloat16
+
+    def r(dtype, shape=(rows, width)):
+        return torch.randn(*shape, device=dev, dtype=dtype, generator=gen)
+
+    if name == "cast_f32_bf16":
+        x = r(f32)
+        return lambda: x.to(b16), x.numel() * 4
+    if name == "cast_bf16_f32":
+        x = r(b16)
+        return lambda: x.float(), x.numel() * 2
+    if name == "add_f32_bf16":
+        a, b = r(f32), r(b16)
+        return lambda: a + b, a.numel() * 6
+    if name == "add_inplace_f32":
+        a, b = r(f32), r(f32)
+        return lambda: a.add_(b), a.numel() * 8
+    if name == "add_bf16":
+        a, b = r(b16), r(b16)
+        return lambda: a + b, a.numel() * 4
+    if name.startswith("layer_norm"):
+        x, w, bias = r(f32), r(f32, (width,)), r(f32, (width,))
+        if name.endswith("fwd"):
+            return lambda: F.layer_norm(x, (width,), w, bias), x.numel() * 4
+        out, mean, rstd = torch.ops.aten.native_layer_norm(x, [width], w, bias, 1e-5)
+        g = r(f32)
+        return (lambda: torch.ops.aten.native_layer_norm_backward(g, x, [width], mean, rstd, w, bias,
+                                                                  [True, True, True]), x.numel() * 8)
+    if name.startswith("gelu"):
+        x = r(b16)
+        if name.endswith("fwd"):
+            return lambda: F.gelu(x, approximate="tanh"), x.numel() * 2
+        g = r(b16)
+        return lambda: torch.ops.aten.gelu_backward(g, x, approximate="tanh"), x.numel() * 4
+    if name == "bias_grad_bf16":
+        g = r(b16)
+        return lambda: g.sum(0), g.numel() * 2
+    if name == "cat3_bf16":
+        parts = [r(b16, (rows, width // 3)) for _ in range(3)]
+        return lambda: torch.cat(parts, dim=-1), rows * width * 2
+    if name == "fill_f32":
+        x = r(f32)
+        return lambda: x.zero_(), x.numel() * 4
+    if name == "log_softmax_f32_fwd":
+        x = r(f32)
+        return lambda: torch.log_softmax(x, dim=-1), x.numel() * 4
+    if name == "log_softmax_f32_bwd":
+        x = r(f32)
+        out = torch.log_softmax(x, dim=-1)
+        g = r(f32)
+        return lambda: torch.ops.aten._log_softmax_backward_data(g, out, -1, f32), x.numel() * 8
+    raise KeyError(name)
+
+
+def elementwise_tables(clock, dev, args, out, save, t_start):
+    """Per op: GPU seconds per call over the element axis (inputs rotated past L2 by copies)."""
+    gen = torch.Generator(device=dev).manual_seed(args.seed + 5)
+    rotate = 3 * l2_bytes() if clock.cuda else 1 << 20
+    axis = [1 << 12, 1 << 14] if args.quick else ELEMENT_AXIS
+    sec = {"elements": axis, "ops": {}, "method": (
+        "GPU time per call (CUDA events around back-to-back calls queued behind a GPU sleep, median), "
+        "inputs rotated over copies covering >= 3 x L2; elements = rows x width of the op's main tensor")}
+    out["elementwise"] = sec
+    for name, (width, what) in ELEMENTWISE_OPS.items():
+        row = []
+        for n in axis:
+            if time.time() - t_start > args.budget_s:
+                row.append(None)
+                continue
+            cases, inbytes = [], 1
+            while True:
+                fn, inbytes = elementwise_case(name, n, dev, gen)
+                cases.append(fn)
+                if len(cases) * inbytes >= rotate or len(cases) >= 8:
+                    break
+            t = time_call(clock, lambda i: cases[i % len(cases)](), 1e-4 if not args.quick else 2e-5,
+                          0.01 if not args.quick else 1e-3, 15 if not args.quick else 3)
+            row.append(t)
+            del cases
+        sec["ops"][name] = {"width": width, "what": what, "seconds": row}
+        print(f"elementwise {name:22s} " + " ".join("-" if t is None else f"{t*1e6:.1f}" for t in row) + " us",
+              flush=True)
+        if clock.cuda:
+            torch.cuda.empty_cache()
+    save()
+
+
+# ---------------------------------------------------------------------------------------------
 # Host dispatch
 
 
@@ -419,6 +536,7 @@ def main():
     ap.add_argument("--seed", type=int, default=4321)
     ap.add_argument("--budget-s", type=float, default=300.0, help="stop measuring new attention shapes after this")
     ap.add_argument("--skip-attention", action="store_true")
+    ap.add_argument("--skip-elementwise", action="store_true")
     args = ap.parse_args()
     t_start = time.time()
     cuda = torch.cuda.is_available()
@@ -471,6 +589,9 @@ def main():
         # Held-out shapes first (few, and they decide the reported accuracy), then the tables.
         attention_holdout(clock, dev, args, out, save, t_start)
         attention_points(clock, dev, args, out, save, t_start, "fit_points", fit_shapes(args), 3)
+    if not args.skip_elementwise:
+        elementwise_tables(clock, dev, args, out, save, t_start)
+    if not args.skip_attention:
         attention_tables(clock, dev, args, out, save, t_start)
     save()
     print(f"done in {time.time()-t_start:.0f}s -> {args.out}", flush=True)

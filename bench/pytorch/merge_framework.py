@@ -58,6 +58,9 @@ def main():
                "cudnn_version": fw.get("cudnn_version"), "date": cal["date"], "command": cal["command"],
                "source": cal_path, "sdpa_backend": cal["attention_sdpa"].get("backend", {}),
                "method": fw.get("method", "")}
+    # GPU time of the eager elementwise kernels by element count (absent in older calibrations).
+    if "elementwise" in cal:
+        section["elementwise"] = cal["elementwise"]
     for k in FRAMEWORK_KEYS:
         # A least-squares intercept can come out slightly negative: a cost is never below 0.
         section[k] = max(0.0, fw[k])
