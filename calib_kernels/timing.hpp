@@ -21,9 +21,12 @@ struct TimingOptions {
 };
 
 /// Median seconds of one `launch(i)` on `stream`. Each sample is a pair of events around
-/// `batch` back-to-back launches divided by `batch`, where batch makes a sample last ≥ ~50 µs: short
-/// kernels are then timed as they run in a busy stream (launch gaps included, no idle GPU
-/// between the first event and the kernel), long ones one launch per sample.
+/// `batch` back-to-back launches divided by `batch`, where batch makes a sample last ≥ ~200 µs:
+/// short kernels are then timed as they run in a busy stream (launch gaps included, no idle GPU
+/// between the first event and the kernel), long ones one launch per sample. The batch is sized
+/// from the fastest of three single launches: one launch alone includes the idle stream's launch
+/// latency (several µs), and sizing from one such outlier left 10 µs kernels timed one at a time,
+/// latency included (±50% between passes).
 inline double time_median_seconds(const std::function<void(int)>& launch, cudaStream_t stream,
                                   const TimingOptions& opt = {}) {
   Event start;
@@ -41,7 +44,8 @@ inline double time_median_seconds(const std::function<void(int)>& launch, cudaSt
     return double(t);
   };
   double first = sample(1);
-  int batch = std::clamp(int(0.05 / std::max(first, 1e-4)), 1, 64);
+  if (first < 1.0) first = std::min({first, sample(1), sample(1)});  // ms; long kernels need no batch
+  int batch = std::clamp(int(0.2 / std::max(first, 1e-4)), 1, 256);
   std::vector<double> ms;
   double total = 0;
   for (int it = 0; it < opt.max_iters; ++it) {
