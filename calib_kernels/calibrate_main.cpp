@@ -2,7 +2,8 @@
 //   infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]
 //   infraplan-calibrate comm --out FILE.json [--quick]   (adds/replaces the "comm" section)
 //   infraplan-calibrate --check                            (correctness checks only)
-//   infraplan-calibrate --only transpose|gemm_mma|attention (for a profiler: one launch each)
+//   infraplan-calibrate --gemm                             (own GEMMs vs cuBLASLt, gemm_wgmma tiles)
+//   infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention (for a profiler: one launch each)
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -21,7 +22,8 @@ void usage() {
                "usage: infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]\n"
                "       infraplan-calibrate comm --out FILE.json [--quick]\n"
                "       infraplan-calibrate --check\n"
-               "       infraplan-calibrate --only transpose|gemm_mma|attention\n");
+               "       infraplan-calibrate --gemm\n"
+               "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention\n");
 }
 
 bool write_json(const std::string& path, const nlohmann::ordered_json& j) {
@@ -41,7 +43,7 @@ int main(int argc, char** argv) {
   using namespace infraplan::calib;
   CalibrateOptions opt;
   std::string out, only;
-  bool comm_mode = false, with_comm = false, check_only = false;
+  bool comm_mode = false, with_comm = false, check_only = false, gemm_only = false;
   opt.command = "infraplan-calibrate";
   for (int i = 1; i < argc; ++i) {
     opt.command += ' ';
@@ -68,6 +70,8 @@ int main(int argc, char** argv) {
       comm_mode = true;
     else if (a == "--check")
       check_only = true;
+    else if (a == "--gemm")
+      gemm_only = true;
     else if (a == "--only")
       only = value("--only");
     else if (a == "--verbose")
@@ -88,11 +92,18 @@ int main(int argc, char** argv) {
     }
     if (!only.empty()) {
       if (Calibrator(opt).run_only(only)) return 0;
-      std::fprintf(stderr, "infraplan-calibrate: --only knows transpose, gemm_mma, attention; not '%s'\n",
+      std::fprintf(stderr,
+                   "infraplan-calibrate: --only knows transpose, gemm_mma, gemm_wgmma, attention; not '%s'\n",
                    only.c_str());
       return 2;
     }
     if (check_only) return Calibrator(opt).run_checks(nullptr) ? 0 : 1;
+    if (gemm_only) {
+      Calibrator cal(opt);
+      cal.run_gemm();
+      std::printf("%s", cal.summary().c_str());
+      return 0;
+    }
     if (out.empty()) {
       usage();
       return 2;
