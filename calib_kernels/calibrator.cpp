@@ -400,14 +400,15 @@ void Calibrator::run_gemm() {
     for (int k = 0; k < 4; ++k)
       if (r.name == "gemm_cublaslt" && r.shape == shape3(1024 << k, 1024 << k, 1024 << k) + " bf16")
         ref[k] = r.achieved;
-  for (int k = 0; k < 4; ++k) {
-    int n = 1024 << k;
-    std::size_t e = std::size_t(n) * n;
-    int copies = std::min<int>(rotation_copies(6.0 * e, l2, 64), int(maxe * 2 / e));
-    double flops = 2.0 * n * n * n;
-    TimingOptions topt;
-    topt.budget_ms = 30;
-    for (int cfg = 0; cfg < gemm_wgmma_config_count(); ++cfg) {
+  // Configuration by configuration (results are printed as they come with --verbose).
+  for (int cfg = 0; cfg < gemm_wgmma_config_count(); ++cfg)
+    for (int k = 0; k < 4; ++k) {
+      int n = 1024 << k;
+      std::size_t e = std::size_t(n) * n;
+      int copies = std::min<int>(rotation_copies(6.0 * e, l2, 64), int(maxe * 2 / e));
+      double flops = 2.0 * n * n * n;
+      TimingOptions topt;
+      topt.budget_ms = 30;
       double t = time_median_seconds(
           [&](int i) {
             gemm_wgmma_config(cfg, A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), n, n, n,
@@ -417,7 +418,6 @@ void Calibrator::run_gemm() {
       add({std::string("gemm_wgmma ") + gemm_wgmma_config_name(cfg), "gemm", shape3(n, n, n) + " bf16", t,
            flops / t / 1e12, "TFLOP/s", ref[k], "cuBLASLt same shape"});
     }
-  }
 }
 
 void Calibrator::attention_prefill_tables() {
