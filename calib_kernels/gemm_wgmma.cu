@@ -8,6 +8,8 @@
 // 128 accumulators per thread). Tiles are walked in groups of GROUP_M tile rows so that the CTAs
 // in flight share A and B panels in L2; a persistent grid (one CTA per SM looping over tiles) lets
 // the producer fill the next tile's stages while the consumers write the previous one out.
+// A 2-CTA cluster variant that multicast each B tile to both CTAs was measured slower on the H200
+// (57% of cuBLASLt at 4096³ against 82% without clusters, both one tile per CTA) and dropped.
 // Preconditions: K % 8 == 0 and A, B 16-byte aligned (TMA's global-stride and address rules).
 #include <cuda.h>  // CUtensorMap and its enums only; the encoder comes through the runtime (no -lcuda)
 #include <cudaTypedefs.h>
@@ -32,12 +34,11 @@ constexpr int BK = 64;       // one 128-byte swizzle row of bf16 per tile row
 constexpr int GROUP_M = 16;  // tile rows per group of the tile order
 constexpr int PRODUCER_REGS = 40;
 
-template <int BM, int BN, int STAGES, int MIN_BLOCKS, int CLUSTER>
+template <int BM, int BN, int STAGES, int MIN_BLOCKS>
 struct Config {
   static constexpr int CONSUMERS = BM / 64;
   static constexpr int THREADS = 128 * (CONSUMERS + 1);
   static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
-  static constexpr int B_BOX_ROWS = BN / CLUSTER;  // each CTA of a cluster loads its share of B
   // Tiles need 1024-byte alignment (the swizzle pattern repeats every 8 rows of 128 bytes);
   // dynamic shared memory is only 16-byte aligned, hence the slack.
   static constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
@@ -48,89 +49,55 @@ struct Config {
   static constexpr int CONSUMER_REGS = CONSUMER_REGS_RAW > 240 ? 240 : CONSUMER_REGS_RAW;
   static_assert(BM % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2);
   static_assert(BN == 64 || BN == 128 || BN == 256);
-  static_assert(CLUSTER == 1 || CLUSTER == 2);
   static_assert(CAP <= 248, "setmaxnreg needs a register cap below the hardware maximum");
   static_assert(CONSUMER_REGS >= CAP && CONSUMER_REGS - (BN / 2) >= 64, "too few consumer registers");
   static_assert(MIN_BLOCKS * SMEM <= 227 * 1024, "shared memory per SM");
 };
 
-// Work unit u (a column of CLUSTER vertically adjacent tiles) → tile row and column of its first tile.
-__device__ __forceinline__ void unit_coords(int u, int units_m, int tiles_n, int& um, int& tn) {
+__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& tm, int& tn) {
   int per_group = GROUP_M * tiles_n;
-  int first_m = (u / per_group) * GROUP_M;
-  int rows = min(units_m - first_m, GROUP_M);
-  int in_group = u % per_group;
-  um = first_m + in_group % rows;
+  int first_m = (tile / per_group) * GROUP_M;
+  int rows = min(tiles_m - first_m, GROUP_M);
+  int in_group = tile % per_group;
+  tm = first_m + in_group % rows;
   tn = in_group / rows;
 }
 
-// CLUSTER = 2: the two CTAs of a cluster take vertically adjacent tiles (same B columns); each
-// loads half of the B tile and multicasts it into both CTAs, halving B's L2→SM traffic. A stage
-// is then refilled only when the consumers of both CTAs have released it (the "empty" barrier
-// counts remote arrivals), and a CTA keeps its shared memory alive until its peer is done with it.
-// When the tile rows are odd the last cluster's second CTA computes a clamped duplicate and
-// stores nothing (its rows start at or past M).
-template <int BM, int BN, int STAGES, int MIN_BLOCKS, int CLUSTER>
-__global__ void __launch_bounds__(Config<BM, BN, STAGES, MIN_BLOCKS, CLUSTER>::THREADS, MIN_BLOCKS)
+template <int BM, int BN, int STAGES, int MIN_BLOCKS>
+__global__ void __launch_bounds__(Config<BM, BN, STAGES, MIN_BLOCKS>::THREADS, MIN_BLOCKS)
     gemm_wgmma_k(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                  bf16* __restrict__ C, int M, int N, int K, int tiles_m, int tiles_n, bool pairs) {
-  using Cfg = Config<BM, BN, STAGES, MIN_BLOCKS, CLUSTER>;
+  using Cfg = Config<BM, BN, STAGES, MIN_BLOCKS>;
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) std::uint64_t full[STAGES], empty[STAGES];
   const std::uint32_t base = (smem_u32(smem_raw) + 1023) & ~1023u;
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
-  const int rank = CLUSTER > 1 ? int(cluster_ctarank()) : 0;
-  const int ktiles = (K + BK - 1) / BK, units_m = (tiles_m + CLUSTER - 1) / CLUSTER,
-            units = units_m * tiles_n;
-  const int first_unit = blockIdx.x / CLUSTER, unit_step = gridDim.x / CLUSTER;
+  const int ktiles = (K + BK - 1) / BK, ntiles = tiles_m * tiles_n;
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(smem_u32(&full[s]), 1);
-      mbar_init(smem_u32(&empty[s]), Cfg::CONSUMERS * CLUSTER);
+      mbar_init(smem_u32(&empty[s]), Cfg::CONSUMERS);
     }
     mbar_init_fence();
   }
-  if constexpr (CLUSTER > 1)
-    cluster_sync();  // the peer's barriers are initialised before any multicast or remote arrival
-  else
-    __syncthreads();
+  __syncthreads();
 
   if (wg == 0) {
     setmaxnreg_dec<PRODUCER_REGS>();
     if (t != 0) return;
     int s = 0;
     std::uint32_t phase = 0;
-    for (int u = first_unit; u < units; u += unit_step) {
-      int um, tn;
-      unit_coords(u, units_m, tiles_n, um, tn);
-      // Clamped rows keep every box at least partly inside the matrix; the rows they feed are
-      // never stored.
-      int a_row = min((um * CLUSTER + rank) * BM, M - 1);
-      int b_row = min(tn * BN + rank * Cfg::B_BOX_ROWS, N - 1);
+    for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+      int tm, tn;
+      tile_coords(tile, tiles_m, tiles_n, tm, tn);
       for (int kt = 0; kt < ktiles; ++kt) {
         // Parity phase ^ 1 passes at once on the first lap: the slots start empty.
         mbar_wait(smem_u32(&empty[s]), phase ^ 1);
         std::uint32_t bar = smem_u32(&full[s]), a = base + s * Cfg::STAGE_BYTES;
-        // The transaction count is the whole stage (both B halves when multicast) even where the
-        // boxes are zero-filled past the edges.
+        // The transaction count is the whole box even where it is zero-filled past the edges.
         mbar_arrive_expect_tx(bar, Cfg::STAGE_BYTES);
-        tma_load_2d(a, &tmA, kt * BK, a_row, bar);
-        std::uint32_t b = a + Cfg::A_BYTES + rank * Cfg::B_BOX_ROWS * BK * 2;
-        if constexpr (CLUSTER > 1)
-          tma_load_2d_multicast(b, &tmB, kt * BK, b_row, bar, (1u << CLUSTER) - 1);
-        else
-          tma_load_2d(b, &tmB, kt * BK, b_row, bar);
-        if (++s == STAGES) {
-          s = 0;
-          phase ^= 1;
-        }
-      }
-    }
-    if constexpr (CLUSTER > 1) {
-      // Wait for the last release of every slot: then neither CTA will touch this one's shared
-      // memory or barriers again, and it may exit.
-      for (int i = 0; i < STAGES; ++i) {
-        mbar_wait(smem_u32(&empty[s]), phase ^ 1);
+        tma_load_2d(a, &tmA, kt * BK, tm * BM, bar);
+        tma_load_2d(a + Cfg::A_BYTES, &tmB, kt * BK, tn * BN, bar);
         if (++s == STAGES) {
           s = 0;
           phase ^= 1;
@@ -142,21 +109,12 @@ __global__ void __launch_bounds__(Config<BM, BN, STAGES, MIN_BLOCKS, CLUSTER>::T
 
   setmaxnreg_inc<Cfg::CONSUMER_REGS>();
   const int c = wg - 1;
-  auto release = [&](int slot) {
-    if (t != 0) return;
-    if constexpr (CLUSTER > 1) {
-      for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(smem_u32(&empty[slot]), r);
-    } else {
-      mbar_arrive(smem_u32(&empty[slot]));
-    }
-  };
   float acc[BN / 2];
   int s = 0;
   std::uint32_t phase = 0;
-  for (int u = first_unit; u < units; u += unit_step) {
-    int um, tn;
-    unit_coords(u, units_m, tiles_n, um, tn);
-    const int tm = um * CLUSTER + rank;
+  for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+    int tm, tn;
+    tile_coords(tile, tiles_m, tiles_n, tm, tn);
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
     fence_regs(acc);
@@ -171,7 +129,7 @@ __global__ void __launch_bounds__(Config<BM, BN, STAGES, MIN_BLOCKS, CLUSTER>::T
       wgmma_commit();
       // Keep this stage's group in flight; the previous one is finished, so its slot is free.
       wgmma_wait<1>();
-      if (prev >= 0) release(prev);
+      if (prev >= 0 && t == 0) mbar_arrive(smem_u32(&empty[prev]));
       prev = s;
       if (++s == STAGES) {
         s = 0;
@@ -180,7 +138,7 @@ __global__ void __launch_bounds__(Config<BM, BN, STAGES, MIN_BLOCKS, CLUSTER>::T
     }
     wgmma_wait<0>();
     fence_regs(acc);
-    if (prev >= 0) release(prev);
+    if (prev >= 0 && t == 0) mbar_arrive(smem_u32(&empty[prev]));
 
     // Epilogue straight from the fragment layout: each thread holds column pairs.
     const int warp = t / 32, lane = t % 32;
@@ -231,44 +189,23 @@ CUtensorMap tensor_map(const bf16* p, int rows, int K, int box_rows) {
   return m;
 }
 
-template <int BM, int BN, int STAGES, int MIN_BLOCKS, int CLUSTER>
+template <int BM, int BN, int STAGES, int MIN_BLOCKS>
 void launch(const bf16* A, const bf16* B, bf16* C, int M, int N, int K, bool persistent, int dev, int sms,
             cudaStream_t stream) {
-  using Cfg = Config<BM, BN, STAGES, MIN_BLOCKS, CLUSTER>;
-  auto kern = gemm_wgmma_k<BM, BN, STAGES, MIN_BLOCKS, CLUSTER>;
-  cudaLaunchConfig_t lc{};
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = CLUSTER;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  lc.blockDim = dim3(Cfg::THREADS);
-  lc.dynamicSmemBytes = Cfg::SMEM;
-  lc.stream = stream;
-  lc.attrs = attr;
-  lc.numAttrs = CLUSTER > 1 ? 1 : 0;
-  // Once per device: raise the dynamic shared-memory limit and find how many CTAs can be resident
-  // at once (clusters must fit inside one GPC, so with CLUSTER > 1 that can be below SMs ×
-  // MIN_BLOCKS). Per launch, these calls would add host time to launches of a few microseconds.
+  using Cfg = Config<BM, BN, STAGES, MIN_BLOCKS>;
+  auto kern = gemm_wgmma_k<BM, BN, STAGES, MIN_BLOCKS>;
+  // The dynamic shared-memory limit is raised once per device: a call per launch would add host
+  // time to launches of a few microseconds.
   static std::array<std::once_flag, 64> once;
-  static std::array<int, 64> resident{};
   std::call_once(once.at(dev), [&] {
     CALIB_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM));
-    int n = sms * MIN_BLOCKS;
-    if (CLUSTER > 1) {
-      lc.gridDim = dim3(n);
-      int clusters = 0;
-      CALIB_CUDA(cudaOccupancyMaxActiveClusters(&clusters, kern, &lc));
-      n = std::min(n / CLUSTER, clusters) * CLUSTER;
-    }
-    resident[dev] = n;
   });
-  int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-  int ctas = (tiles_m + CLUSTER - 1) / CLUSTER * CLUSTER * tiles_n;
-  lc.gridDim = dim3(persistent ? std::min(ctas, resident[dev]) : ctas);
+  int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, tiles = tiles_m * tiles_n;
+  int grid = persistent ? std::min(tiles, sms * MIN_BLOCKS) : tiles;
   bool pairs = N % 2 == 0 && reinterpret_cast<std::uintptr_t>(C) % 4 == 0;
-  CALIB_CUDA(cudaLaunchKernelEx(&lc, kern, tensor_map(A, M, K, BM), tensor_map(B, N, K, Cfg::B_BOX_ROWS), C,
-                                M, N, K, tiles_m, tiles_n, pairs));
+  kern<<<grid, Cfg::THREADS, Cfg::SMEM, stream>>>(tensor_map(A, M, K, BM), tensor_map(B, N, K, BN), C, M, N,
+                                                  K, tiles_m, tiles_n, pairs);
+  CALIB_LAUNCH();
 }
 
 struct TileConfig {
@@ -278,16 +215,13 @@ struct TileConfig {
 };
 
 constexpr TileConfig kConfigs[] = {
-    {"128x256 persistent", launch<128, 256, 4, 1, 1>, true},
-    {"128x256", launch<128, 256, 4, 1, 1>, false},
-    {"128x128 persistent", launch<128, 128, 6, 1, 1>, true},
-    {"128x128", launch<128, 128, 6, 1, 1>, false},
-    {"128x64", launch<128, 64, 8, 1, 1>, false},
-    {"64x128 2/SM", launch<64, 128, 4, 2, 1>, false},
-    {"64x128 2/SM persistent", launch<64, 128, 4, 2, 1>, true},
-    {"128x256 cluster2 persistent", launch<128, 256, 4, 1, 2>, true},
-    {"128x256 cluster2", launch<128, 256, 4, 1, 2>, false},
-    {"128x128 cluster2 persistent", launch<128, 128, 6, 1, 2>, true},
+    {"128x256 persistent", launch<128, 256, 4, 1>, true},
+    {"128x256", launch<128, 256, 4, 1>, false},
+    {"128x128 persistent", launch<128, 128, 6, 1>, true},
+    {"128x128", launch<128, 128, 6, 1>, false},
+    {"128x64", launch<128, 64, 8, 1>, false},
+    {"64x128 2/SM", launch<64, 128, 4, 2>, false},
+    {"64x128 2/SM persistent", launch<64, 128, 4, 2>, true},
 };
 constexpr int kNumConfigs = int(sizeof(kConfigs) / sizeof(kConfigs[0]));
 
@@ -322,6 +256,10 @@ void gemm_wgmma_config(int config, const bf16* A, const bf16* B, bf16* C, int M,
   run_config(config, A, B, C, M, N, K, stream);
 }
 
+// Measured on the H200 (docs/calibration.md): 128×256 persistent is best once there are two
+// waves of such tiles (4096³, 8192³); 128×128 persistent when 128×128 tiles still fill the GPU
+// (2048³); below that, small tiles at two CTAs per SM give the most CTAs and the shortest k-loop
+// latency (1024³: 64×128 and 128×64 within noise, 128×256 at 2.4× the time).
 void gemm_wgmma(const bf16* A, const bf16* B, bf16* C, int M, int N, int K, cudaStream_t stream) {
   int dev = 0, sms = 0;
   CALIB_CUDA(cudaGetDevice(&dev));

@@ -34,29 +34,6 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
   } while (!done);
 }
 
-/// Arrival on the barrier at the same shared-memory offset in CTA `cta` of this cluster.
-__device__ __forceinline__ void mbar_arrive_cluster(std::uint32_t bar, std::uint32_t cta) {
-  asm volatile(
-      "{\n.reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-      "r"(cta)
-      : "memory");
-}
-
-// ---- thread-block clusters ----
-__device__ __forceinline__ std::uint32_t cluster_ctarank() {
-  std::uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-/// Barrier over every thread of the cluster (release/acquire: shared-memory writes before it,
-/// barrier initialisation included, are visible to the other CTAs after it).
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
-                   : "memory");
-}
-
 // ---- TMA ----
 /// 2-D tile load: box at (x = innermost coordinate, y) of the tensor map into shared memory at `dst`,
 /// completing `bytes` of the barrier's transaction count. Out-of-bounds elements are zero-filled.
@@ -67,17 +44,6 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const void* tmap,
       "%3}], "
       "[%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(x), "r"(y), "r"(bar)
-      : "memory");
-}
-
-/// As tma_load_2d, but the box lands at the same offset in every CTA of `cta_mask` (this cluster)
-/// and completes the transaction count on the barrier at the same offset in each of them.
-__device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, const void* tmap, int x, int y,
-                                                      std::uint32_t bar, std::uint16_t cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
-      "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(x), "r"(y), "r"(bar), "h"(cta_mask)
       : "memory");
 }
 
