@@ -259,7 +259,7 @@ void gemm_wgmma_config(int config, const bf16* A, const bf16* B, bf16* C, int M,
 // Measured on the H200 (docs/calibration.md): 128×256 persistent is best once there are two
 // waves of such tiles (4096³, 8192³); 128×128 persistent when 128×128 tiles still fill the GPU
 // (2048³); below that, small tiles at two CTAs per SM give the most CTAs and the shortest k-loop
-// latency (1024³: 64×128 and 128×64 within noise, 128×256 at 2.4× the time).
+// latency (1024³: 64×128 and 128×64 within noise, 128×256 at about twice the time).
 void gemm_wgmma(const bf16* A, const bf16* B, bf16* C, int M, int N, int K, cudaStream_t stream) {
   int dev = 0, sms = 0;
   CALIB_CUDA(cudaGetDevice(&dev));
