@@ -3,7 +3,8 @@
 //   infraplan-calibrate comm --out FILE.json [--quick]   (adds/replaces the "comm" section)
 //   infraplan-calibrate --check                            (correctness checks only)
 //   infraplan-calibrate gemm-probe --out FILE.json         (GEMM paths a framework may get)
-//   infraplan-calibrate --only transpose|gemm_mma|attention (for a profiler: one launch each)
+//   infraplan-calibrate --gemm                             (own GEMMs vs cuBLASLt, gemm_wgmma tiles)
+//   infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention (for a profiler: one launch each)
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -24,7 +25,8 @@ void usage() {
                "       infraplan-calibrate comm --out FILE.json [--quick]\n"
                "       infraplan-calibrate --check\n"
                "       infraplan-calibrate gemm-probe --out FILE.json\n"
-               "       infraplan-calibrate --only transpose|gemm_mma|attention\n");
+               "       infraplan-calibrate --gemm\n"
+               "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention\n");
 }
 
 bool write_json(const std::string& path, const nlohmann::ordered_json& j) {
@@ -44,7 +46,7 @@ int main(int argc, char** argv) {
   using namespace infraplan::calib;
   CalibrateOptions opt;
   std::string out, only;
-  bool comm_mode = false, with_comm = false, check_only = false, probe_mode = false;
+  bool comm_mode = false, with_comm = false, check_only = false, gemm_only = false, probe_mode = false;
   opt.command = "infraplan-calibrate";
   for (int i = 1; i < argc; ++i) {
     opt.command += ' ';
@@ -73,6 +75,8 @@ int main(int argc, char** argv) {
       probe_mode = true;
     else if (a == "--check")
       check_only = true;
+    else if (a == "--gemm")
+      gemm_only = true;
     else if (a == "--only")
       only = value("--only");
     else if (a == "--verbose")
@@ -93,11 +97,18 @@ int main(int argc, char** argv) {
     }
     if (!only.empty()) {
       if (Calibrator(opt).run_only(only)) return 0;
-      std::fprintf(stderr, "infraplan-calibrate: --only knows transpose, gemm_mma, attention; not '%s'\n",
+      std::fprintf(stderr,
+                   "infraplan-calibrate: --only knows transpose, gemm_mma, gemm_wgmma, attention; not '%s'\n",
                    only.c_str());
       return 2;
     }
     if (check_only) return Calibrator(opt).run_checks(nullptr) ? 0 : 1;
+    if (gemm_only) {
+      Calibrator cal(opt);
+      cal.run_gemm();
+      std::printf("%s", cal.summary().c_str());
+      return 0;
+    }
     if (out.empty()) {
       usage();
       return 2;

@@ -44,8 +44,12 @@ class Calibrator {
   nlohmann::ordered_json run();
   /// Runs only the correctness checks; returns false if any failed.
   bool run_checks(nlohmann::ordered_json* out);
+  /// Only the own-GEMM table, then every gemm_wgmma tile configuration at the same shapes (to
+  /// tune the launcher's choice); results() and summary() hold both.
+  void run_gemm();
   /// Runs one kernel group once, for a profiler to attach to: "transpose" (both variants),
-  /// "gemm_mma" (4096³), "attention" (prefill b4 S4096 d128). False for an unknown name.
+  /// "gemm_mma" (4096³), "gemm_wgmma" (1024³ then 4096³), "attention" (prefill b4 S4096 d128).
+  /// False for an unknown name.
   bool run_only(const std::string& what);
   const std::vector<KernelResult>& results() const { return results_; }
   /// The summary table (each kernel: achieved vs ceiling).

@@ -4,6 +4,7 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -180,6 +181,32 @@ CheckResult check_own_gemm(std::uint64_t seed, bool mma) {
     auto ref = gemm_ref(as_double(to_host(A)), as_double(to_host(B)), M, N, K);
     a.add(rel_err(as_double(to_host(C)), ref),
           std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K));
+  }
+  return a.done();
+}
+
+// Every tile configuration of gemm_wgmma and its shape-picking launcher, against one reference per
+// shape: odd and even sizes, K below one 64-wide k-tile and above the ring depth, and a shape with
+// more tiles than a persistent grid (each CTA then walks several tiles through the same ring).
+CheckResult check_wgmma(std::uint64_t seed) {
+  Acc a("gemm_wgmma", 1e-2);
+  std::vector<std::array<int, 3>> shapes = {
+      {1, 8, 16}, {127, 129, 72}, {333, 250, 520}, {256, 512, 256}, {2000, 2100, 72}};
+  for (auto [M, N, K] : shapes) {
+    auto A = random_buffer<bf16>(std::size_t(M) * K, Elem::BF16, seed++);
+    auto B = random_buffer<bf16>(std::size_t(N) * K, Elem::BF16, seed++);
+    DeviceBuffer<bf16> C(std::size_t(M) * N);
+    auto ref = gemm_ref(as_double(to_host(A)), as_double(to_host(B)), M, N, K);
+    std::string size = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+    for (int cfg = -1; cfg < gemm_wgmma_config_count(); ++cfg) {
+      poison(C.get(), C.bytes());
+      if (cfg < 0)
+        gemm_wgmma(A.get(), B.get(), C.get(), M, N, K, nullptr);
+      else
+        gemm_wgmma_config(cfg, A.get(), B.get(), C.get(), M, N, K, nullptr);
+      a.add(rel_err(as_double(to_host(C)), ref),
+            size + (cfg < 0 ? std::string() : std::string("[") + gemm_wgmma_config_name(cfg) + "]"));
+    }
   }
   return a.done();
 }
@@ -477,6 +504,7 @@ const std::vector<NamedCheck>& all_checks() {
       {"softmax_online", [](std::uint64_t s) { return check_softmax(s, true); }},
       {"gemm_tiled", [](std::uint64_t s) { return check_own_gemm(s, false); }},
       {"gemm_mma", [](std::uint64_t s) { return check_own_gemm(s, true); }},
+      {"gemm_wgmma", check_wgmma},
       {"cublaslt_bf16", [](std::uint64_t s) { return check_cublas(s, GemmDtype::BF16); }},
       {"cublaslt_fp16", [](std::uint64_t s) { return check_cublas(s, GemmDtype::FP16); }},
       {"cublaslt_tf32", [](std::uint64_t s) { return check_cublas(s, GemmDtype::TF32); }},

@@ -51,6 +51,16 @@ void softmax_online(const float* x, float* y, int rows, int cols, cudaStream_t s
 void gemm_tiled(const bf16* A, const bf16* B, bf16* C, int M, int N, int K, cudaStream_t stream);
 /// Tensor-core kernel: mma.sync m16n8k16, ldmatrix, cp.async multi-stage pipeline. K % 8 == 0.
 void gemm_mma(const bf16* A, const bf16* B, bf16* C, int M, int N, int K, cudaStream_t stream);
+/// Hopper (sm_90a) kernel: wgmma.mma_async from 128-byte-swizzled shared memory filled by TMA
+/// through an mbarrier ring, one producer and one or two consumer warpgroups; picks the tile
+/// configuration by shape. K % 8 == 0, A and B 16-byte aligned (TMA's rules).
+void gemm_wgmma(const bf16* A, const bf16* B, bf16* C, int M, int N, int K, cudaStream_t stream);
+/// The tile configurations gemm_wgmma chooses among (for the tests and the tile sweep):
+/// how many, the name of one ("128x256 persistent", ...), and a launch of one.
+int gemm_wgmma_config_count();
+const char* gemm_wgmma_config_name(int config);
+void gemm_wgmma_config(int config, const bf16* A, const bf16* B, bf16* C, int M, int N, int K,
+                       cudaStream_t stream);
 
 // ---- attention ----
 /// Variable-length FlashAttention-2-style forward. q: [tokens][heads][d], k, v: [tokens][kv_heads][d],
