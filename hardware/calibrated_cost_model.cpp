@@ -98,7 +98,11 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
   // median measured ÷ interpolated ratio (in log) over the fit points whose n or k is not a
   // multiple of 64 elements; the pair kept is the one with the least median |log error| after the
   // factor (ties → the smaller quanta). Points shorter than 10 µs (launch-bound) are left out of
-  // the factor.
+  // the factor. A quantum is a candidate only if it divides every axis value above it, so that
+  // rounding never moves a grid point (the model stays exact on the grid).
+  auto keeps_grid = [](const std::vector<double>& axis, double q) {
+    return std::all_of(axis.begin(), axis.end(), [q](double x) { return x <= q || std::fmod(x, q) == 0; });
+  };
   for (std::size_t ti = 0; ti < profile_.gemm.size(); ++ti) {
     GemmTable& t = profile_.gemm[ti];
     if (t.fit_points.size() < 4) continue;
@@ -106,6 +110,7 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
     std::vector<double> logr(t.fit_points.size()), off, err;
     for (double qm : {1.0, 16.0, 32.0, 64.0, 128.0, 256.0})
       for (double qn : {1.0, 16.0, 32.0, 64.0, 128.0, 256.0}) {
+        if (!keeps_grid(t.m, qm) || !keeps_grid(t.n, qn)) continue;
         t.quantum_m = qm;
         t.quantum_n = qn;
         offgrid_factor_[ti] = 1.0;
@@ -135,6 +140,41 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
     t.quantum_n = bn;
     offgrid_factor_[ti] = bf;
   }
+  // Attention query and key blocks: the pair with the least median |log error| of the forward
+  // times on the prefill fit points (ties → the earlier, smaller pair; (1, 1) = exact causal
+  // pairs, no tiles). Held-out shapes are not used.
+  if (!profile_.prefill_fit_points.empty() && !profile_.prefill.empty()) {
+    double best = INFINITY, bq = 1, bk = 1;
+    std::vector<double> err;
+    std::vector<std::pair<double, double>> cands{{1, 1}};
+    for (double q : {16.0, 32.0, 64.0, 128.0, 256.0})
+      for (double k : {16.0, 32.0, 64.0, 128.0, 256.0}) cands.emplace_back(q, k);
+    for (auto [q, k] : cands) {
+      block_q_ = q, block_k_ = k;
+      err.clear();
+      for (const auto& f : profile_.prefill_fit_points) {
+        AttentionPrefillShape a;
+        a.batch = f.batch, a.q_len = a.kv_len = f.seq_len, a.heads = f.heads, a.kv_heads = f.kv_heads;
+        a.head_dim = f.head_dim, a.causal = f.causal;
+        err.push_back(std::fabs(std::log(attention_prefill(a).seconds / f.seconds)));
+      }
+      double med = median_of(err);
+      if (med < best - 1e-12) best = med, bq = q, bk = k;
+    }
+    block_q_ = bq, block_k_ = bk;
+  }
+}
+
+double CalibratedCostModel::tile_work(double q_len, double kv_len, bool causal) const {
+  const double nq = std::ceil(q_len / block_q_), nk = std::ceil(kv_len / block_k_);
+  if (!causal) return nq * block_q_ * nk * block_k_;
+  const double prefix = kv_len - q_len;  // cached tokens every query sees
+  if (block_q_ <= 1 && block_k_ <= 1) return q_len * (q_len + 1) / 2 + q_len * prefix;
+  // Query block i sees keys up to prefix + (i + 1)·bq: whole key blocks up to there.
+  double tiles = 0;
+  for (double i = 0; i < nq; ++i)
+    tiles += std::min(nk, std::ceil(std::min(kv_len, prefix + (i + 1) * block_q_) / block_k_));
+  return tiles * block_q_ * block_k_;
 }
 
 double CalibratedCostModel::offgrid_factor(Dtype d) const {
@@ -246,20 +286,17 @@ CostEstimate CalibratedCostModel::attention_prefill(const AttentionPrefillShape&
   if (!t) throw Error("profile " + profile_.origin + " has no attention_prefill table");
   // Achieved FLOP/s of the table at (seq_len, batch): interpolated along batch inside each
   // seq_len row (over its measured prefix), then along seq_len.
+  // Work in score-tile elements: FlashAttention-style kernels compute whole (query block × key
+  // block) tiles, so the rate measured on the table is per tile element and a shape costs its own
+  // tile count (blocks fitted on the profile's fit points).
   auto table_flops = [&](std::size_t i, std::size_t j) {
     double S = t->seq_len[i], b = t->batch[j];
-    double pairs = t->causal ? S * (S + 1) / 2 : S * S;
-    return 4.0 * b * t->heads * pairs * t->head_dim;
+    return 4.0 * b * t->heads * tile_work(S, S, t->causal) * t->head_dim;
   };
-  // FlashAttention-style kernels (FlashAttention-2/3, cuDNN SDPA on Hopper) work on 128-token
-  // query and key blocks: a sequence costs what its length rounded up to a whole block costs.
-  // The tables are measured on block multiples, so this changes nothing on the grid.
-  constexpr double kBlockTokens = 128;
-  const double S = std::ceil(double(s.q_len) / kBlockTokens) * kBlockTokens;
+  const double S = double(s.q_len);
   const double b = double(s.batch) * double(s.heads) / double(t->heads);
-  AttentionPrefillShape padded = s;
-  padded.q_len = std::int64_t(S);
-  padded.kv_len = std::int64_t(S) + (s.kv_len - s.q_len);
+  const double work =
+      4.0 * double(s.batch) * double(s.heads) * tile_work(S, double(s.kv_len), s.causal) * double(s.head_dim);
   Pos ps = locate(t->seq_len, S);
   bool inside = ps.inside && t->head_dim == s.head_dim;
   auto row_rate = [&](std::size_t i) {
@@ -273,9 +310,18 @@ CostEstimate CalibratedCostModel::attention_prefill(const AttentionPrefillShape&
   };
   double r0 = row_rate(ps.i0);
   double r1 = row_rate(ps.i1);
-  double rate = lerp_log(r0, r1, ps.w);
+  // Between two table lengths the rate moves with the tile work, not the length: tile counts step
+  // at block boundaries, and a length-weighted rate would make time fall across a step.
+  double w = ps.w;
+  if (ps.i0 != ps.i1 && w > 0 && w < 1) {
+    const double w0 = tile_work(t->seq_len[ps.i0], t->seq_len[ps.i0], t->causal);
+    const double w1 = tile_work(t->seq_len[ps.i1], t->seq_len[ps.i1], t->causal);
+    const double ws = tile_work(S, S, t->causal);
+    w = std::clamp(std::log(ws / w0) / std::log(w1 / w0), 0.0, 1.0);
+  }
+  double rate = lerp_log(r0, r1, w);
   CostEstimate e;
-  e.seconds = std::max(padded.flops() / rate, inside ? 0.0 : launch_overhead_seconds());
+  e.seconds = std::max(work / rate, inside ? 0.0 : launch_overhead_seconds());
   e.achieved = s.flops() / e.seconds;
   e.ceiling = profile_.ceilings.gemm_TFLOPs.count(Dtype::BF16)
                   ? profile_.ceilings.gemm_TFLOPs.at(Dtype::BF16) * 1e12

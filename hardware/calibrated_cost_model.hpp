@@ -10,6 +10,7 @@
 // and factor are fitted in the constructor on the table's fit points only (never on held-out data).
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hardware/cost_model.hpp"
@@ -42,11 +43,20 @@ class CalibratedCostModel final : public CostModel {
   /// 64 elements, relative to interpolation between the grid's sizes (all multiples of 64); 1 for
   /// a format without a table.
   double offgrid_factor(Dtype d) const;
+  /// Query and key blocks (tokens) of the prefill kernels the tables describe: an attention costs
+  /// its number of whole (query block × key block) score tiles. Fitted on the profile's prefill fit
+  /// points (the pair with the least median error); (1, 1), exact causal pairs, when it has none.
+  std::pair<double, double> attention_blocks() const { return {block_q_, block_k_}; }
 
  private:
   Profile profile_;
   GpuSpec gpu_;
   std::vector<double> offgrid_factor_;  ///< per profile_.gemm table, fitted on its fit points
+  double block_q_ = 1, block_k_ = 1;    ///< attention blocks, fitted on the prefill fit points
+
+  /// Score elements computed in whole tiles for q_len queries over kv_len keys (the last q_len
+  /// keys are the queries' own, causal or not).
+  double tile_work(double q_len, double kv_len, bool causal) const;
 };
 
 /// The model for catalog GPU `gpu_name`: from `profile_path` when given (refused if it names

@@ -204,11 +204,12 @@ TEST(CalibratedCostModel, ProfileForAnotherGpuIsRefusedUnlessForced) {
 }
 
 // Off the grid's multiples of 64 (rows still 16-byte aligned) the fitted factor applies; it is
-// fitted on the fit points only and is a slow-down (grid sizes are the kernels' best cases).
+// fitted on the fit points only. Mostly a slow-down (grid sizes are the kernels' best cases), but
+// the fit may land slightly below 1 (fp16: 0.98 in the 2026-11-29 profile): bounded, not forced.
 TEST(CalibratedCostModel, OffGridFactorIsFittedAndApplied) {
   for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8, Dtype::INT8}) {
     double f = h200().offgrid_factor(d);
-    EXPECT_GE(f, 1.0) << dtype_name(d);
+    EXPECT_GE(f, 0.9) << dtype_name(d);
     EXPECT_LE(f, 1.5) << dtype_name(d);
   }
   EXPECT_EQ(h200().offgrid_factor(Dtype::FP32), 1.0);  // no table
@@ -219,14 +220,15 @@ TEST(CalibratedCostModel, OffGridFactorIsFittedAndApplied) {
   EXPECT_NEAR(off.seconds / on.seconds, h200().offgrid_factor(Dtype::BF16), 0.05);
 }
 
-// Time grows with k at fixed m, n (aligned k, all formats). At m = 1 the measured fp8 row has
-// launch-bound cells out of order (13.6 µs at k = 2880 after 27.4 µs at k = 2048), which the model
-// reproduces at grid points: there only the ends are compared.
+// Time grows with k at fixed m, n (aligned k). At m = 1 launch-bound cells can be out of order,
+// which the model reproduces at grid points: there only the ends are compared. int8 is left out
+// of the step-by-step check: its measured m = 64, n = 8192 row drops from 55.6 µs at k = 11584 to
+// 45.8 µs at k = 16384 (cuBLASLt picks another kernel), and the model follows the measurement.
 TEST(CalibratedCostModel, GemmMonotoneInK) {
   for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8, Dtype::INT8})
     EXPECT_GT(h200().gemm(gemm(1, 8192, 32768, d)).seconds, 2 * h200().gemm(gemm(1, 8192, 1024, d)).seconds)
         << dtype_name(d);
-  for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8, Dtype::INT8})
+  for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8})
     for (std::int64_t m : {64, 1000, 8192}) {
       double prev = 0;
       for (std::int64_t k = 1024; k <= 32768; k += 1024) {
@@ -260,15 +262,15 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
     std::printf("holdout %-18s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n", s.kind.c_str(), s.count,
                 100 * s.median, 100 * s.p90, 100 * s.max);
     // Target (docs/calibration.md): median ≤ 5%, p90 ≤ 10%. Met for attention and memory-bound
-    // kernels; not for cuBLASLt GEMMs (reached: 9.9% / 26.8% and 17.3% / 46.0% for odd sizes),
+    // kernels; not for cuBLASLt GEMMs (reached: 5.4% / 21.1%, and 13.5% / 44.8% for odd sizes),
     // whose kernel choice changes between neighbouring shapes: these bounds guard what the model
     // reaches today, with about a point of margin, against regressions.
     if (s.kind == "gemm") {
-      EXPECT_LE(s.median, 0.105) << s.kind;
-      EXPECT_LE(s.p90, 0.28) << s.kind;
+      EXPECT_LE(s.median, 0.065) << s.kind;
+      EXPECT_LE(s.p90, 0.225) << s.kind;
     } else if (s.kind == "gemm_odd") {
-      EXPECT_LE(s.median, 0.185) << s.kind;
-      EXPECT_LE(s.p90, 0.475) << s.kind;
+      EXPECT_LE(s.median, 0.15) << s.kind;
+      EXPECT_LE(s.p90, 0.46) << s.kind;
     } else {
       EXPECT_LE(s.median, 0.05) << s.kind;
       EXPECT_LE(s.p90, 0.10) << s.kind;
@@ -278,6 +280,8 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
     std::printf("fitted %-5s tile quanta m %g n %g, off-grid factor %.3f\n",
                 std::string(dtype_name(t.dtype)).c_str(), t.quantum_m, t.quantum_n,
                 h200().offgrid_factor(t.dtype));
+  std::printf("fitted attention blocks: query %g, key %g tokens\n", h200().attention_blocks().first,
+              h200().attention_blocks().second);
   // GEMM errors per format (the shape starts with the format's name).
   for (const char* kind : {"gemm", "gemm_odd"})
     for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8, Dtype::INT8}) {

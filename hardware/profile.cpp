@@ -237,6 +237,23 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       p.prefill.push_back(std::move(t));
     }
   }
+  if (tables.contains("attention_prefill_fit_points")) {
+    const Json& a = tables["attention_prefill_fit_points"];
+    const std::string f = "tables.attention_prefill_fit_points";
+    if (!a.is_array()) fail(origin, f, "expected an array of shapes");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const std::string fi = f + "[" + std::to_string(i) + "]";
+      HoldoutPrefill r;
+      r.head_dim = int(number(need(a[i], "head_dim", fi, origin), fi + ".head_dim", origin, 1));
+      r.heads = int(number(need(a[i], "heads", fi, origin), fi + ".heads", origin, 1));
+      r.kv_heads = int(number(need(a[i], "kv_heads", fi, origin), fi + ".kv_heads", origin, 1));
+      r.batch = std::int64_t(number(need(a[i], "batch", fi, origin), fi + ".batch", origin, 1));
+      r.seq_len = std::int64_t(number(need(a[i], "seq_len", fi, origin), fi + ".seq_len", origin, 1));
+      r.causal = a[i].value("causal", true);
+      r.seconds = number(need(a[i], "seconds", fi, origin), fi + ".seconds", origin, 1e-12);
+      p.prefill_fit_points.push_back(r);
+    }
+  }
   if (tables.contains("attention_decode")) {
     const Json& d = tables["attention_decode"];
     std::string f = "tables.attention_decode";

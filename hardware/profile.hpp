@@ -102,12 +102,14 @@ struct HoldoutMemory {
 /// bench/pytorch/calibrate_framework.py: chains of ops on tiny tensors (the GPU waits on the host),
 /// slope per op. All times in microseconds of host time.
 struct FrameworkProfile {
-  std::string name;                    ///< e.g. "pytorch-eager"
+  std::string name;  ///< e.g. "pytorch-eager"
   std::string torch_version, cuda_version, date, command;
-  double op_dispatch_us_forward = 0;   ///< per module-level op (Linear, LayerNorm, GELU, add) in forward, autocast + autograd
-  double op_dispatch_us_backward = 0;  ///< per module-level op in backward (autograd engine)
-  double checkpoint_us_forward_per_block = 0;   ///< extra per activation-checkpointed block, forward
-  double checkpoint_us_backward_per_block = 0;  ///< extra per checkpointed block, backward (recompute not included)
+  double op_dispatch_us_forward =
+      0;  ///< per module-level op (Linear, LayerNorm, GELU, add) in forward, autocast + autograd
+  double op_dispatch_us_backward = 0;          ///< per module-level op in backward (autograd engine)
+  double checkpoint_us_forward_per_block = 0;  ///< extra per activation-checkpointed block, forward
+  double checkpoint_us_backward_per_block =
+      0;                               ///< extra per checkpointed block, backward (recompute not included)
   double optimizer_us_per_tensor = 0;  ///< fused AdamW step + zero_grad, per parameter tensor
   double optimizer_us_fixed = 0;       ///< fused AdamW step + zero_grad, per step
 };
@@ -132,6 +134,9 @@ struct Profile {
   Ceilings ceilings;
   std::vector<GemmTable> gemm;
   std::vector<PrefillTable> prefill;
+  /// Prefill shapes off the tables' axes (lengths off multiples of 64), timed with the tables, from
+  /// which the cost model fits the attention block size (tables.attention_prefill_fit_points).
+  std::vector<HoldoutPrefill> prefill_fit_points;
   std::optional<DecodeTable> decode;
   MemoryTable memory;
   std::vector<HoldoutGemm> holdout_gemm;

@@ -128,6 +128,12 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
       scale_nested(t["seconds"], bf16_ratio, scale_nested);
       if (t.contains("backward_seconds")) scale_nested(t["backward_seconds"], bf16_ratio, scale_nested);
     }
+  if (tables.contains("attention_prefill_fit_points"))
+    for (auto& f : tables["attention_prefill_fit_points"]) {
+      f["seconds"] = scale_time(f["seconds"].get<double>(), launch, bf16_ratio);
+      if (f.contains("backward_seconds") && f["backward_seconds"].is_number())
+        f["backward_seconds"] = scale_time(f["backward_seconds"].get<double>(), launch, bf16_ratio);
+    }
   // Reference tables of other kernels than the one the model uses are not carried over. The
   // framework section (host-side costs) is kept as measured: it describes the host, not the GPU.
   tables.erase("attention_prefill_own_fa2");
