@@ -2,7 +2,8 @@
 //   infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]
 //   infraplan-calibrate comm --out FILE.json [--quick]   (adds/replaces the "comm" section)
 //   infraplan-calibrate --check                            (correctness checks only)
-//   infraplan-calibrate --only transpose|gemm_mma|attention (for a profiler: one launch each)
+//   infraplan-calibrate --only transpose|gemm_mma|attention  (for a profiler: one launch each)
+//   infraplan-calibrate --only kernels                       (the own kernels' tables, printed)
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -21,7 +22,7 @@ void usage() {
                "usage: infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]\n"
                "       infraplan-calibrate comm --out FILE.json [--quick]\n"
                "       infraplan-calibrate --check\n"
-               "       infraplan-calibrate --only transpose|gemm_mma|attention\n");
+               "       infraplan-calibrate --only transpose|gemm_mma|attention|kernels\n");
 }
 
 bool write_json(const std::string& path, const nlohmann::ordered_json& j) {
@@ -88,7 +89,8 @@ int main(int argc, char** argv) {
     }
     if (!only.empty()) {
       if (Calibrator(opt).run_only(only)) return 0;
-      std::fprintf(stderr, "infraplan-calibrate: --only knows transpose, gemm_mma, attention; not '%s'\n",
+      std::fprintf(stderr,
+                   "infraplan-calibrate: --only knows transpose, gemm_mma, attention, kernels; not '%s'\n",
                    only.c_str());
       return 2;
     }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace infraplan::calib {
 
@@ -17,6 +18,12 @@ enum class Elem { F32, BF16, F16, FP8E4M3, INT8, I32 };
 /// Fills `n` elements with deterministic pseudo-random values in [-scale, scale] (integers in
 /// [-scale, scale] for INT8/I32) from `seed`. Never zeros only: the tests rely on that.
 void fill_random(void* p, std::size_t n, Elem e, std::uint64_t seed, float scale, cudaStream_t stream);
+
+/// Tuning switches (0 = the default kernels): set by `infraplan-calibrate --only variants`.
+struct KernelVariants {
+  int prefill = 0;  ///< 0: lazy rescale; 1: eager; 2: lazy, 1 barrier/tile, 32-key steps
+};
+KernelVariants& kernel_variants();
 
 // ---- bandwidth (bandwidth.cu) ----
 /// out[i] = in[i] for n float4 elements (16-byte loads and stores, grid-stride with
@@ -88,8 +95,11 @@ struct DecodeArgs {
   int tokens_per_split = 0;  ///< multiple of block_size
 };
 void decode_attention(const DecodeArgs& a, cudaStream_t stream);
-/// Splits that fill the GPU for this batch and longest context (tokens_per_split follows).
-void choose_decode_splits(DecodeArgs& a, int max_context, int sms);
+/// Sets num_splits and tokens_per_split for these per-sequence contexts (host copy of
+/// context_lens): the split count whose simulated schedule of CTAs on the GPU's resident slots
+/// finishes first (fills the GPU at small batch, evens out unequal contexts, no split when the
+/// sequences alone fill it). At most 64 splits.
+void choose_decode_splits(DecodeArgs& a, const std::vector<int>& contexts, int sms);
 
 // ---- memory-bound transformer kernels (norms.cu), bf16 ----
 /// y = x / sqrt(mean(x²) + eps) · w, rows × hidden, hidden % 8 == 0, hidden ≤ 16384.
