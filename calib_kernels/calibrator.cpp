@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <numeric>
@@ -808,21 +807,8 @@ bool Calibrator::run_only(const std::string& what) {
     memory_kernels();
     attention_decode_tables();
     std::printf("%s", decode_table_text().c_str());
-    // Prefill variants to compare (a tuning aid): INFRAPLAN_PREFILL_VARIANTS="0 1 2".
-    const char* env = std::getenv("INFRAPLAN_PREFILL_VARIANTS");
-    std::istringstream vs(env ? env : "0");
-    for (int v; vs >> v;) {
-      kernel_variants().prefill = v;
-      std::printf("== prefill variant %d\n", v);
-      for (const auto& c : all_checks()) {
-        if (c.name.rfind("attention_prefill", 0) != 0) continue;
-        CheckResult r = c.run(opt_.seed);
-        std::printf("  check %-32s %s rel err %.2e %s\n", r.name.c_str(), r.ok ? "PASS" : "FAIL",
-                    r.max_rel_err, r.ok ? "" : r.detail.c_str());
-      }
-      attention_prefill_tables();
-      std::printf("%s", prefill_table_text().c_str());
-    }
+    attention_prefill_tables();
+    std::printf("%s", prefill_table_text().c_str());
     std::printf("%s", summary().c_str());
   } else {
     return false;

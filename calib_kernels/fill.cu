@@ -55,10 +55,3 @@ void fill_random(void* p, std::size_t n, Elem e, std::uint64_t seed, float scale
 }
 
 }  // namespace infraplan::calib
-
-namespace infraplan::calib {
-KernelVariants& kernel_variants() {
-  static KernelVariants v;
-  return v;
-}
-}  // namespace infraplan::calib

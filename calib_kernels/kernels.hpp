@@ -19,12 +19,6 @@ enum class Elem { F32, BF16, F16, FP8E4M3, INT8, I32 };
 /// [-scale, scale] for INT8/I32) from `seed`. Never zeros only: the tests rely on that.
 void fill_random(void* p, std::size_t n, Elem e, std::uint64_t seed, float scale, cudaStream_t stream);
 
-/// Tuning switches (0 = the default kernels): set by `infraplan-calibrate --only variants`.
-struct KernelVariants {
-  int prefill = 0;  ///< 0: lazy rescale; 1: eager; 2: lazy, 1 barrier/tile, 32-key steps
-};
-KernelVariants& kernel_variants();
-
 // ---- bandwidth (bandwidth.cu) ----
 /// out[i] = in[i] for n float4 elements (16-byte loads and stores, grid-stride with
 /// `blocks_per_sm` blocks of 256 threads per multiprocessor).
