@@ -5,6 +5,7 @@
 //   infraplan-calibrate gemm-probe --out FILE.json         (GEMM paths a framework may get)
 //   infraplan-calibrate --gemm                             (own GEMMs vs cuBLASLt, gemm_wgmma tiles)
 //   infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention (for a profiler: one launch each)
+//   infraplan-calibrate --only kernels                     (the own kernels' tables, printed)
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -26,7 +27,7 @@ void usage() {
                "       infraplan-calibrate --check\n"
                "       infraplan-calibrate gemm-probe --out FILE.json\n"
                "       infraplan-calibrate --gemm\n"
-               "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention\n");
+               "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention|kernels\n");
 }
 
 bool write_json(const std::string& path, const nlohmann::ordered_json& j) {
@@ -97,9 +98,10 @@ int main(int argc, char** argv) {
     }
     if (!only.empty()) {
       if (Calibrator(opt).run_only(only)) return 0;
-      std::fprintf(stderr,
-                   "infraplan-calibrate: --only knows transpose, gemm_mma, gemm_wgmma, attention; not '%s'\n",
-                   only.c_str());
+      std::fprintf(
+          stderr,
+          "infraplan-calibrate: --only knows transpose, gemm_mma, gemm_wgmma, attention, kernels; not '%s'\n",
+          only.c_str());
       return 2;
     }
     if (check_only) return Calibrator(opt).run_checks(nullptr) ? 0 : 1;

@@ -251,7 +251,6 @@ void Calibrator::bandwidth() {
 
 void Calibrator::exercises() {
   cudaStream_t s = stream_.get();
-  double l2 = prop_.l2CacheSize;
   // Reduce ×3 on 1 GiB of floats (the atomic version on 64 MiB, rotated).
   std::size_t n = std::size_t(1) << 28;
   DeviceBuffer<float> x(n), out(1);
@@ -293,9 +292,17 @@ void Calibrator::exercises() {
     add({online ? "softmax_online" : "softmax_naive", "softmax", "16384x4096 fp32", t,
          8.0 * rows * cols / t / 1e9, "GB/s", copy_GBps_, "copy (1 read + 1 write)"});
   }
+}
+
+void Calibrator::memory_kernels() {
   // RMSNorm, SwiGLU, RoPE (bf16): bytes = one read + one write of the activations.
-  bf16* xb = reinterpret_cast<bf16*>(x.get());
-  bf16* yb = reinterpret_cast<bf16*>(tout.get());
+  cudaStream_t s = stream_.get();
+  double l2 = prop_.l2CacheSize;
+  std::size_t n = std::size_t(1) << 28;  // 512 MiB of bf16 each way, as large as the largest case
+  DeviceBuffer<bf16> x(n), y(n);
+  fill_random(x.get(), n, Elem::BF16, opt_.seed + 1, 1.f, s);
+  bf16* xb = x.get();
+  bf16* yb = y.get();
   std::vector<std::pair<int, int>> norm_shapes = {{16384, 8192}, {4096, 4096}, {1000, 5120}, {65536, 2048}};
   if (opt_.quick) norm_shapes.resize(1);
   DeviceBuffer<bf16> w(16384);
@@ -533,9 +540,7 @@ void Calibrator::attention_decode_tables() {
   std::int64_t maxb = batches.back();
   DeviceBuffer<bf16> q(std::size_t(std::max<std::int64_t>(maxb, 256)) * heads * D), out(q.size());
   fill_random(q.get(), q.size(), Elem::BF16, opt_.seed + 10, 1.f, s);
-  std::size_t max_splits = 4096;
   DeviceBuffer<float> po(std::size_t(256) * heads * 64 * D), pl(std::size_t(256) * heads * 64);
-  (void)max_splits;
   double l2 = prop_.l2CacheSize;
   auto run = [&](const std::vector<int>& ctx, double* kv_bytes) {
     int B = int(ctx.size());
@@ -575,12 +580,7 @@ void Calibrator::attention_decode_tables() {
     a.heads = heads;
     a.kv_heads = kvh;
     a.max_blocks_per_seq = mbps;
-    choose_decode_splits(a, maxc, prop_.multiProcessorCount);
-    if (a.num_splits > 64) {
-      a.num_splits = 64;
-      a.tokens_per_split = ((maxc + 63) / 64 + 31) / 32 * 32;
-      a.num_splits = (maxc + a.tokens_per_split - 1) / a.tokens_per_split;
-    }
+    choose_decode_splits(a, ctx, prop_.multiProcessorCount);  // at most 64 splits: fits po, pl
     TimingOptions topt;
     topt.budget_ms = 20;
     return time_median_seconds(
@@ -902,6 +902,15 @@ bool Calibrator::run_only(const std::string& what) {
     a.kv_heads = kvh;
     a.head_dim = d;
     attention_prefill(a, nullptr);
+  } else if (what == "kernels") {
+    bandwidth();
+    std::printf("copy %.0f GB/s, read %.0f GB/s\n", copy_GBps_, read_GBps_);
+    memory_kernels();
+    attention_decode_tables();
+    std::printf("%s", decode_table_text().c_str());
+    attention_prefill_tables();
+    std::printf("%s", prefill_table_text().c_str());
+    std::printf("%s", summary().c_str());
   } else {
     return false;
   }
@@ -922,6 +931,7 @@ nlohmann::ordered_json Calibrator::run() {
   bandwidth();
   stage("roadmap exercises: reduce, transpose, softmax, RMSNorm, SwiGLU, RoPE");
   exercises();
+  memory_kernels();
   stage("own GEMMs vs cuBLASLt");
   own_gemm();
   stage("attention prefill table (own FlashAttention-2-style kernel)");
@@ -946,6 +956,48 @@ nlohmann::ordered_json Calibrator::run() {
   profile_["kernels"] = ks;
   profile_["run_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   return profile_;
+}
+
+std::string Calibrator::prefill_table_text() const {
+  std::ostringstream o;
+  char b[64];
+  const json& pre = profile_["tables"]["attention_prefill"];
+  o << "prefill TFLOP/s (causal, 32/8 heads): seq_len | d64 by batch | d128 by batch\n";
+  for (std::size_t i = 0; i < pre[0]["seq_len"].size(); ++i) {
+    double S = pre[0]["seq_len"][i].get<double>();
+    o << "| " << S;
+    for (const json& t : pre)
+      for (std::size_t j = 0; j < t["batch"].size(); ++j) {
+        const json& sec = t["seconds"][i][j];
+        if (sec.is_null()) {
+          o << " | —";
+          continue;
+        }
+        double f = causal_flops(t["batch"][j].get<double>(), 32, S, t["head_dim"].get<double>(), true);
+        std::snprintf(b, sizeof b, " | %.0f", f / sec.get<double>() / 1e12);
+        o << b;
+      }
+    o << " |\n";
+  }
+  return o.str();
+}
+
+std::string Calibrator::decode_table_text() const {
+  std::ostringstream o;
+  char b[64];
+  const json& dec = profile_["tables"]["attention_decode"];
+  o << "decode GB/s (KV bytes read / time): batch | by context\n";
+  for (std::size_t i = 0; i < dec["batch"].size(); ++i) {
+    double B = dec["batch"][i].get<double>();
+    o << "| " << B;
+    for (std::size_t j = 0; j < dec["context"].size(); ++j) {
+      double kvb = B * dec["context"][j].get<double>() * 8 * 128 * 4;  // 8 KV heads, K and V, bf16
+      std::snprintf(b, sizeof b, " | %.0f", kvb / dec["seconds"][i][j].get<double>() / 1e9);
+      o << b;
+    }
+    o << " |\n";
+  }
+  return o.str();
 }
 
 std::string Calibrator::summary() const {

@@ -48,8 +48,9 @@ class Calibrator {
   /// tune the launcher's choice); results() and summary() hold both.
   void run_gemm();
   /// Runs one kernel group once, for a profiler to attach to: "transpose" (both variants),
-  /// "gemm_mma" (4096³), "gemm_wgmma" (1024³ then 4096³), "attention" (prefill b4 S4096 d128).
-  /// False for an unknown name.
+  /// "gemm_mma" (4096³), "gemm_wgmma" (1024³ then 4096³), "attention" (prefill b4 S4096 d128);
+  /// "kernels": the copy ceiling, RMSNorm/SwiGLU/RoPE and the attention tables, printed. False for
+  /// an unknown name.
   bool run_only(const std::string& what);
   const std::vector<KernelResult>& results() const { return results_; }
   /// The summary table (each kernel: achieved vs ceiling).
@@ -60,6 +61,10 @@ class Calibrator {
   void device_info();
   void bandwidth();
   void exercises();
+  void memory_kernels();
+  /// The prefill / decode tables as docs/calibration.md shows them (after their table stage).
+  std::string prefill_table_text() const;
+  std::string decode_table_text() const;
   void own_gemm();
   void attention_prefill_tables();
   void attention_decode_tables();

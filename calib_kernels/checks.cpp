@@ -288,7 +288,7 @@ CheckResult check_cublas(std::uint64_t seed, GemmDtype d) {
 
 CheckResult check_prefill(std::uint64_t seed, int head_dim, bool causal) {
   Acc a("attention_prefill_d" + std::to_string(head_dim) + (causal ? "_causal" : ""), 1e-2);
-  std::vector<int> lens = {1, 17, 64, 100, 257};
+  std::vector<int> lens = {1, 17, 64, 100, 257, 383};
   int heads = 4, kvh = 2, D = head_dim;
   std::vector<int> cu = {0};
   for (int l : lens) cu.push_back(cu.back() + l);
@@ -339,7 +339,7 @@ CheckResult check_prefill(std::uint64_t seed, int head_dim, bool causal) {
           ref[(std::size_t(cu[s] + i) * heads + h) * D + c] = acc / den;
         }
       }
-  a.add(rel_err(as_double(to_host(o)), ref), "lens 1,17,64,100,257 heads 4/2");
+  a.add(rel_err(as_double(to_host(o)), ref), "lens 1,17,64,100,257,383 heads 4/2");
   return a.done();
 }
 
@@ -517,6 +517,7 @@ const std::vector<NamedCheck>& all_checks() {
       {"decode_attention_g4_split", [](std::uint64_t s) { return check_decode(s, 8, 2, 64); }},
       {"decode_attention_g8_split", [](std::uint64_t s) { return check_decode(s, 8, 1, 96); }},
       {"decode_attention_g1_split", [](std::uint64_t s) { return check_decode(s, 4, 4, 256); }},
+      {"decode_attention_g2_split", [](std::uint64_t s) { return check_decode(s, 8, 4, 32); }},
       {"rmsnorm", check_rmsnorm},
       {"swiglu", check_swiglu},
       {"rope", check_rope},

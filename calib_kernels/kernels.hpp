@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace infraplan::calib {
 
@@ -98,8 +99,11 @@ struct DecodeArgs {
   int tokens_per_split = 0;  ///< multiple of block_size
 };
 void decode_attention(const DecodeArgs& a, cudaStream_t stream);
-/// Splits that fill the GPU for this batch and longest context (tokens_per_split follows).
-void choose_decode_splits(DecodeArgs& a, int max_context, int sms);
+/// Sets num_splits and tokens_per_split for these per-sequence contexts (host copy of
+/// context_lens): the split count whose simulated schedule of CTAs on the GPU's resident slots
+/// finishes first (fills the GPU at small batch, evens out unequal contexts, no split when the
+/// sequences alone fill it). At most 64 splits.
+void choose_decode_splits(DecodeArgs& a, const std::vector<int>& contexts, int sms);
 
 // ---- memory-bound transformer kernels (norms.cu), bf16 ----
 /// y = x / sqrt(mean(x²) + eps) · w, rows × hidden, hidden % 8 == 0, hidden ≤ 16384.
