@@ -52,4 +52,27 @@ std::optional<double> attention_backward_ratio(const Profile& p, const Attention
   return (1 - bs.w) * row_ratio(bs.i0) + bs.w * row_ratio(bs.i1);
 }
 
+std::optional<double> eager_op_seconds(const Profile& p, const std::string& op, double elements) {
+  if (!p.framework) return std::nullopt;
+  const auto& f = *p.framework;
+  auto it = f.elementwise_seconds.find(op);
+  if (it == f.elementwise_seconds.end()) return std::nullopt;
+  std::vector<double> x, y;
+  for (std::size_t i = 0; i < f.elementwise_elements.size(); ++i)
+    if (std::isfinite(it->second[i]) && it->second[i] > 0)
+      x.push_back(f.elementwise_elements[i]), y.push_back(it->second[i]);
+  if (x.empty()) return std::nullopt;
+  if (elements <= x.front()) return y.front();
+  if (elements >= x.back()) return y.back() * elements / x.back();
+  Bracket b = bracket(x, elements);
+  return std::exp((1 - b.w) * std::log(y[b.i0]) + b.w * std::log(y[b.i1]));
+}
+
+std::optional<std::pair<double, double>> module_host_us(const Profile& p, const std::string& kind) {
+  if (!p.framework) return std::nullopt;
+  auto it = p.framework->module_us.find(kind);
+  if (it == p.framework->module_us.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace infraplan::hw

@@ -3,6 +3,8 @@
 // profile: the attention backward / forward time ratio of the profile's prefill table (when it
 // records backward times) and the eager framework's host-side costs (profile "framework").
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "hardware/cost_model.hpp"
 #include "hardware/profile.hpp"
@@ -17,5 +19,14 @@ const Profile* profile_of(const CostModel& cost);
 /// log(batch · heads / table heads) among the measured cells (clamped at the edges). nullopt when
 /// the table records no backward times.
 std::optional<double> attention_backward_ratio(const Profile& p, const AttentionPrefillShape& s);
+
+/// GPU seconds of the framework's eager kernel `op` (framework.elementwise, e.g. "cast_f32_bf16")
+/// over `elements`: log-log interpolation between the measured counts; above the largest, time
+/// grows in proportion; below the smallest, the smallest count's time (launch-bound). nullopt
+/// when the profile has no such table.
+std::optional<double> eager_op_seconds(const Profile& p, const std::string& op, double elements);
+
+/// Host µs (forward, backward) of module kind `kind` ("linear", "layernorm", ...), or nullopt.
+std::optional<std::pair<double, double>> module_host_us(const Profile& p, const std::string& kind);
 
 }  // namespace infraplan::hw

@@ -326,6 +326,30 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     fw.optimizer_us_fixed = us("optimizer_us_fixed", false);
     fw.checkpoint_us_forward_per_block = us("checkpoint_us_forward_per_block", false);
     fw.checkpoint_us_backward_per_block = us("checkpoint_us_backward_per_block", false);
+    if (f.contains("per_module_us")) {
+      const Json& pm = f["per_module_us"];
+      if (!pm.is_object())
+        fail(origin, fp + ".per_module_us", "expected an object of {forward_us, backward_us}");
+      for (auto it = pm.begin(); it != pm.end(); ++it) {
+        const std::string fk = fp + ".per_module_us." + it.key();
+        fw.module_us[it.key()] = {
+            number(need(*it, "forward_us", fk, origin), fk + ".forward_us", origin, 0),
+            number(need(*it, "backward_us", fk, origin), fk + ".backward_us", origin, 0)};
+      }
+    }
+    if (f.contains("elementwise")) {
+      const Json& e = f["elementwise"];
+      const std::string fe = fp + ".elementwise";
+      fw.elementwise_elements = axis(need(e, "elements", fe, origin), fe + ".elements", origin);
+      const Json& ops = need(e, "ops", fe, origin);
+      if (!ops.is_object()) fail(origin, fe + ".ops", "expected an object of {width, seconds}");
+      for (auto it = ops.begin(); it != ops.end(); ++it) {
+        const std::string fo = fe + ".ops." + it.key();
+        fw.elementwise_seconds[it.key()] =
+            seconds_grid(need(*it, "seconds", fo, origin), fo + ".seconds", origin,
+                         fw.elementwise_elements.size(), "one per element count");
+      }
+    }
     p.framework = std::move(fw);
   }
   return p;

@@ -112,6 +112,13 @@ struct FrameworkProfile {
       0;                               ///< extra per checkpointed block, backward (recompute not included)
   double optimizer_us_per_tensor = 0;  ///< fused AdamW step + zero_grad, per parameter tensor
   double optimizer_us_fixed = 0;       ///< fused AdamW step + zero_grad, per step
+  /// Host µs per module-level op by kind ("linear", "layernorm", "gelu", "add", "sdpa"): forward,
+  /// backward (empty when the calibration has no per-module chains).
+  std::map<std::string, std::pair<double, double>> module_us;
+  /// GPU seconds of the framework's eager kernels ("cast_f32_bf16", "layer_norm_f32_bwd", ...) over
+  /// `elementwise_elements` (ascending; entries may be NaN = not measured).
+  std::vector<double> elementwise_elements;
+  std::map<std::string, std::vector<double>> elementwise_seconds;
 };
 
 /// One measured kernel (the calibrate summary table).

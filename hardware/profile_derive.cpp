@@ -139,6 +139,10 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   tables.erase("attention_prefill_own_fa2");
   if (tables.contains("attention_decode"))
     scale_nested(tables["attention_decode"]["seconds"], bw_ratio, scale_nested);
+  // The framework's eager kernels (casts, norms, elementwise) are memory-bound GPU work: scaled like
+  // the memory table; its host costs stay as measured.
+  if (out.contains("framework") && out["framework"].contains("elementwise"))
+    for (auto& op : out["framework"]["elementwise"]["ops"]) scale_nested(op["seconds"], bw_ratio, scale_nested);
   scale_nested(tables["memory_bound"]["seconds"], bw_ratio, scale_nested);
   return out;
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hardware/cost_model.hpp"
+#include "hardware/profile.hpp"
 #include "model/model_spec.hpp"
 #include "strategies/training_config.hpp"
 
@@ -50,13 +51,17 @@ struct OpTemplate {
   const char* name = "";  ///< static string, e.g. "qkv_fwd"
   OpCategory category = OpCategory::Compute;
   Stream stream = Stream::Compute;
-  double seconds = 0;     ///< compute: cost-model duration; comm: 0 (the simulator prices it)
-  double flops = 0;       ///< matmul FLOPs (GEMMs and attention), 0 for memory-bound ops
-  double bytes = 0;       ///< comm: nccl-tests size of the collective; memory-bound: HBM bytes
+  double seconds = 0;  ///< compute: cost-model duration; comm: 0 (the simulator prices it)
+  double flops = 0;    ///< matmul FLOPs (GEMMs and attention), 0 for memory-bound ops
+  double bytes = 0;    ///< comm: nccl-tests size of the collective; memory-bound: HBM bytes
   CommOp comm = CommOp::AllReduce;
   GroupKind group = GroupKind::None;
   std::vector<int> deps;  ///< template-local indices; empty: previous compute op
   bool explicit_deps = false;
+  /// Host dispatch of an eager framework: nullptr = one framework op (the flat per-op cost);
+  /// "" = launched inside another op's dispatch (no host cost of its own); else the module kind
+  /// whose measured host cost applies ("linear", "layernorm", "gelu", "add", "sdpa").
+  const char* module = nullptr;
 };
 
 /// Host-side costs of an eager framework, seconds; all 0 (enabled = false) when the config's
@@ -75,11 +80,15 @@ struct OpContext {
   const TrainingConfig* cfg = nullptr;
   const hw::CostModel* cost = nullptr;
   Dtype gemm_dtype = Dtype::BF16;
-  std::int64_t tokens = 0;   ///< T = micro_batch · seq_len / cp
-  double act_bytes = 2;      ///< bytes per activation element
-  bool cp_all_to_all = false;  ///< Ulysses-style CP (all-to-all) instead of ring attention
+  std::int64_t tokens = 0;           ///< T = micro_batch · seq_len / cp
+  double act_bytes = 2;              ///< bytes per activation element
+  bool cp_all_to_all = false;        ///< Ulysses-style CP (all-to-all) instead of ring attention
   double attention_bwd_ratio = 2.5;  ///< attention backward / forward time (measured when the profile has it)
-  HostCosts host;              ///< host-dispatch costs (host.enabled = false: no floor)
+  HostCosts host;                    ///< host-dispatch costs (host.enabled = false: no floor)
+  /// PyTorch autocast (precision amp-bf16): fp32 residual stream and norms, casts before GEMMs,
+  /// fp32 loss; the op lists then hold the eager kernels autocast runs (docs/training.md).
+  bool autocast = false;
+  const hw::Profile* profile = nullptr;  ///< the calibrated profile behind `cost`, if any
 
   OpContext(const model::ModelSpec& m, const TrainingConfig& t, const hw::CostModel& c, bool ulysses = false);
 };

@@ -61,6 +61,11 @@ def main():
     # GPU time of the eager elementwise kernels by element count (absent in older calibrations).
     if "elementwise" in cal:
         section["elementwise"] = cal["elementwise"]
+    # Host µs per module-level op kind (absent in older calibrations).
+    per_module = fw.get("chains", {}).get("per_module")
+    if per_module:
+        section["per_module_us"] = {k: {"forward_us": max(0.0, v["forward_us"]),
+                                        "backward_us": max(0.0, v["backward_us"])} for k, v in per_module.items()}
     for k in FRAMEWORK_KEYS:
         # A least-squares intercept can come out slightly negative: a cost is never below 0.
         section[k] = max(0.0, fw[k])

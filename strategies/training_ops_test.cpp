@@ -1,0 +1,104 @@
+// The op lists of one layer under PyTorch autocast (amp-bf16) against the other recipes, priced
+// with the embedded H200 profile (framework eager-kernel table and per-module host costs).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "hardware/calibrated_cost_model.hpp"
+#include "hardware/cluster.hpp"
+#include "hardware/framework_costs.hpp"
+#include "hardware/roofline_cost_model.hpp"
+#include "strategies/training_ops.hpp"
+
+namespace infraplan::strat {
+namespace {
+
+struct Job {
+  model::ModelSpec m = model::preset("gpt2-1.5b");
+  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
+  TrainingConfig t;
+  explicit Job(Precision p) {
+    c.gpus_per_node = 1;
+    t.seq_len = 1024;
+    t.micro_batch = 8;
+    t.global_batch = 8;
+    t.precision = p;
+    resolve_training(t, m, c);
+  }
+};
+
+const hw::CalibratedCostModel& h200() {
+  static auto m = hw::make_calibrated_cost_model("h200-sxm-141gb");
+  return *m;
+}
+
+bool has(const std::vector<OpTemplate>& ops, const std::string& name) {
+  return std::any_of(ops.begin(), ops.end(), [&](const OpTemplate& o) { return name == o.name; });
+}
+
+double total(const std::vector<OpTemplate>& ops) {
+  double s = 0;
+  for (const auto& o : ops) s += o.seconds;
+  return s;
+}
+
+TEST(TrainingOps, AutocastLayerHasTheEagerKernels) {
+  Job amp(Precision::AmpBF16), mixed(Precision::BF16Mixed);
+  OpContext ca(amp.m, amp.t, h200()), cm(mixed.m, mixed.t, h200());
+  ASSERT_TRUE(ca.autocast);
+  ASSERT_FALSE(cm.autocast);
+  auto fa = layer_forward_ops(ca, 0), ba = layer_backward_ops(ca, 0);
+  for (const char* n : {"norm1_cast", "norm2_cast", "weight_cast", "residual_add"})
+    EXPECT_TRUE(has(fa, n)) << n;
+  for (const char* n : {"grad_cast", "norm_grad_cast", "qkv_grad_cat", "bias_grad", "weight_grad_cast"})
+    EXPECT_TRUE(has(ba, n)) << n;
+  auto fm = layer_forward_ops(cm, 0);
+  EXPECT_FALSE(has(fm, "norm1_cast"));
+  // fp32 norms and residuals, casts and bias gradients: autocast moves more bytes per layer.
+  EXPECT_GT(total(fa), total(fm) * 1.03);
+  // The eager kernels are priced from the framework table where the profile has one.
+  const auto* p = hw::profile_of(h200());
+  ASSERT_NE(p, nullptr);
+  const double rh = double(amp.t.micro_batch * amp.t.seq_len * amp.m.hidden);
+  auto it =
+      std::find_if(fa.begin(), fa.end(), [](const OpTemplate& o) { return std::string(o.name) == "norm1"; });
+  ASSERT_NE(it, fa.end());
+  EXPECT_DOUBLE_EQ(it->seconds, *hw::eager_op_seconds(*p, "layer_norm_f32_fwd", rh));
+}
+
+TEST(TrainingOps, EagerTableInterpolatesAndScales) {
+  const auto* p = hw::profile_of(h200());
+  ASSERT_NE(p, nullptr);
+  ASSERT_TRUE(p->framework.has_value());
+  const auto& f = *p->framework;
+  const auto& row = f.elementwise_seconds.at("cast_f32_bf16");
+  const double x0 = f.elementwise_elements.front(), x1 = f.elementwise_elements.back();
+  EXPECT_DOUBLE_EQ(*hw::eager_op_seconds(*p, "cast_f32_bf16", x1), row.back());
+  EXPECT_DOUBLE_EQ(*hw::eager_op_seconds(*p, "cast_f32_bf16", x0 / 4), row.front());  // launch-bound floor
+  EXPECT_NEAR(*hw::eager_op_seconds(*p, "cast_f32_bf16", 2 * x1), 2 * row.back(), 1e-12);
+  const double mid = *hw::eager_op_seconds(*p, "cast_f32_bf16", 3e6);
+  EXPECT_GT(mid, *hw::eager_op_seconds(*p, "cast_f32_bf16", 1e6));
+  EXPECT_LT(mid, *hw::eager_op_seconds(*p, "cast_f32_bf16", 1e7));
+  EXPECT_FALSE(hw::eager_op_seconds(*p, "no_such_op", 1e6).has_value());
+}
+
+TEST(TrainingOps, HostCostIsChargedPerModule) {
+  Job amp(Precision::AmpBF16);
+  amp.t.host_dispatch = HostDispatch::On;
+  OpContext c(amp.m, amp.t, h200());
+  auto f = layer_forward_ops(c, 0);
+  const auto* p = hw::profile_of(h200());
+  auto us = [&](const char* k) { return hw::module_host_us(*p, k)->first * 1e-6; };
+  // Forward of a GPT block: 2 LayerNorm, 4 Linear, SDPA, GELU, 2 adds; the casts inside cost nothing.
+  const double want = 2 * us("layernorm") + 4 * us("linear") + us("sdpa") + us("gelu") + 2 * us("add");
+  EXPECT_NEAR(host_seconds(c, f, true, true), want, 1e-9);
+  // Without a framework profile nothing is charged.
+  hw::RooflineCostModel roof(amp.c.gpu);
+  Job off(Precision::AmpBF16);
+  OpContext cr(off.m, off.t, roof);
+  EXPECT_EQ(host_seconds(cr, layer_forward_ops(cr, 0), true, true), 0.0);
+}
+
+}  // namespace
+}  // namespace infraplan::strat
