@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "hardware/framework_costs.hpp"
 #include "model/error.hpp"
@@ -360,6 +361,27 @@ void tp_collective(Builder& b, const OpContext& c, bool gather, const char* name
   }
 }
 
+// The last op computed an input gradient: its TP reduction (reduce-scatter with SP) runs on the
+// TP stream while the weight-gradient GEMM computes (Megatron's async TP gradient comm).
+// Returns {the input-gradient op, the op the compute stream waits for before the norm}.
+std::pair<int, int> tp_input_grad(Builder& b, const OpContext& c) {
+  const auto& t = *c.cfg;
+  const int dgrad = b.last();
+  if (t.tp > 1)
+    b.comm(t.sp ? "tp_reducescatter_grad" : "tp_allreduce_grad", OpCategory::CommTP, Stream::TP,
+           t.sp ? CommOp::ReduceScatter : CommOp::AllReduce,
+           double(c.tokens) * double(c.model->hidden) * c.act_bytes, GroupKind::TP, {dgrad});
+  return {dgrad, b.last()};
+}
+
+// Weight gradient of a [n × hidden] weight over this micro-batch's tokens, after `dgrad`.
+void wgrad_gemm(Builder& b, const OpContext& c, const char* name, std::int64_t n, int dgrad,
+                const char* module = nullptr) {
+  hw::GemmShape g{c.model->hidden, n, c.tokens, c.gemm_dtype, 1};
+  b.compute(name, c.cost->gemm(g).seconds, g.flops(), OpCategory::Compute, {dgrad});
+  b.module(module);
+}
+
 void norm(Builder& b, const OpContext& c, const char* name, double mult, OpCategory cat) {
   const double rows = c.cfg->sp ? double(c.tokens) / c.cfg->tp : double(c.tokens);
   b.mem(name, mult * 2.0 * rows * double(c.model->hidden) * c.act_bytes, cat);
@@ -480,16 +502,8 @@ void backward_layer_amp(Builder& b, const OpContext& c, std::int64_t layer) {
   if (s.up_mult == 2) b.eager("gate_mul_bwd", "add_bf16", 2 * tf, 12 * tf, OpCategory::Compute, "add");
   b.gemm("mlp_up_dgrad", s.T, s.h, s.up_mult * s.ffn_r);
   b.module("linear");
-  const int dgrad = b.last();
-  if (t.tp > 1)
-    b.comm(t.sp ? "tp_reducescatter_grad" : "tp_allreduce_grad", OpCategory::CommTP, Stream::TP,
-           t.sp ? CommOp::ReduceScatter : CommOp::AllReduce, th * c.act_bytes, GroupKind::TP, {dgrad});
-  const int tp_comm = b.last();
-  {
-    hw::GemmShape g{s.h, s.up_mult * s.ffn_r, s.T, c.gemm_dtype, 1};
-    b.compute("mlp_up_wgrad", c.cost->gemm(g).seconds, g.flops(), OpCategory::Compute, {dgrad});
-    b.module("");
-  }
+  auto [dgrad, tp_comm] = tp_input_grad(b, c);
+  wgrad_gemm(b, c, "mlp_up_wgrad", s.up_mult * s.ffn_r, dgrad, "");
   if (bias) b.eager("bias_grad", "bias_grad_bf16", double(s.up_mult) * tf, 2 * double(s.up_mult) * tf);
   b.compute("tp_wait", 0, 0, OpCategory::Compute, {b.last(), tp_comm});
   b.eager("norm_grad_cast", "cast_bf16_f32", rh, 6 * rh);
@@ -512,16 +526,8 @@ void backward_layer_amp(Builder& b, const OpContext& c, std::int64_t layer) {
   b.eager("qkv_grad_cat", "cat3_bf16", tq, 4 * tq);
   b.gemm("qkv_dgrad", s.T, s.h, s.qkv_n);
   b.module("linear");
-  const int dgrad2 = b.last();
-  if (t.tp > 1)
-    b.comm(t.sp ? "tp_reducescatter_grad" : "tp_allreduce_grad", OpCategory::CommTP, Stream::TP,
-           t.sp ? CommOp::ReduceScatter : CommOp::AllReduce, th * c.act_bytes, GroupKind::TP, {dgrad2});
-  const int tp_comm2 = b.last();
-  {
-    hw::GemmShape g{s.h, s.qkv_n, s.T, c.gemm_dtype, 1};
-    b.compute("qkv_wgrad", c.cost->gemm(g).seconds, g.flops(), OpCategory::Compute, {dgrad2});
-    b.module("");
-  }
+  auto [dgrad2, tp_comm2] = tp_input_grad(b, c);
+  wgrad_gemm(b, c, "qkv_wgrad", s.qkv_n, dgrad2, "");
   if (bias || m.qkv_bias) b.eager("bias_grad", "bias_grad_bf16", tq, 2 * tq);
   b.compute("tp_wait", 0, 0, OpCategory::Compute, {b.last(), tp_comm2});
   b.eager("norm_grad_cast", "cast_bf16_f32", rh, 6 * rh);
@@ -584,17 +590,8 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
     b.mem("permute_bwd", 2 * routed);
     b.gemm("router_bwd", s.T, e.experts, s.h, OpCategory::Compute, 1, 2);
   }
-  // Input-gradient reduction overlaps the weight-gradient GEMM (Megatron's async TP grad comm).
-  const int dgrad = b.last();
-  if (t.tp > 1)
-    b.comm(t.sp ? "tp_reducescatter_grad" : "tp_allreduce_grad", OpCategory::CommTP, Stream::TP,
-           t.sp ? CommOp::ReduceScatter : CommOp::AllReduce, double(s.T) * double(s.h) * c.act_bytes,
-           GroupKind::TP, {dgrad});
-  const int tp_comm = b.last();
-  if (!is_moe_layer(m, layer)) {
-    hw::GemmShape g{s.h, s.up_mult * s.ffn_r, s.T, c.gemm_dtype, 1};
-    b.compute("mlp_up_wgrad", c.cost->gemm(g).seconds, g.flops(), OpCategory::Compute, {dgrad});
-  }
+  auto [dgrad, tp_comm] = tp_input_grad(b, c);
+  if (!is_moe_layer(m, layer)) wgrad_gemm(b, c, "mlp_up_wgrad", s.up_mult * s.ffn_r, dgrad);
   b.compute("tp_wait", 0, 0, OpCategory::Compute, {b.last(), tp_comm});
   norm(b, c, "norm2_bwd", 2, OpCategory::Compute);
   b.mem("residual_bwd", 2 * resid);
@@ -604,16 +601,8 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
   if (t.recompute == model::Recompute::Selective) attention_core(b, c, s, false, OpCategory::Recompute);
   attention_core(b, c, s, true, OpCategory::Compute);
   b.gemm("qkv_dgrad", s.T, s.h, s.qkv_n);
-  const int dgrad2 = b.last();
-  if (t.tp > 1)
-    b.comm(t.sp ? "tp_reducescatter_grad" : "tp_allreduce_grad", OpCategory::CommTP, Stream::TP,
-           t.sp ? CommOp::ReduceScatter : CommOp::AllReduce, double(s.T) * double(s.h) * c.act_bytes,
-           GroupKind::TP, {dgrad2});
-  const int tp_comm2 = b.last();
-  {
-    hw::GemmShape g{s.h, s.qkv_n, s.T, c.gemm_dtype, 1};
-    b.compute("qkv_wgrad", c.cost->gemm(g).seconds, g.flops(), OpCategory::Compute, {dgrad2});
-  }
+  auto [dgrad2, tp_comm2] = tp_input_grad(b, c);
+  wgrad_gemm(b, c, "qkv_wgrad", s.qkv_n, dgrad2);
   b.compute("tp_wait", 0, 0, OpCategory::Compute, {b.last(), tp_comm2});
   norm(b, c, "norm1_bwd", 2, OpCategory::Compute);
   b.mem("residual_bwd", 2 * resid);
