@@ -50,6 +50,11 @@ struct Rng {
   std::int64_t log_int(double lo, double hi) {
     return std::int64_t(std::llround(std::exp(std::log(lo) + uniform() * (std::log(hi) - std::log(lo)))));
   }
+  /// Fisher-Yates shuffle in place.
+  template <class T>
+  void shuffle(std::vector<T>& v) {
+    for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[next() % i]);
+  }
 };
 
 std::vector<std::int64_t> pow2(std::int64_t lo, std::int64_t hi) {
@@ -559,7 +564,7 @@ void Calibrator::attention_decode_tables() {
     for (int c = 0; c < copies; ++c) {
       std::vector<int> ids(static_cast<std::size_t>(used_blocks));
       std::iota(ids.begin(), ids.end(), int(c * used_blocks));
-      for (std::size_t i = ids.size(); i > 1; --i) std::swap(ids[i - 1], ids[rng.next() % i]);
+      rng.shuffle(ids);
       std::size_t u = 0;
       for (int b = 0; b < B; ++b)
         for (int j = 0; j < (ctx[b] + BS - 1) / BS; ++j)
@@ -711,7 +716,7 @@ void Calibrator::gemm_sweeps() {
       std::vector<std::size_t> order(cell.size());
       std::iota(order.begin(), order.end(), std::size_t(0));
       Rng srng{opt_.seed ^ 0x5eed ^ std::uint64_t(d)};
-      for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[srng.next() % i]);
+      srng.shuffle(order);
       for (std::size_t c : order) {
         const std::size_t mi = c / (ns.size() * ks.size()), ni = c / ks.size() % ns.size(),
                           ki = c % ks.size();
@@ -809,7 +814,7 @@ void Calibrator::gemm_sweeps() {
     for (int r = 0; r < repeats; ++r) {
       std::vector<std::size_t> order(held.size());
       std::iota(order.begin(), order.end(), std::size_t(0));
-      for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.next() % i]);
+      rng.shuffle(order);
       for (std::size_t i : order) held[i].t.push_back(measure(held[i].m, held[i].n, held[i].k));
     }
     for (auto& h : held) {
