@@ -48,6 +48,28 @@ __global__ void read_f4(const float4* __restrict__ in, std::size_t n4, float* si
 
 __global__ void nothing() {}
 
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// One thread counts its multiprocessor's cycles between two edges of the global nanosecond timer
+// (whose ticks may be coarse): the first read after an edge starts the window, the first read at or
+// past start + window_ns ends it, so the error is one loop iteration, not one tick.
+__global__ void clock_meter_k(unsigned long long* out, unsigned window_ns) {
+  if (threadIdx.x != 0) return;
+  const unsigned long long t_prev = global_ns();
+  unsigned long long t0 = t_prev;
+  while (t0 == t_prev) t0 = global_ns();
+  const long long c0 = clock64();
+  unsigned long long t1 = t0;
+  while (t1 < t0 + window_ns) t1 = global_ns();
+  const long long c1 = clock64();
+  out[0] = static_cast<unsigned long long>(c1 - c0);
+  out[1] = t1 - t0;
+}
+
 }  // namespace
 
 void copy_kernel(const float4* in, float4* out, std::size_t n4, cudaStream_t stream, int blocks_per_sm) {
@@ -62,6 +84,11 @@ void read_kernel(const float4* in, std::size_t n4, float* sink, cudaStream_t str
 
 void empty_kernel(cudaStream_t stream) {
   nothing<<<1, 32, 0, stream>>>();
+  CALIB_LAUNCH();
+}
+
+void clock_meter(unsigned long long* out, unsigned window_ns, cudaStream_t stream) {
+  clock_meter_k<<<1, 32, 0, stream>>>(out, window_ns);
   CALIB_LAUNCH();
 }
 

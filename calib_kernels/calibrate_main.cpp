@@ -6,6 +6,7 @@
 //   infraplan-calibrate --gemm                             (own GEMMs vs cuBLASLt, gemm_wgmma tiles)
 //   infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention (for a profiler: one launch each)
 //   infraplan-calibrate --only kernels                     (the own kernels' tables, printed)
+//   infraplan-calibrate --only rmsnorm                     (RMSNorm configurations, wide rows)
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -27,7 +28,7 @@ void usage() {
                "       infraplan-calibrate --check\n"
                "       infraplan-calibrate gemm-probe --out FILE.json\n"
                "       infraplan-calibrate --gemm\n"
-               "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention|kernels\n");
+               "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm\n");
 }
 
 bool write_json(const std::string& path, const nlohmann::ordered_json& j) {
@@ -98,10 +99,10 @@ int main(int argc, char** argv) {
     }
     if (!only.empty()) {
       if (Calibrator(opt).run_only(only)) return 0;
-      std::fprintf(
-          stderr,
-          "infraplan-calibrate: --only knows transpose, gemm_mma, gemm_wgmma, attention, kernels; not '%s'\n",
-          only.c_str());
+      std::fprintf(stderr,
+                   "infraplan-calibrate: --only knows transpose, gemm_mma, gemm_wgmma, attention, kernels, "
+                   "rmsnorm; not '%s'\n",
+                   only.c_str());
       return 2;
     }
     if (check_only) return Calibrator(opt).run_checks(nullptr) ? 0 : 1;

@@ -21,6 +21,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+constexpr unsigned kClockWindowNs = 20000;  ///< clock_meter window: 20 µs
 
 std::string fmt(const char* f, double a) {
   char b[64];
@@ -349,6 +350,67 @@ void Calibrator::memory_kernels() {
   }
 }
 
+void Calibrator::rmsnorm_sweep() {
+  // Every configuration on the wide-row shapes, in three interleaved passes (the run-to-run spread
+  // of one configuration is the yardstick for the differences between them); each output is
+  // compared with the default launch's.
+  bandwidth();
+  cudaStream_t s = stream_.get();
+  double l2 = prop_.l2CacheSize;
+  std::size_t n = std::size_t(1) << 28;
+  DeviceBuffer<bf16> x(n), y(n), ref(std::size_t(1) << 24);
+  fill_random(x.get(), n, Elem::BF16, opt_.seed + 1, 1.f, s);
+  DeviceBuffer<bf16> w(16384);
+  fill_random(w.get(), 16384, Elem::BF16, opt_.seed + 2, 1.f, s);
+  const std::vector<std::pair<int, int>> shapes = {{16384, 8192}, {4096, 4096},  {8192, 5120},
+                                                   {16384, 4096}, {4096, 16384}, {32768, 8192}};
+  std::printf("copy %.0f GB/s\n%-14s %-40s %s\n", copy_GBps_, "shape", "configuration",
+              "pass 1 / 2 / 3: % of copy");
+  for (auto [r, h] : shapes) {
+    double bytes = 4.0 * r * h;
+    int copies = rotation_copies(bytes, l2, 16);
+    std::size_t stride = std::size_t(r) * h;
+    int check_rows = int(std::min<std::size_t>(r, ref.size() / std::size_t(h)));
+    rmsnorm(x.get(), w.get(), ref.get(), check_rows, h, 1e-6f, s);
+    std::vector<std::vector<double>> frac(rmsnorm_config_count() + 1);
+    for (int pass = 0; pass < 3; ++pass)
+      for (int c = -1; c < rmsnorm_config_count(); ++c) {
+        if (c >= 0 && !rmsnorm_config(c, x.get(), w.get(), y.get(), 1, h, 1e-6f, s)) continue;
+        auto run = [&](int i) {
+          bf16* xi = x.get() + (i % copies) * stride;
+          bf16* yi = y.get() + (i % copies) * stride;
+          if (c < 0)
+            rmsnorm(xi, w.get(), yi, r, h, 1e-6f, s);
+          else
+            rmsnorm_config(c, xi, w.get(), yi, r, h, 1e-6f, s);
+        };
+        double t = time_median_seconds(run, s);
+        frac[c + 1].push_back(bytes / t / 1e9 / copy_GBps_ * 100);
+      }
+    for (int c = -1; c < rmsnorm_config_count(); ++c) {
+      if (frac[c + 1].empty()) continue;
+      if (c >= 0) {  // same output as the default launch on the first rows
+        rmsnorm_config(c, x.get(), w.get(), y.get(), check_rows, h, 1e-6f, s);
+        std::size_t e = std::size_t(check_rows) * h;
+        std::vector<bf16> a(e), b(e);
+        CALIB_CUDA(cudaMemcpyAsync(a.data(), y.get(), e * sizeof(bf16), cudaMemcpyDeviceToHost, s));
+        CALIB_CUDA(cudaMemcpyAsync(b.data(), ref.get(), e * sizeof(bf16), cudaMemcpyDeviceToHost, s));
+        CALIB_CUDA(cudaStreamSynchronize(s));
+        double worst = 0;
+        for (std::size_t i = 0; i < e; ++i) {
+          double u = __bfloat162float(a[i]), v = __bfloat162float(b[i]);
+          worst = std::max(worst, std::abs(u - v) / std::max(std::abs(v), 1e-3));
+        }
+        if (!(worst < 2e-2))
+          std::printf("  %s: differs from the default by %.3g\n", rmsnorm_config_name(c), worst);
+      }
+      std::printf("%-14s %-40s", cat(r, "x", h).c_str(), c < 0 ? "default" : rmsnorm_config_name(c));
+      for (double f : frac[c + 1]) std::printf(" %5.1f", f);
+      std::printf("\n");
+    }
+  }
+}
+
 void Calibrator::own_gemm() {
   cudaStream_t s = stream_.get();
   double l2 = prop_.l2CacheSize;
@@ -670,6 +732,7 @@ void Calibrator::gemm_sweeps() {
   std::size_t arena =
       std::size_t(ms.back()) * std::size_t(gemm_ld(GemmDtype::TF32, ks.back())) * 4 + (64u << 20);
   DeviceBuffer<unsigned char> X(arena), W(arena), Y(arena);
+  DeviceBuffer<unsigned long long> clk(4);
   json tables = json::object(), ceil_t = json::object(), holdout = json::array();
   Rng rng{opt_.seed ^ 0x6e33};
   for (GemmDtype d : dtypes) {
@@ -683,8 +746,14 @@ void Calibrator::gemm_sweeps() {
     fill_random(X.get(), std::size_t(arena / ib), e, opt_.seed + 11, d == GemmDtype::INT8 ? 8.f : 1.f, s);
     fill_random(W.get(), std::size_t(arena / ib), e, opt_.seed + 12, d == GemmDtype::INT8 ? 8.f : 1.f, s);
     double best = 0;
+    // The multiprocessor clock just before and just after each measurement (MHz): under a power
+    // cap the clock of a heavy GEMM depends on what ran before it, and the table keeps both readings
+    // so that the cost model can refer every cell to one clock.
+    double clk_before = 0, clk_after = 0;
+    int eager_fallbacks = 0;  // launches that could not be captured into a graph (timed eagerly)
     auto measure = [&](std::int64_t m, std::int64_t n, std::int64_t k) -> double {
       LtPlan plan(*lt_, d, m, n, k);
+      clk_before = clk_after = 0;
       if (!plan.ok()) return -1;
       std::int64_t ld = gemm_ld(d, k);
       std::size_t xb = std::size_t(m * ld * ib), wb = std::size_t(n * ld * ib),
@@ -697,13 +766,22 @@ void Calibrator::gemm_sweeps() {
       topt.warmup = 1;
       topt.min_iters = 3;
       topt.max_iters = 30;
-      topt.budget_ms = 3;
-      double t = time_median_seconds(
+      topt.budget_ms = 1.5;
+      clock_meter(clk.get(), kClockWindowNs, s);
+      bool captured = true;
+      double t = time_graph_median_seconds(
           [&](int i) {
             std::size_t c = std::size_t(i % copies);
             plan.run(X.get() + c * al(xb), W.get() + c * al(wb), Y.get() + c * al(yb), s);
           },
-          s, topt);
+          s, topt, copies, &captured);
+      if (!captured) ++eager_fallbacks;
+      clock_meter(clk.get() + 2, kClockWindowNs, s);
+      unsigned long long h[4] = {};
+      CALIB_CUDA(cudaMemcpyAsync(h, clk.get(), sizeof h, cudaMemcpyDeviceToHost, s));
+      CALIB_CUDA(cudaStreamSynchronize(s));
+      clk_before = h[1] ? 1e3 * double(h[0]) / double(h[1]) : 0;
+      clk_after = h[3] ? 1e3 * double(h[2]) / double(h[3]) : 0;
       best = std::max(best, 2.0 * m * n * k / t);
       return t;
     };
@@ -712,6 +790,7 @@ void Calibrator::gemm_sweeps() {
     // gemm-probe saw −11% right after 3 s of 8192³ GEMMs) than the same shapes among mixed work.
     // Shuffled, every cell and every held-out shape sees the same average state.
     std::vector<double> cell(ms.size() * ns.size() * ks.size(), -1);
+    std::vector<double> cell_clk0(cell.size(), 0), cell_clk1(cell.size(), 0);
     {
       std::vector<std::size_t> order(cell.size());
       std::iota(order.begin(), order.end(), std::size_t(0));
@@ -721,25 +800,32 @@ void Calibrator::gemm_sweeps() {
         const std::size_t mi = c / (ns.size() * ks.size()), ni = c / ks.size() % ns.size(),
                           ki = c % ks.size();
         cell[c] = measure(ms[mi], ns[ni], ks[ki]);
+        cell_clk0[c] = clk_before;
+        cell_clk1[c] = clk_after;
       }
     }
-    json secs = json::array();
-    for (std::size_t mi = 0; mi < ms.size(); ++mi) {
-      json plane = json::array();
-      for (std::size_t ni = 0; ni < ns.size(); ++ni) {
-        json row = json::array();
-        for (std::size_t ki = 0; ki < ks.size(); ++ki) {
-          double t = cell[(mi * ns.size() + ni) * ks.size() + ki];
-          row.push_back(t > 0 ? json(t) : json(nullptr));
+    auto grid = [&](const std::vector<double>& v, bool mhz) {
+      json out = json::array();
+      for (std::size_t mi = 0; mi < ms.size(); ++mi) {
+        json plane = json::array();
+        for (std::size_t ni = 0; ni < ns.size(); ++ni) {
+          json row = json::array();
+          for (std::size_t ki = 0; ki < ks.size(); ++ki) {
+            double t = v[(mi * ns.size() + ni) * ks.size() + ki];
+            row.push_back(t > 0 ? (mhz ? json(std::lround(t)) : json(t)) : json(nullptr));
+          }
+          plane.push_back(row);
         }
-        plane.push_back(row);
+        out.push_back(plane);
       }
-      secs.push_back(plane);
-    }
+      return out;
+    };
     tables[dn] = {{"m", ms},
                   {"n", ns},
                   {"k", ks},
-                  {"seconds", secs},
+                  {"seconds", grid(cell, false)},
+                  {"clock_mhz_before", grid(cell_clk0, true)},
+                  {"clock_mhz_after", grid(cell_clk1, true)},
                   {"layout", "Y[m,n] = X[m,k] W[n,k]^T (cuBLASLt TN)"}};
     // Alignment classes: k and n that are multiples of only e elements (e < 16 bytes / element)
     // run other, slower kernels. Measure t(m, x+e, x+e) / t(m, x, x) next to grid points.
@@ -772,18 +858,24 @@ void Calibrator::gemm_sweeps() {
             {"rule", "n and k both multiples of `elements` only; null: no cuBLASLt algorithm"}};
     }
     // Fit points: off-grid, aligned shapes (a separate random stream from the held-out ones)
-    // from which the cost model fits its tile quanta.
+    // from which the cost model fits its tile quanta, off-grid factor and clock exponent; like the
+    // held-out shapes, every other one has n and k rounded to multiples of 128 (model dimensions).
     {
       Rng frng{opt_.seed ^ 0xf17 ^ std::uint64_t(d)};
       json fit = json::array();
-      int nf = opt_.quick ? 8 : 60;
-      std::int64_t al = std::max<std::int64_t>(16 / std::int64_t(ib), 8);
+      int nf = opt_.quick ? 8 : 120;
       for (int i = 0; i < nf; ++i) {
+        std::int64_t al = i % 2 ? std::max<std::int64_t>(16 / std::int64_t(ib), 8) : 128;
         std::int64_t m = frng.log_int(1, double(ms.back()) * 0.9);
         std::int64_t n = (frng.log_int(double(ns.front()), double(ns.back()) * 0.9) + al - 1) / al * al;
         std::int64_t k = (frng.log_int(double(ks.front()), double(ks.back()) * 0.9) + al - 1) / al * al;
         double t = measure(m, n, k);
-        if (t > 0) fit.push_back({{"m", m}, {"n", n}, {"k", k}, {"seconds", t}});
+        if (t > 0)
+          fit.push_back({{"m", m},
+                         {"n", n},
+                         {"k", k},
+                         {"seconds", t},
+                         {"clock_mhz", {std::lround(clk_before), std::lround(clk_after)}}});
       }
       tables[dn]["fit_points"] = fit;
     }
@@ -794,6 +886,7 @@ void Calibrator::gemm_sweeps() {
     struct Held {
       std::int64_t m, n, k;
       std::vector<double> t;
+      json clock_mhz = json::array();
     };
     std::vector<Held> held;
     int nh = opt_.quick ? 8 : 96, repeats = opt_.quick ? 2 : 3;
@@ -815,7 +908,10 @@ void Calibrator::gemm_sweeps() {
       std::vector<std::size_t> order(held.size());
       std::iota(order.begin(), order.end(), std::size_t(0));
       rng.shuffle(order);
-      for (std::size_t i : order) held[i].t.push_back(measure(held[i].m, held[i].n, held[i].k));
+      for (std::size_t i : order) {
+        held[i].t.push_back(measure(held[i].m, held[i].n, held[i].k));
+        held[i].clock_mhz.push_back({std::lround(clk_before), std::lround(clk_after)});
+      }
     }
     for (auto& h : held) {
       if (std::any_of(h.t.begin(), h.t.end(), [](double t) { return t <= 0; })) continue;
@@ -826,13 +922,17 @@ void Calibrator::gemm_sweeps() {
                          {"n", h.n},
                          {"k", h.k},
                          {"seconds", sorted[sorted.size() / 2]},
-                         {"repeats", h.t}});
+                         {"repeats", h.t},
+                         {"clock_mhz", h.clock_mhz}});
     }
     double f8 = 2.0 * 8192 * 8192 * 8192;
     double t8 = measure(8192, 8192, 8192);
     add({cat("cublaslt_", dn), "gemm", "8192x8192x8192", t8, f8 / t8 / 1e12, "TFLOP/s", best / 1e12,
          "best in sweep"});
     ceil_t[dn] = best / 1e12;
+    if (eager_fallbacks > 0)
+      std::fprintf(stderr, "    %s: %d measurements timed eagerly (graph capture failed)\n", dn.c_str(),
+                   eager_fallbacks);
     std::fprintf(stderr, "    %s: best %.0f TFLOP/s (%.1fs into stage)\n", dn.c_str(), best / 1e12,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - stage_t0_).count());
   }
@@ -907,6 +1007,8 @@ bool Calibrator::run_only(const std::string& what) {
     a.kv_heads = kvh;
     a.head_dim = d;
     attention_prefill(a, nullptr);
+  } else if (what == "rmsnorm") {
+    rmsnorm_sweep();
   } else if (what == "kernels") {
     bandwidth();
     std::printf("copy %.0f GB/s, read %.0f GB/s\n", copy_GBps_, read_GBps_);

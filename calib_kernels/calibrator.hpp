@@ -65,6 +65,7 @@ class Calibrator {
   /// The prefill / decode tables as docs/calibration.md shows them (after their table stage).
   std::string prefill_table_text() const;
   std::string decode_table_text() const;
+  void rmsnorm_sweep();
   void own_gemm();
   void attention_prefill_tables();
   void attention_decode_tables();

@@ -423,7 +423,7 @@ CheckResult check_decode(std::uint64_t seed, int heads, int kvh, int forced_tps)
 
 CheckResult check_rmsnorm(std::uint64_t seed) {
   Acc a("rmsnorm", 1e-2);
-  for (int hidden : {8, 136, 4096, 16384}) {
+  for (int hidden : {8, 136, 2568, 4096, 5128, 8192, 16384}) {
     int rows = 3;
     auto x = random_buffer<bf16>(std::size_t(rows) * hidden, Elem::BF16, seed++, 3.f);
     auto w = random_buffer<bf16>(hidden, Elem::BF16, seed++);

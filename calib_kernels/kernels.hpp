@@ -28,6 +28,9 @@ void copy_kernel(const float4* in, float4* out, std::size_t n4, cudaStream_t str
 void read_kernel(const float4* in, std::size_t n4, float* sink, cudaStream_t stream);
 /// A kernel that does nothing: launch overhead.
 void empty_kernel(cudaStream_t stream);
+/// The multiprocessor clock right now: one thread counts clock64() cycles over `window_ns` of the
+/// global timer and writes {cycles, ns} to out[0..1] (MHz = 1000 · cycles / ns).
+void clock_meter(unsigned long long* out, unsigned window_ns, cudaStream_t stream);
 
 // ---- reduce sum three ways (reduce.cu); *out is zeroed by the launcher ----
 /// One atomicAdd per element into *out.
@@ -108,6 +111,12 @@ void choose_decode_splits(DecodeArgs& a, const std::vector<int>& contexts, int s
 // ---- memory-bound transformer kernels (norms.cu), bf16 ----
 /// y = x / sqrt(mean(x²) + eps) · w, rows × hidden, hidden % 8 == 0, hidden ≤ 16384.
 void rmsnorm(const bf16* x, const bf16* w, bf16* y, int rows, int hidden, float eps, cudaStream_t stream);
+/// RMSNorm configurations for rows wider than 2048 (the tuning sweep): how many, a name, and a
+/// launch of one; false (nothing launched) when the configuration does not fit `hidden`.
+int rmsnorm_config_count();
+const char* rmsnorm_config_name(int config);
+bool rmsnorm_config(int config, const bf16* x, const bf16* w, bf16* y, int rows, int hidden, float eps,
+                    cudaStream_t stream);
 /// out[r][j] = silu(gu[r][j]) · gu[r][ffn + j]; gu: rows × 2·ffn, ffn % 8 == 0.
 void swiglu(const bf16* gu, bf16* out, int rows, int ffn, cudaStream_t stream);
 /// Rotary embedding in place (rotate-half pairs j, j + d/2), x: [tokens][heads][head_dim],

@@ -26,8 +26,8 @@ __device__ __forceinline__ void st_stream(Vec8* p, const Vec8& v) {
 // TPR threads per row (a warp or more), each holding CH 16-byte chunks of the row in registers;
 // a block of max(256, TPR) threads holds 256 / TPR rows. The next row's loads are issued before
 // this row is reduced and written, and the weights stay in registers for the whole kernel.
-template <int CH, int TPR>
-__global__ void __launch_bounds__(TPR > 256 ? TPR : 256)
+template <int CH, int TPR, int MINB>
+__global__ void __launch_bounds__(TPR > 256 ? TPR : 256, MINB)
     rmsnorm_rows_k(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* __restrict__ y, int rows,
                    int hidden, float eps) {
   constexpr int BT = TPR > 256 ? TPR : 256, RPB = BT / TPR, WPR = TPR / 32;
@@ -195,11 +195,11 @@ unsigned persistent_grid(K kern, int threads, long work_blocks) {
   return unsigned(std::clamp<long>(work_blocks, 1, cap));
 }
 
-template <int CH, int TPR>
+template <int CH, int TPR, int MINB = 1>
 void launch_rmsnorm(const bf16* x, const bf16* w, bf16* y, int rows, int hidden, float eps,
                     cudaStream_t stream) {
   constexpr int BT = TPR > 256 ? TPR : 256;
-  auto kern = rmsnorm_rows_k<CH, TPR>;
+  auto kern = rmsnorm_rows_k<CH, TPR, MINB>;
   long groups = (rows + BT / TPR - 1) / (BT / TPR);
   kern<<<persistent_grid(kern, BT, groups), BT, 0, stream>>>(x, w, y, rows, hidden, eps);
   CALIB_LAUNCH();
@@ -210,25 +210,56 @@ void launch_rmsnorm(const bf16* x, const bf16* w, bf16* y, int rows, int hidden,
 void rmsnorm(const bf16* x, const bf16* w, bf16* y, int rows, int hidden, float eps, cudaStream_t stream) {
   if (hidden % 8 != 0 || hidden > 16384)
     throw CudaError("rmsnorm: hidden must be a multiple of 8 and at most 16384");
-  // Threads per row: a power of two from a warp up, so that 8 chunks per thread cover the row (8
-  // independent 16-byte loads in flight per thread; 4 per thread measured 1-2% slower on H200).
-  int chunks = hidden / 8, tpr = 32;
-  while (tpr * 8 < chunks) tpr *= 2;
-  int ch = (chunks + tpr - 1) / tpr;
-  if (tpr == 32 && ch <= 1)
+  // Up to hidden 2048 a warp per row with up to 8 chunks (16-byte loads) per thread. Wider rows,
+  // from the configuration sweep on the H200 (`infraplan-calibrate --only rmsnorm`, three passes,
+  // % of copy; docs/data/calib/h200_rmsnorm_configs.txt): hidden ≤ 4096 four chunks × 128 threads at
+  // two blocks per SM (4096×4096: 77 against 73 for eight × 64); ≤ 8192 two chunks × 512 threads
+  // (16384×8192: 85–87 against 76–83 for eight × 128; 8192×5120: 80 against 75); wider, eight
+  // chunks × 256 threads (16384 columns: 83, the only configuration that fits).
+  int chunks = hidden / 8;
+  if (chunks <= 32)
     launch_rmsnorm<1, 32>(x, w, y, rows, hidden, eps, stream);
-  else if (tpr == 32 && ch <= 2)
+  else if (chunks <= 64)
     launch_rmsnorm<2, 32>(x, w, y, rows, hidden, eps, stream);
-  else if (tpr == 32 && ch <= 4)
+  else if (chunks <= 128)
     launch_rmsnorm<4, 32>(x, w, y, rows, hidden, eps, stream);
-  else if (tpr == 32)
+  else if (chunks <= 256)
     launch_rmsnorm<8, 32>(x, w, y, rows, hidden, eps, stream);
-  else if (tpr == 64)
-    launch_rmsnorm<8, 64>(x, w, y, rows, hidden, eps, stream);
-  else if (tpr == 128)
-    launch_rmsnorm<8, 128>(x, w, y, rows, hidden, eps, stream);
+  else if (chunks <= 512)
+    launch_rmsnorm<4, 128, 2>(x, w, y, rows, hidden, eps, stream);
+  else if (chunks <= 1024)
+    launch_rmsnorm<2, 512>(x, w, y, rows, hidden, eps, stream);
   else
     launch_rmsnorm<8, 256>(x, w, y, rows, hidden, eps, stream);
+}
+
+namespace {
+struct RmsnormConfig {
+  const char* name;
+  int ch, tpr, minb;
+  void (*launch)(const bf16*, const bf16*, bf16*, int, int, float, cudaStream_t);
+};
+// Configurations for rows wider than a warp's 8 chunks (hidden > 2048), for the tuning sweep.
+const RmsnormConfig kRmsnormConfigs[] = {
+    {"8 chunks x 64 threads", 8, 64, 1, launch_rmsnorm<8, 64>},
+    {"8 chunks x 128 threads", 8, 128, 1, launch_rmsnorm<8, 128>},
+    {"8 chunks x 128 threads, 2 blocks/SM", 8, 128, 2, launch_rmsnorm<8, 128, 2>},
+    {"4 chunks x 256 threads", 4, 256, 1, launch_rmsnorm<4, 256>},
+    {"4 chunks x 256 threads, 2 blocks/SM", 4, 256, 2, launch_rmsnorm<4, 256, 2>},
+    {"4 chunks x 128 threads, 2 blocks/SM", 4, 128, 2, launch_rmsnorm<4, 128, 2>},
+    {"2 chunks x 512 threads", 2, 512, 1, launch_rmsnorm<2, 512>},
+    {"8 chunks x 256 threads", 8, 256, 1, launch_rmsnorm<8, 256>},
+};
+}  // namespace
+
+int rmsnorm_config_count() { return int(sizeof kRmsnormConfigs / sizeof kRmsnormConfigs[0]); }
+const char* rmsnorm_config_name(int config) { return kRmsnormConfigs[config].name; }
+bool rmsnorm_config(int config, const bf16* x, const bf16* w, bf16* y, int rows, int hidden, float eps,
+                    cudaStream_t stream) {
+  const RmsnormConfig& c = kRmsnormConfigs[config];
+  if (hidden % 8 != 0 || c.ch * c.tpr * 8 < hidden || (c.ch - 1) * c.tpr * 8 >= hidden) return false;
+  c.launch(x, w, y, rows, hidden, eps, stream);
+  return true;
 }
 
 void swiglu(const bf16* gu, bf16* out, int rows, int ffn, cudaStream_t stream) {
