@@ -32,6 +32,19 @@ Pos locate(const std::vector<double>& a, double x) {
   return p;
 }
 
+/// locate() with whole tiles of `q` elements: between two grid points the weight follows the tile
+/// count ceil(x / q) rather than log x, so a size one element past a multiple of the tile costs as
+/// the next tile count does (the kernel computes whole tiles). Grid points keep weight 0 or 1 (the
+/// model stays exact on the grid); q ≤ 1, or both points within the same tile count, is locate().
+Pos locate_tiles(const std::vector<double>& a, double x, double q) {
+  Pos p = locate(a, x);
+  if (q <= 1 || a.size() == 1 || !p.inside) return p;
+  const double t0 = std::ceil(a[p.i0] / q), t1 = std::ceil(a[p.i1] / q);
+  if (t1 <= t0) return p;
+  p.w = std::clamp((std::ceil(p.clamped / q) - t0) / (t1 - t0), 0.0, 1.0);
+  return p;
+}
+
 double lerp_log(double a, double b, double w) {
   if (w == 0) return a;
   if (w == 1) return b;
@@ -79,8 +92,6 @@ double median_of(std::vector<double>& v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-double round_up_beyond(double x, double q) { return x > q ? std::ceil(x / q) * q : x; }
-
 std::string fmt_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
   std::ostringstream o;
   o << m << "x" << n << "x" << k;
@@ -98,44 +109,70 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
   // median measured ÷ interpolated ratio (in log) over the fit points whose n or k is not a
   // multiple of 64 elements; the pair kept is the one with the least median |log error| after the
   // factor (ties → the smaller quanta). Points shorter than 10 µs (launch-bound) are left out of
-  // the factor. A quantum is a candidate only if it divides every axis value above it, so that
-  // rounding never moves a grid point (the model stays exact on the grid).
-  auto keeps_grid = [](const std::vector<double>& axis, double q) {
-    return std::all_of(axis.begin(), axis.end(), [q](double x) { return x <= q || std::fmod(x, q) == 0; });
+  // the factor. Quanta act between grid points only (locate_tiles), so every candidate keeps the
+  // model exact on the grid.
+  // The reference clock: the median of every GEMM cell's measured clock. Each table is referred to
+  // it as t · (clock / reference)^β, with the exponent β fitted per table on its fit points together
+  // with the quanta and the factor (each fit point referred by its own clock): β = 1 would be a
+  // purely clock-bound kernel, 0 one that ignores the clock (memory-bound, or a reading that does not
+  // reflect the clock during the samples).
+  {
+    std::vector<double> clocks;
+    for (const auto& t : profile_.gemm)
+      for (double c : t.clock_mhz)
+        if (c > 0) clocks.push_back(c);
+    reference_clock_mhz_ = clocks.empty() ? 0.0 : median_of(clocks);
+  }
+  clock_exponent_.assign(profile_.gemm.size(), 0.0);
+  auto refer = [this](double seconds, double mhz, double beta) {
+    return (mhz > 0 && reference_clock_mhz_ > 0) ? seconds * std::pow(mhz / reference_clock_mhz_, beta)
+                                                 : seconds;
   };
   for (std::size_t ti = 0; ti < profile_.gemm.size(); ++ti) {
     GemmTable& t = profile_.gemm[ti];
     if (t.fit_points.size() < 4) continue;
-    double best = INFINITY, bm = 1, bn = 1, bf = 1;
+    const std::vector<double> raw = t.seconds;
+    auto set_exponent = [&](double beta) {
+      if (t.clock_mhz.size() != raw.size()) return;
+      for (std::size_t c = 0; c < raw.size(); ++c) t.seconds[c] = refer(raw[c], t.clock_mhz[c], beta);
+    };
+    std::vector<double> betas{0.0};
+    if (reference_clock_mhz_ > 0 && t.clock_mhz.size() == raw.size()) betas = {0.0, 0.25, 0.5, 0.75, 1.0};
+    double best = INFINITY, bb = 0, bm = 1, bn = 1, bf = 1;
     std::vector<double> logr(t.fit_points.size()), off, err;
-    for (double qm : {1.0, 16.0, 32.0, 64.0, 128.0, 256.0})
-      for (double qn : {1.0, 16.0, 32.0, 64.0, 128.0, 256.0}) {
-        if (!keeps_grid(t.m, qm) || !keeps_grid(t.n, qn)) continue;
-        t.quantum_m = qm;
-        t.quantum_n = qn;
-        offgrid_factor_[ti] = 1.0;
-        off.clear();
-        for (std::size_t i = 0; i < t.fit_points.size(); ++i) {
-          const auto& f = t.fit_points[i];
-          GemmShape s = make_gemm(std::int64_t(f[0]), std::int64_t(f[1]), std::int64_t(f[2]), t.dtype);
-          logr[i] = std::log(f[3] / gemm(s).seconds);
-          if (f[3] >= kMinFitSeconds && off_grid(s.n, s.k)) off.push_back(logr[i]);
+    for (double beta : betas) {
+      set_exponent(beta);
+      for (double qm : {1.0, 16.0, 32.0, 64.0, 128.0, 256.0})
+        for (double qn : {1.0, 16.0, 32.0, 64.0, 128.0, 256.0}) {
+          t.quantum_m = qm;
+          t.quantum_n = qn;
+          offgrid_factor_[ti] = 1.0;
+          off.clear();
+          for (std::size_t i = 0; i < t.fit_points.size(); ++i) {
+            const auto& f = t.fit_points[i];
+            GemmShape s = make_gemm(std::int64_t(f[0]), std::int64_t(f[1]), std::int64_t(f[2]), t.dtype);
+            logr[i] = std::log(refer(f[3], f[4], beta) / gemm(s).seconds);
+            if (f[3] >= kMinFitSeconds && off_grid(s.n, s.k)) off.push_back(logr[i]);
+          }
+          double lf = off.empty() ? 0.0 : median_of(off);
+          err.clear();
+          for (std::size_t i = 0; i < t.fit_points.size(); ++i) {
+            const auto& f = t.fit_points[i];
+            bool og = off_grid(std::int64_t(f[1]), std::int64_t(f[2]));
+            err.push_back(std::fabs(logr[i] - (og ? lf : 0.0)));
+          }
+          double med = median_of(err);
+          if (med < best - 1e-12) {
+            best = med;
+            bb = beta;
+            bm = qm;
+            bn = qn;
+            bf = std::exp(lf);
+          }
         }
-        double lf = off.empty() ? 0.0 : median_of(off);
-        err.clear();
-        for (std::size_t i = 0; i < t.fit_points.size(); ++i) {
-          const auto& f = t.fit_points[i];
-          bool og = off_grid(std::int64_t(f[1]), std::int64_t(f[2]));
-          err.push_back(std::fabs(logr[i] - (og ? lf : 0.0)));
-        }
-        double med = median_of(err);
-        if (med < best - 1e-12) {
-          best = med;
-          bm = qm;
-          bn = qn;
-          bf = std::exp(lf);
-        }
-      }
+    }
+    set_exponent(bb);
+    clock_exponent_[ti] = bb;
     t.quantum_m = bm;
     t.quantum_n = bn;
     offgrid_factor_[ti] = bf;
@@ -177,6 +214,16 @@ double CalibratedCostModel::tile_work(double q_len, double kv_len, bool causal) 
   return tiles * block_q_ * block_k_;
 }
 
+double CalibratedCostModel::clock_exponent(Dtype d) const {
+  const GemmTable* t = profile_.gemm_table(d);
+  return t ? clock_exponent_[std::size_t(t - profile_.gemm.data())] : 0.0;
+}
+
+double CalibratedCostModel::clock_factor(Dtype d, double mhz) const {
+  if (!(mhz > 0) || !(reference_clock_mhz_ > 0)) return 1.0;
+  return std::pow(mhz / reference_clock_mhz_, clock_exponent(d));
+}
+
 double CalibratedCostModel::offgrid_factor(Dtype d) const {
   const GemmTable* t = profile_.gemm_table(d);
   return t ? offgrid_factor_[std::size_t(t - profile_.gemm.data())] : 1.0;
@@ -206,9 +253,9 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
   }
   GemmShape one = s;
   one.batch = 1;
-  // Output tiles: m and n beyond one tile cost as if rounded up to the fitted quantum.
-  double mq = round_up_beyond(double(s.m), t->quantum_m), nq = round_up_beyond(double(s.n), t->quantum_n);
-  Pos pm = locate(t->m, mq), pn = locate(t->n, nq), pk = locate(t->k, double(s.k));
+  // Output tiles: between grid points, m and n weigh by whole tiles of the fitted quanta.
+  Pos pm = locate_tiles(t->m, double(s.m), t->quantum_m), pn = locate_tiles(t->n, double(s.n), t->quantum_n),
+      pk = locate(t->k, double(s.k));
   bool own_table = t->dtype == s.dtype;
   double secs = NAN;
   CostEstimate e;
@@ -415,6 +462,7 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
     r.source = e.source;
     rows.push_back(std::move(r));
   };
+  const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&cm);
   for (const auto& h : p.holdout_gemm) {
     if (h.seconds < min_gemm_seconds) continue;
     GemmShape s;
@@ -423,8 +471,21 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
     s.k = h.k;
     s.dtype = h.dtype;
     // Transformer-shaped (n, k multiples of 64: model dimensions) vs arbitrary sizes.
-    const char* kind = (h.n % 64 == 0 && h.k % 64 == 0) ? "gemm" : "gemm_odd";
-    push(kind, std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k), h.seconds, cm.gemm(s));
+    const bool aligned = h.n % 64 == 0 && h.k % 64 == 0;
+    const std::string shape = std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k);
+    const CostEstimate e = cm.gemm(s);
+    // At the reference clock: each pass referred by the clock it ran at, then the median.
+    double referred = h.seconds;
+    if (calibrated && !h.repeat_clock_mhz.empty() && h.repeat_clock_mhz.size() == h.repeats.size()) {
+      std::vector<double> v;
+      for (std::size_t i = 0; i < h.repeats.size(); ++i)
+        v.push_back(h.repeats[i] * calibrated->clock_factor(h.dtype, h.repeat_clock_mhz[i]));
+      std::sort(v.begin(), v.end());
+      referred = v[v.size() / 2];
+    }
+    push(aligned ? "gemm" : "gemm_odd", shape, referred, e);
+    // As measured: the clock the GPU happened to run at is not known to the model.
+    push(aligned ? "gemm_as_measured" : "gemm_odd_as_measured", shape, h.seconds, e);
   }
   for (const auto& h : p.holdout_prefill) {
     AttentionPrefillShape s;
@@ -460,7 +521,8 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
 
 std::vector<HoldoutStats> holdout_stats(const std::vector<HoldoutRow>& rows) {
   std::vector<HoldoutStats> out;
-  for (const char* kind : {"gemm", "gemm_odd", "attention_prefill", "attention_decode", "memory_bound"}) {
+  for (const char* kind : {"gemm", "gemm_odd", "gemm_as_measured", "gemm_odd_as_measured",
+                           "attention_prefill", "attention_decode", "memory_bound"}) {
     std::vector<double> e;
     for (const auto& r : rows)
       if (r.kind == kind) e.push_back(r.rel_error);

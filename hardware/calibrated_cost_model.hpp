@@ -47,12 +47,23 @@ class CalibratedCostModel final : public CostModel {
   /// its number of whole (query block × key block) score tiles. Fitted on the profile's prefill fit
   /// points (the pair with the least median error); (1, 1), exact causal pairs, when it has none.
   std::pair<double, double> attention_blocks() const { return {block_q_, block_k_}; }
+  /// The clock (MHz) GEMM predictions refer to: the median of the clocks the profile's GEMM cells
+  /// were measured at; 0 when the profile records none (times then stand as measured).
+  double reference_clock_mhz() const { return reference_clock_mhz_; }
+  /// The fitted exponent β of the clock referral t_ref = t · (clock / reference)^β for a format's
+  /// table (0 without clock readings or without a table).
+  double clock_exponent(Dtype d) const;
+  /// (mhz / reference)^β: how a time measured at `mhz` compares with the prediction (1 when either
+  /// clock is unknown). A GEMM measured at `mhz` is predicted as gemm(s).seconds / clock_factor.
+  double clock_factor(Dtype d, double mhz) const;
 
  private:
   Profile profile_;
   GpuSpec gpu_;
   std::vector<double> offgrid_factor_;  ///< per profile_.gemm table, fitted on its fit points
-  double block_q_ = 1, block_k_ = 1;    ///< attention blocks, fitted on the prefill fit points
+  std::vector<double> clock_exponent_;  ///< per profile_.gemm table, fitted on its fit points
+  double reference_clock_mhz_ = 0;
+  double block_q_ = 1, block_k_ = 1;  ///< attention blocks, fitted on the prefill fit points
 
   /// Score elements computed in whole tiles for q_len queries over kv_len keys (the last q_len
   /// keys are the queries' own, causal or not).
@@ -67,7 +78,10 @@ std::unique_ptr<CalibratedCostModel> make_calibrated_cost_model(const std::strin
 
 /// One held-out measurement against the model's prediction.
 struct HoldoutRow {
-  std::string kind;   ///< "gemm" (n, k multiples of 64), "gemm_odd" (other sizes), "attention_prefill",
+  std::string kind;   ///< "gemm" (n, k multiples of 64), "gemm_odd" (other sizes): measured times
+                      ///< referred to the model's reference clock by each pass's clock reading;
+                      ///< "gemm_as_measured", "gemm_odd_as_measured": the same shapes as measured
+                      ///< (the GPU's clock state unknown to the model); "attention_prefill",
                       ///< "attention_decode", "memory_bound"
   std::string shape;  ///< e.g. "bf16 777x5120x3000"
   double measured_seconds = 0, predicted_seconds = 0;

@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "model/error.hpp"
+#include "model/json_util.hpp"
 
 namespace infraplan::hw {
 namespace {
@@ -220,6 +222,57 @@ TEST(CalibratedCostModel, OffGridFactorIsFittedAndApplied) {
   EXPECT_NEAR(off.seconds / on.seconds, h200().offgrid_factor(Dtype::BF16), 0.05);
 }
 
+// Clock referral on a synthetic profile: every cell and fit point of a smooth table is "measured"
+// at a different clock with t ∝ 1 / clock (a clock-bound kernel). The model must find the
+// reference clock (the median), fit the exponent 1 from the fit points, and predict the smooth
+// table at the reference clock, off the grid too; clock_factor refers a measurement back.
+TEST(CalibratedCostModel, ClockReferralRecoversAClockBoundTable) {
+  Json j = parse_json_text(default_profile_json("h200-sxm-141gb"), "h200");
+  const double ref = 1600;
+  auto truth = [](double m, double n, double k) { return 5e-6 + 2.0 * m * n * k / 6e14; };
+  std::uint64_t state = 12345;
+  auto clock = [&]() {  // 1200 … 2000 MHz, deterministic
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return 1200.0 + double((state >> 33) % 801);
+  };
+  Json& g = j["tables"]["gemm"];
+  for (auto it = g.begin(); it != g.end(); ++it) {
+    Json& t = it.value();
+    const auto& M = t["m"];
+    const auto& N = t["n"];
+    const auto& K = t["k"];
+    for (std::size_t a = 0; a < M.size(); ++a)
+      for (std::size_t b = 0; b < N.size(); ++b)
+        for (std::size_t c = 0; c < K.size(); ++c) {
+          double mhz = (a + b + c) % 2 ? clock() : ref;  // half at the reference: it is the median
+          t["seconds"][a][b][c] =
+              truth(M[a].get<double>(), N[b].get<double>(), K[c].get<double>()) * ref / mhz;
+          t["clock_mhz_before"][a][b][c] = mhz;
+          t["clock_mhz_after"][a][b][c] = mhz;
+        }
+    for (auto& f : t["fit_points"]) {
+      double m = f["m"].get<double>(), n = std::ceil(f["n"].get<double>() / 64) * 64,
+             k = std::ceil(f["k"].get<double>() / 64) * 64, mhz = clock();
+      f["n"] = n;
+      f["k"] = k;
+      f["seconds"] = truth(m, n, k) * ref / mhz;
+      f["clock_mhz"] = {mhz, mhz};
+    }
+  }
+  CalibratedCostModel cm(parse_profile(j, "synthetic"), find_gpu("h200-sxm-141gb"));
+  EXPECT_NEAR(cm.reference_clock_mhz(), ref, 1e-9);
+  for (Dtype d : {Dtype::BF16, Dtype::FP8, Dtype::INT8}) {
+    EXPECT_EQ(cm.clock_exponent(d), 1.0) << dtype_name(d);
+    EXPECT_NEAR(cm.clock_factor(d, 2 * ref), 2.0, 1e-12);
+    for (auto [m, n, k] : {std::array<double, 3>{777, 5120, 3072}, {8192, 8192, 8192}, {33, 1536, 12288}}) {
+      double want = truth(m, n, k);
+      double got = cm.gemm(gemm(std::int64_t(m), std::int64_t(n), std::int64_t(k), d)).seconds;
+      EXPECT_NEAR(got / want, 1.0, 0.12) << dtype_name(d) << " " << m << "x" << n << "x" << k;
+    }
+  }
+  EXPECT_EQ(cm.clock_factor(Dtype::BF16, 0), 1.0);  // unknown clock
+}
+
 // Time grows with k at fixed m, n (aligned k). At m = 1 launch-bound cells can be out of order,
 // which the model reproduces at grid points: there only the ends are compared. int8 is left out
 // of the step-by-step check: its measured m = 64, n = 8192 row drops from 55.6 µs at k = 11584 to
@@ -262,28 +315,36 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
     std::printf("holdout %-18s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n", s.kind.c_str(), s.count,
                 100 * s.median, 100 * s.p90, 100 * s.max);
     // Target (docs/calibration.md): median ≤ 5%, p90 ≤ 10%. Met for attention and memory-bound
-    // kernels; not for cuBLASLt GEMMs (reached: 5.4% / 21.1%, and 13.5% / 44.8% for odd sizes),
-    // whose kernel choice changes between neighbouring shapes: these bounds guard what the model
-    // reaches today, with about a point of margin, against regressions.
+    // kernels; not for cuBLASLt GEMMs (reached at the reference clock: 4.2% / 17.2%, as measured
+    // 5.7% / 17.3%; odd sizes 14.7% / 45.3% and 13.2% / 47.8%), whose kernel choice changes between
+    // neighbouring shapes: these bounds guard what the model reaches today, with about a point of
+    // margin, against regressions.
     if (s.kind == "gemm") {
+      EXPECT_LE(s.median, 0.05) << s.kind;
+      EXPECT_LE(s.p90, 0.185) << s.kind;
+    } else if (s.kind == "gemm_as_measured") {
       EXPECT_LE(s.median, 0.065) << s.kind;
-      EXPECT_LE(s.p90, 0.225) << s.kind;
+      EXPECT_LE(s.p90, 0.185) << s.kind;
     } else if (s.kind == "gemm_odd") {
-      EXPECT_LE(s.median, 0.15) << s.kind;
-      EXPECT_LE(s.p90, 0.46) << s.kind;
+      EXPECT_LE(s.median, 0.16) << s.kind;
+      EXPECT_LE(s.p90, 0.47) << s.kind;
+    } else if (s.kind == "gemm_odd_as_measured") {
+      EXPECT_LE(s.median, 0.145) << s.kind;
+      EXPECT_LE(s.p90, 0.49) << s.kind;
     } else {
       EXPECT_LE(s.median, 0.05) << s.kind;
       EXPECT_LE(s.p90, 0.10) << s.kind;
     }
   }
+  std::printf("reference clock %.0f MHz\n", h200().reference_clock_mhz());
   for (const auto& t : h200().profile().gemm)
-    std::printf("fitted %-5s tile quanta m %g n %g, off-grid factor %.3f\n",
+    std::printf("fitted %-5s tile quanta m %g n %g, off-grid factor %.3f, clock exponent %.2f\n",
                 std::string(dtype_name(t.dtype)).c_str(), t.quantum_m, t.quantum_n,
-                h200().offgrid_factor(t.dtype));
+                h200().offgrid_factor(t.dtype), h200().clock_exponent(t.dtype));
   std::printf("fitted attention blocks: query %g, key %g tokens\n", h200().attention_blocks().first,
               h200().attention_blocks().second);
   // GEMM errors per format (the shape starts with the format's name).
-  for (const char* kind : {"gemm", "gemm_odd"})
+  for (const char* kind : {"gemm", "gemm_odd", "gemm_as_measured"})
     for (Dtype d : {Dtype::BF16, Dtype::FP16, Dtype::TF32, Dtype::FP8, Dtype::INT8}) {
       std::vector<HoldoutRow> sub;
       std::string prefix = std::string(dtype_name(d)) + " ";

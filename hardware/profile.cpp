@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "hardware/profile_embedded.hpp"
 #include "model/error.hpp"
@@ -86,6 +87,24 @@ Dtype gemm_dtype(const std::string& name, const std::string& field, const std::s
   } catch (const Error& e) {
     fail(origin, field, e.what());
   }
+}
+
+std::string fmt_num(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+/// The mean of an optional `clock_mhz` pair [before, after] (MHz); 0 when absent.
+double clock_pair_mean(const Json& j, const std::string& field, const std::string& origin) {
+  if (!j.is_object() || !j.contains("clock_mhz")) return 0;
+  const Json& c = j["clock_mhz"];
+  const std::string f = field + ".clock_mhz";
+  if (!c.is_array() || c.size() != 2) fail(origin, f, "expected [MHz before, MHz after]");
+  double a = number(c[0], f, origin, 0), b = number(c[1], f, origin, 0);
+  if (a < 100 || b < 100 || a > 10000 || b > 10000)
+    fail(origin, f, "expected MHz between 100 and 10000, got " + c.dump());
+  return 0.5 * (a + b);
 }
 
 }  // namespace
@@ -190,15 +209,32 @@ Profile parse_profile(const Json& j, const std::string& origin) {
             seconds_grid(need(mj, "ratio", mf, origin), mf + ".ratio", origin,
                          t.mis_elements.size() * t.mis_m.size() * t.mis_nk.size(), "elements × m × nk");
       }
+      if (it.value().contains("clock_mhz_before") && it.value().contains("clock_mhz_after")) {
+        std::string dims =
+            std::to_string(t.m.size()) + "×" + std::to_string(t.n.size()) + "×" + std::to_string(t.k.size());
+        std::vector<double> before =
+            seconds_grid(it.value()["clock_mhz_before"], f + ".clock_mhz_before", origin, want, dims);
+        std::vector<double> after =
+            seconds_grid(it.value()["clock_mhz_after"], f + ".clock_mhz_after", origin, want, dims);
+        t.clock_mhz.resize(want);
+        for (std::size_t cell = 0; cell < want; ++cell) {
+          for (double v : {before[cell], after[cell]})
+            if (!std::isnan(v) && !(v >= 100 && v <= 10000))
+              fail(origin, f + ".clock_mhz_before/after",
+                   "expected MHz between 100 and 10000, got " + fmt_num(v));
+          t.clock_mhz[cell] = 0.5 * (before[cell] + after[cell]);
+        }
+      }
       if (it.value().contains("fit_points")) {
         const Json& fp = it.value()["fit_points"];
         if (!fp.is_array()) fail(origin, f + ".fit_points", "expected an array of {m, n, k, seconds}");
         for (std::size_t i = 0; i < fp.size(); ++i) {
           std::string ff = f + ".fit_points[" + std::to_string(i) + "]";
-          std::array<double, 4> r{};
+          std::array<double, 5> r{};
           const char* keys[] = {"m", "n", "k", "seconds"};
           for (int q = 0; q < 4; ++q)
             r[q] = number(need(fp[i], keys[q], ff, origin), ff + "." + keys[q], origin, 1e-12);
+          r[4] = clock_pair_mean(fp[i], ff, origin);
           t.fit_points.push_back(r);
         }
       }
@@ -280,10 +316,32 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       if (!h[key].is_array()) fail(origin, std::string("holdout.") + key, "expected an array");
       return h[key];
     };
-    for (const auto& r : rows("gemm"))
-      p.holdout_gemm.push_back({gemm_dtype(str(r, "dtype", ""), "holdout.gemm.dtype", origin),
-                                std::int64_t(num_or(r, "m", 0)), std::int64_t(num_or(r, "n", 0)),
-                                std::int64_t(num_or(r, "k", 0)), num_or(r, "seconds", 0)});
+    for (std::size_t i = 0; i < rows("gemm").size(); ++i) {
+      const Json& r = rows("gemm")[i];
+      const std::string f = "holdout.gemm[" + std::to_string(i) + "]";
+      HoldoutGemm g{gemm_dtype(str(r, "dtype", ""), "holdout.gemm.dtype", origin),
+                    std::int64_t(num_or(r, "m", 0)),
+                    std::int64_t(num_or(r, "n", 0)),
+                    std::int64_t(num_or(r, "k", 0)),
+                    num_or(r, "seconds", 0),
+                    {},
+                    {}};
+      if (r.contains("repeats")) {
+        if (!r["repeats"].is_array()) fail(origin, f + ".repeats", "expected an array of seconds");
+        for (std::size_t q = 0; q < r["repeats"].size(); ++q)
+          g.repeats.push_back(number(r["repeats"][q], f + ".repeats", origin, 1e-12));
+      }
+      if (r.contains("clock_mhz")) {
+        const Json& cm = r["clock_mhz"];
+        if (!cm.is_array() || cm.size() != g.repeats.size())
+          fail(origin, f + ".clock_mhz", "expected one [before, after] pair per entry of repeats");
+        for (std::size_t q = 0; q < cm.size(); ++q) {
+          Json one = {{"clock_mhz", cm[q]}};
+          g.repeat_clock_mhz.push_back(clock_pair_mean(one, f, origin));
+        }
+      }
+      p.holdout_gemm.push_back(std::move(g));
+    }
     for (const auto& r : rows("attention_prefill"))
       p.holdout_prefill.push_back({int(num_or(r, "head_dim", 128)), int(num_or(r, "heads", 32)),
                                    int(num_or(r, "kv_heads", 8)), std::int64_t(num_or(r, "batch", 1)),

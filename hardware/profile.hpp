@@ -27,9 +27,15 @@ struct GemmTable {
   /// Measured slow-down when n and k are multiples of only `mis_elements[e]` elements (rows not
   /// 16-byte aligned), over (m, n = k = nk): mis_ratio[e][m][nk], NaN = no algorithm.
   std::vector<double> mis_m, mis_nk, mis_elements, mis_ratio;
-  /// Off-grid aligned shapes timed in the same run, for fitting the tile quanta: {m, n, k, seconds}.
-  std::vector<std::array<double, 4>> fit_points;
-  /// Tile quanta (elements) m and n are rounded up to before interpolation (m, n > quantum);
+  /// The multiprocessor clock (MHz) each cell was measured at (mean of the readings just before
+  /// and just after it), same layout as `seconds`; empty when the profile has none, NaN = unknown.
+  /// A GPU under its power cap runs a heavy GEMM at a clock set by what ran before it; the cost
+  /// model refers every cell to one reference clock.
+  std::vector<double> clock_mhz;
+  /// Off-grid aligned shapes timed in the same run, for fitting the tile quanta and the clock
+  /// exponent: {m, n, k, seconds, clock MHz (0 = unknown)}.
+  std::vector<std::array<double, 5>> fit_points;
+  /// Tile quanta (elements): between grid points m and n interpolate by whole tiles of these;
   /// 1 = none. Chosen by the CalibratedCostModel from fit_points.
   double quantum_m = 1, quantum_n = 1;
 };
@@ -80,7 +86,9 @@ struct Ceilings {
 struct HoldoutGemm {
   Dtype dtype = Dtype::BF16;
   std::int64_t m = 0, n = 0, k = 0;
-  double seconds = 0;
+  double seconds = 0;                    ///< median of the passes
+  std::vector<double> repeats;           ///< each pass's time (may be empty)
+  std::vector<double> repeat_clock_mhz;  ///< each pass's clock (empty when unknown)
 };
 struct HoldoutPrefill {
   int head_dim = 128, heads = 32, kv_heads = 8;

@@ -167,6 +167,48 @@ TEST(Profile, ErrorsNameTheField) {
     j.erase("schema");
     EXPECT_NE(error_of([&] { parse_profile(j, "x.json"); }).find("schema"), std::string::npos);
   }
+  {
+    Json j = h200_json();
+    j["tables"]["gemm"]["bf16"]["clock_mhz_after"][0][0][0] = 5;  // not a clock
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("tables.gemm.bf16.clock_mhz"), std::string::npos) << e;
+    EXPECT_NE(e.find("MHz"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j["tables"]["gemm"]["fp8"]["clock_mhz_before"][1].erase(0);  // one row short
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("tables.gemm.fp8.clock_mhz_before"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j["tables"]["gemm"]["bf16"]["fit_points"][0]["clock_mhz"] = {1800};
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("tables.gemm.bf16.fit_points[0].clock_mhz"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j["holdout"]["gemm"][0]["clock_mhz"].erase(0);  // fewer pairs than passes
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("holdout.gemm[0].clock_mhz"), std::string::npos) << e;
+  }
+}
+
+TEST(Profile, GemmClockReadingsAreParsed) {
+  Profile p = default_profile("h200-sxm-141gb");
+  const GemmTable* t = p.gemm_table(Dtype::BF16);
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->clock_mhz.size(), t->seconds.size());
+  for (std::size_t c = 0; c < t->seconds.size(); ++c)
+    if (t->seconds[c] > 0) {
+      EXPECT_GE(t->clock_mhz[c], 300) << c;
+      EXPECT_LE(t->clock_mhz[c], 2100) << c;
+    }
+  ASSERT_FALSE(t->fit_points.empty());
+  EXPECT_GT(t->fit_points[0][4], 300);
+  ASSERT_FALSE(p.holdout_gemm.empty());
+  EXPECT_EQ(p.holdout_gemm[0].repeats.size(), p.holdout_gemm[0].repeat_clock_mhz.size());
+  EXPECT_GE(p.holdout_gemm[0].repeats.size(), 2u);
 }
 
 TEST(Profile, AnotherGpusProfileIsRefusedUnlessForced) {
