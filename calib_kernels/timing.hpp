@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -19,6 +20,9 @@ struct TimingOptions {
   int min_iters = 5;       ///< timed launches, at least
   int max_iters = 50;      ///< timed launches, at most
   double budget_ms = 4.0;  ///< timed launches stop once their sum exceeds this (after min_iters)
+  /// Keep launching (untimed) until the warm-up has run this long on the host's clock: a GPU
+  /// coming from other work reaches its steady clock for this kernel within a few ms.
+  double warmup_ms = 0.0;
 };
 
 /// Median seconds of one `launch(i)` on `stream`. Each sample is a pair of events around
@@ -35,6 +39,14 @@ inline double time_median_seconds(const std::function<void(int)>& launch, cudaSt
   int i = 0;
   for (; i < opt.warmup; ++i) launch(i);
   CALIB_CUDA(cudaStreamSynchronize(stream));
+  if (opt.warmup_ms > 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() <
+           opt.warmup_ms) {
+      for (int b = 0; b < 8; ++b) launch(i++);
+      CALIB_CUDA(cudaStreamSynchronize(stream));
+    }
+  }
   auto sample = [&](int batch) {
     CALIB_CUDA(cudaEventRecord(start.get(), stream));
     for (int b = 0; b < batch; ++b) launch(i++);
