@@ -263,6 +263,11 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
   if (std::isfinite(secs)) {
     e.source = CostSource::Measured;
     detail += std::string(dtype_name(s.dtype)) + " table, log-space interpolation";
+    if (reference_clock_mhz_ > 0) {
+      std::ostringstream d;
+      d << " at the reference clock " << std::lround(reference_clock_mhz_) << " MHz";
+      detail += d.str();
+    }
   } else {
     // Nearest point of the table (clamped), its efficiency against the table format's roofline.
     GemmShape c = one;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
@@ -43,7 +44,7 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
                          {"command", check.command},
                          {"method",
                           "each measured time keeps its efficiency against the datasheet roofline: GEMM "
-                          "cells scale by the ratio of "
+                          "cells, first referred to the measured profile's reference clock, scale by the ratio of "
                           "max(FLOPs/peak, bytes/HBM bandwidth) on the two GPUs, attention prefill by the "
                           "bf16 peak ratio, decode and "
                           "memory-bound tables by the HBM bandwidth ratio; the launch part "
@@ -66,7 +67,10 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   Json& tables = out["tables"];
   if (tables.contains("gemm")) {
     Json gemm = Json::object(), ceil = Json::object();
-    for (const auto& t : check.gemm) {
+    // The measured cells referred to one clock (the measured model's fit), so that the derived
+    // tables carry no clock readings of the other GPU.
+    const CalibratedCostModel referred(check, from);
+    for (const auto& t : referred.profile().gemm) {
       std::string name(dtype_name(t.dtype));
       if (!to.supports(t.dtype)) continue;  // e.g. fp8 on an A100
       double pf = peak_or_throw(from, t.dtype), pt = peak_or_throw(to, t.dtype);
@@ -97,8 +101,16 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
       }
       Json tj = measured["tables"]["gemm"][name];
       tj["seconds"] = secs;
+      tj.erase("clock_mhz_before");
+      tj.erase("clock_mhz_after");
       if (tj.contains("fit_points"))
         for (auto& fpt : tj["fit_points"]) {
+          double mhz = 0;
+          if (fpt.contains("clock_mhz")) {
+            mhz = 0.5 * (fpt["clock_mhz"][0].get<double>() + fpt["clock_mhz"][1].get<double>());
+            fpt.erase("clock_mhz");
+          }
+          fpt["seconds"] = fpt["seconds"].get<double>() * referred.clock_factor(t.dtype, mhz);
           GemmShape s;
           s.m = fpt["m"].get<std::int64_t>();
           s.n = fpt["n"].get<std::int64_t>();

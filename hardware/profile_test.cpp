@@ -66,6 +66,10 @@ TEST(Profile, DerivedProfilesAreLabelled) {
     EXPECT_EQ(p.derived_from, "h200-sxm-141gb") << g;
     EXPECT_FALSE(p.derivation.empty());
     EXPECT_TRUE(p.holdout_gemm.empty()) << "held-out data is never carried into a derived profile";
+    for (const auto& t : p.gemm) {  // cells referred to the measured profile's reference clock
+      EXPECT_TRUE(t.clock_mhz.empty()) << g;
+      for (const auto& f : t.fit_points) EXPECT_EQ(f[4], 0.0) << g;
+    }
   }
   EXPECT_EQ(default_profile("a100-sxm4-80gb").gemm_table(Dtype::FP8), nullptr) << "A100 has no fp8";
   EXPECT_NE(default_profile("h100-sxm5-80gb").gemm_table(Dtype::FP8), nullptr);
