@@ -25,6 +25,53 @@ struct TimingOptions {
   double warmup_ms = 0.0;
 };
 
+namespace timing_detail {
+
+/// Milliseconds between two events around what `enqueue()` puts on `stream`.
+template <class F>
+double event_ms(cudaStream_t stream, const Event& start, const Event& stop, F&& enqueue) {
+  CALIB_CUDA(cudaEventRecord(start.get(), stream));
+  enqueue();
+  CALIB_CUDA(cudaEventRecord(stop.get(), stream));
+  CALIB_CUDA(cudaEventSynchronize(stop.get()));
+  float t = 0;
+  CALIB_CUDA(cudaEventElapsedTime(&t, start.get(), stop.get()));
+  return double(t);
+}
+
+/// opt.warmup launches, then more (untimed) until opt.warmup_ms have passed; advances i.
+inline void warm_up(const std::function<void(int)>& launch, cudaStream_t stream, const TimingOptions& opt,
+                    int& i) {
+  for (int w = 0; w < opt.warmup; ++w) launch(i++);
+  CALIB_CUDA(cudaStreamSynchronize(stream));
+  if (opt.warmup_ms <= 0) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() <
+         opt.warmup_ms) {
+    for (int b = 0; b < 8; ++b) launch(i++);
+    CALIB_CUDA(cudaStreamSynchronize(stream));
+  }
+}
+
+/// Median seconds per launch over samples of `per_sample` launches each (`sample()` returns a
+/// sample's milliseconds): at least opt.min_iters samples, then until their sum passes
+/// opt.budget_ms, at most opt.max_iters.
+template <class F>
+double median_per_launch(const TimingOptions& opt, int per_sample, F&& sample) {
+  std::vector<double> ms;
+  double total = 0;
+  for (int it = 0; it < opt.max_iters; ++it) {
+    double t = sample();
+    ms.push_back(t / per_sample);
+    total += t;
+    if (it + 1 >= opt.min_iters && total > opt.budget_ms) break;
+  }
+  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+  return ms[ms.size() / 2] * 1e-3;
+}
+
+}  // namespace timing_detail
+
 /// Median seconds of one `launch(i)` on `stream`. Each sample is a pair of events around
 /// `batch` back-to-back launches divided by `batch`, where batch makes a sample last ≥ ~200 µs:
 /// short kernels are then timed as they run in a busy stream (launch gaps included, no idle GPU
@@ -34,74 +81,45 @@ struct TimingOptions {
 /// latency included (±50% between passes).
 inline double time_median_seconds(const std::function<void(int)>& launch, cudaStream_t stream,
                                   const TimingOptions& opt = {}) {
+  using namespace timing_detail;
   Event start;
   Event stop;
   int i = 0;
-  for (; i < opt.warmup; ++i) launch(i);
-  CALIB_CUDA(cudaStreamSynchronize(stream));
-  if (opt.warmup_ms > 0) {
-    const auto t0 = std::chrono::steady_clock::now();
-    while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() <
-           opt.warmup_ms) {
-      for (int b = 0; b < 8; ++b) launch(i++);
-      CALIB_CUDA(cudaStreamSynchronize(stream));
-    }
-  }
+  warm_up(launch, stream, opt, i);
   auto sample = [&](int batch) {
-    CALIB_CUDA(cudaEventRecord(start.get(), stream));
-    for (int b = 0; b < batch; ++b) launch(i++);
-    CALIB_CUDA(cudaEventRecord(stop.get(), stream));
-    CALIB_CUDA(cudaEventSynchronize(stop.get()));
-    float t = 0;
-    CALIB_CUDA(cudaEventElapsedTime(&t, start.get(), stop.get()));
-    return double(t);
+    return event_ms(stream, start, stop, [&] {
+      for (int b = 0; b < batch; ++b) launch(i++);
+    });
   };
   double first = sample(1);
   if (first < 1.0) first = std::min({first, sample(1), sample(1)});  // ms; long kernels need no batch
-  int batch = std::clamp(int(0.2 / std::max(first, 1e-4)), 1, 256);
-  std::vector<double> ms;
-  double total = 0;
-  for (int it = 0; it < opt.max_iters; ++it) {
-    double t = sample(batch);
-    ms.push_back(t / batch);
-    total += t;
-    if (it + 1 >= opt.min_iters && total > opt.budget_ms) break;
-  }
-  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-  return ms[ms.size() / 2] * 1e-3;
+  const int batch = std::clamp(int(0.2 / std::max(first, 1e-4)), 1, 256);
+  return median_per_launch(opt, batch, [&] { return sample(batch); });
 }
 
 /// Like time_median_seconds, but a sample of a short kernel is one replay of a CUDA graph that
 /// holds `max(batch, rotation)` launches (batch: a sample of ≥ ~100 µs, sized from the fastest of
-/// three single launches): the GPU runs them back to back with
-/// no host work in between. The enqueue cost of a library call (cuBLASLt's is several µs of host
-/// time) is then neither in the sample nor in its spread; what remains per launch is the GPU's own
-/// time plus the graph's gap between kernels. `rotation` (the caller's number of input copies)
-/// keeps every replay's working set as large as the eager loop's. Kernels of ≥ 0.1 ms are timed as
-/// time_median_seconds does (one launch per sample). When the launches cannot be captured it falls
-/// back to time_median_seconds and sets *captured = false.
+/// three single launches): the GPU runs them back to back with no host work in between. The
+/// enqueue cost of a library call (cuBLASLt's is several µs of host time) is then neither in the
+/// sample nor in its spread; what remains per launch is the GPU's own time plus the graph's gap
+/// between kernels. `rotation` (the caller's number of input copies) keeps every replay's working
+/// set as large as the eager loop's. Kernels of ≥ 0.1 ms are timed as time_median_seconds does
+/// (one launch per sample). When the launches cannot be captured it falls back to
+/// time_median_seconds and sets *captured = false.
 inline double time_graph_median_seconds(const std::function<void(int)>& launch, cudaStream_t stream,
                                         const TimingOptions& opt = {}, int rotation = 1,
                                         bool* captured = nullptr) {
+  using namespace timing_detail;
   if (captured) *captured = true;
   Event start;
   Event stop;
   int i = 0;
-  for (; i < opt.warmup; ++i) launch(i);
-  CALIB_CUDA(cudaStreamSynchronize(stream));
-  auto single = [&]() {
-    CALIB_CUDA(cudaEventRecord(start.get(), stream));
-    launch(i++);
-    CALIB_CUDA(cudaEventRecord(stop.get(), stream));
-    CALIB_CUDA(cudaEventSynchronize(stop.get()));
-    float t = 0;
-    CALIB_CUDA(cudaEventElapsedTime(&t, start.get(), stop.get()));
-    return double(t);
-  };
+  warm_up(launch, stream, opt, i);
+  auto single = [&] { return event_ms(stream, start, stop, [&] { launch(i++); }); };
   double first = single();
   if (first < 1.0) first = std::min({first, single(), single()});
   // Replays have no host jitter to average out: samples of ≥ ~100 µs suffice (and halve the graph).
-  int batch = std::clamp(int(0.1 / std::max(first, 1e-4)), 1, 128);
+  const int batch = std::clamp(int(0.1 / std::max(first, 1e-4)), 1, 128);
   if (batch == 1) return time_median_seconds(launch, stream, opt);
   const int n = std::max(batch, rotation);
   cudaGraph_t graph = nullptr;
@@ -121,24 +139,13 @@ inline double time_graph_median_seconds(const std::function<void(int)>& launch, 
     if (captured) *captured = false;
     return time_median_seconds(launch, stream, opt);
   }
-  std::vector<double> ms;
-  double total = 0;
   CALIB_CUDA(cudaGraphLaunch(exec, stream));  // the graph's own first replay (upload) untimed
-  for (int it = 0; it < opt.max_iters; ++it) {
-    CALIB_CUDA(cudaEventRecord(start.get(), stream));
-    CALIB_CUDA(cudaGraphLaunch(exec, stream));
-    CALIB_CUDA(cudaEventRecord(stop.get(), stream));
-    CALIB_CUDA(cudaEventSynchronize(stop.get()));
-    float t = 0;
-    CALIB_CUDA(cudaEventElapsedTime(&t, start.get(), stop.get()));
-    ms.push_back(double(t) / n);
-    total += t;
-    if (it + 1 >= opt.min_iters && total > opt.budget_ms) break;
-  }
+  double t = median_per_launch(opt, n, [&] {
+    return event_ms(stream, start, stop, [&] { CALIB_CUDA(cudaGraphLaunch(exec, stream)); });
+  });
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
-  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-  return ms[ms.size() / 2] * 1e-3;
+  return t;
 }
 
 /// How many copies of a working set of `bytes` make ≥ 3 × L2 (at least 1, at most `max_copies`).
