@@ -756,10 +756,12 @@ void Calibrator::gemm_sweeps() {
     // cap the clock of a heavy GEMM depends on what ran before it, and the table keeps both readings
     // so that the cost model can refer every cell to one clock.
     double clk_before = 0, clk_after = 0;
+    std::string algo;         // the last measurement's cuBLASLt algorithm (LtPlan::algo_signature)
     int eager_fallbacks = 0;  // launches that could not be captured into a graph (timed eagerly)
     auto measure = [&](std::int64_t m, std::int64_t n, std::int64_t k) -> double {
       LtPlan plan(*lt_, d, m, n, k);
       clk_before = clk_after = 0;
+      algo = plan.algo_signature();
       if (!plan.ok()) return -1;
       std::int64_t ld = gemm_ld(d, k);
       std::size_t xb = std::size_t(m * ld * ib), wb = std::size_t(n * ld * ib),
@@ -797,6 +799,7 @@ void Calibrator::gemm_sweeps() {
     // Shuffled, every cell and every held-out shape sees the same average state.
     std::vector<double> cell(ms.size() * ns.size() * ks.size(), -1);
     std::vector<double> cell_clk0(cell.size(), 0), cell_clk1(cell.size(), 0);
+    std::vector<std::string> cell_algo(cell.size());
     {
       std::vector<std::size_t> order(cell.size());
       std::iota(order.begin(), order.end(), std::size_t(0));
@@ -808,6 +811,7 @@ void Calibrator::gemm_sweeps() {
         cell[c] = measure(ms[mi], ns[ni], ks[ki]);
         cell_clk0[c] = clk_before;
         cell_clk1[c] = clk_after;
+        cell_algo[c] = algo;
       }
     }
     auto grid = [&](const std::vector<double>& v, bool mhz) {
@@ -826,12 +830,36 @@ void Calibrator::gemm_sweeps() {
       }
       return out;
     };
+    // The algorithm cuBLASLt chose for each cell, as an index into the table's list of distinct ones.
+    std::vector<std::string> algos;
+    std::vector<double> cell_algo_index(cell.size(), -1);
+    for (std::size_t c = 0; c < cell.size(); ++c) {
+      if (cell_algo[c].empty()) continue;
+      auto it = std::find(algos.begin(), algos.end(), cell_algo[c]);
+      if (it == algos.end()) it = algos.insert(algos.end(), cell_algo[c]);
+      cell_algo_index[c] = double(it - algos.begin());
+    }
+    json algo_grid = json::array();
+    for (std::size_t mi = 0; mi < ms.size(); ++mi) {
+      json plane = json::array();
+      for (std::size_t ni = 0; ni < ns.size(); ++ni) {
+        json row = json::array();
+        for (std::size_t ki = 0; ki < ks.size(); ++ki) {
+          double a = cell_algo_index[(mi * ns.size() + ni) * ks.size() + ki];
+          row.push_back(a >= 0 ? json(int(a)) : json(nullptr));
+        }
+        plane.push_back(row);
+      }
+      algo_grid.push_back(plane);
+    }
     tables[dn] = {{"m", ms},
                   {"n", ns},
                   {"k", ks},
                   {"seconds", grid(cell, false)},
                   {"clock_mhz_before", grid(cell_clk0, true)},
                   {"clock_mhz_after", grid(cell_clk1, true)},
+                  {"algos", algos},
+                  {"algo", algo_grid},
                   {"layout", "Y[m,n] = X[m,k] W[n,k]^T (cuBLASLt TN)"}};
     // Alignment classes: k and n that are multiples of only e elements (e < 16 bytes / element)
     // run other, slower kernels. Measure t(m, x+e, x+e) / t(m, x, x) next to grid points.
@@ -881,7 +909,8 @@ void Calibrator::gemm_sweeps() {
                          {"n", n},
                          {"k", k},
                          {"seconds", t},
-                         {"clock_mhz", {std::lround(clk_before), std::lround(clk_after)}}});
+                         {"clock_mhz", {std::lround(clk_before), std::lround(clk_after)}},
+                         {"algo", algo}});
       }
       tables[dn]["fit_points"] = fit;
     }
@@ -893,6 +922,7 @@ void Calibrator::gemm_sweeps() {
       std::int64_t m, n, k;
       std::vector<double> t;
       json clock_mhz = json::array();
+      std::string algo;
     };
     std::vector<Held> held;
     int nh = opt_.quick ? 8 : 96, repeats = opt_.quick ? 2 : 3;
@@ -908,7 +938,7 @@ void Calibrator::gemm_sweeps() {
         n = (n + 127) / 128 * 128;
         k = (k + 127) / 128 * 128;
       }
-      held.push_back({m, n, k, {}});
+      held.push_back({m, n, k, {}, json::array(), {}});
     }
     for (int r = 0; r < repeats; ++r) {
       std::vector<std::size_t> order(held.size());
@@ -917,6 +947,7 @@ void Calibrator::gemm_sweeps() {
       for (std::size_t i : order) {
         held[i].t.push_back(measure(held[i].m, held[i].n, held[i].k));
         held[i].clock_mhz.push_back({std::lround(clk_before), std::lround(clk_after)});
+        held[i].algo = algo;
       }
     }
     for (auto& h : held) {
@@ -929,7 +960,8 @@ void Calibrator::gemm_sweeps() {
                          {"k", h.k},
                          {"seconds", sorted[sorted.size() / 2]},
                          {"repeats", h.t},
-                         {"clock_mhz", h.clock_mhz}});
+                         {"clock_mhz", h.clock_mhz},
+                         {"algo", h.algo}});
     }
     double f8 = 2.0 * 8192 * 8192 * 8192;
     double t8 = measure(8192, 8192, 8192);

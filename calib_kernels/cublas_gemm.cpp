@@ -120,6 +120,39 @@ LtPlan::LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, s
   }
 }
 
+std::string LtPlan::algo_signature() const {
+  if (!ok_) return "";
+  struct Field {
+    char tag;
+    cublasLtMatmulAlgoConfigAttributes_t attr;
+    std::size_t bytes;
+  };
+  const Field fields[] = {{'a', CUBLASLT_ALGO_CONFIG_ID, 4},
+                          {'t', CUBLASLT_ALGO_CONFIG_TILE_ID, 4},
+                          {'s', CUBLASLT_ALGO_CONFIG_STAGES_ID, 4},
+                          {'k', CUBLASLT_ALGO_CONFIG_SPLITK_NUM, 4},
+                          {'r', CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, 4},
+                          {'w', CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, 4},
+                          {'c', CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, 4},
+                          {'i', CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, 2},
+                          {'g', CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, 2}};
+  std::string out;
+  for (const Field& f : fields) {
+    std::uint32_t v32 = 0;
+    std::uint16_t v16 = 0;
+    void* dst = f.bytes == 2 ? static_cast<void*>(&v16) : static_cast<void*>(&v32);
+    std::size_t written = 0;
+    cublasStatus_t st = cublasLtMatmulAlgoConfigGetAttribute(&algo_, f.attr, dst, f.bytes, &written);
+    if (!out.empty()) out += ' ';
+    out += f.tag;
+    if (st == CUBLAS_STATUS_SUCCESS)
+      out += std::to_string(f.bytes == 2 ? std::uint32_t(v16) : v32);
+    else
+      out += '?';
+  }
+  return out;
+}
+
 LtPlan::~LtPlan() {
   if (c_) cublasLtMatrixLayoutDestroy(c_);
   if (b_) cublasLtMatrixLayoutDestroy(b_);

@@ -41,6 +41,10 @@ class LtPlan {
   /// Enqueues Y = X·Wᵀ (X: [m][ld(k)], W: [n][ld(k)], Y: [m][ldy]).
   void run(const void* X, const void* W, void* Y, cudaStream_t stream) const;
   std::int64_t ldy() const { return ldy_; }
+  /// The chosen algorithm's configuration, e.g. "a21 t18 s25 k1 r0 w0 c0 i0 g2": algorithm id,
+  /// tile, stages, split-k, reduction scheme, CTA swizzling, custom option, inner shape, cluster
+  /// shape (cuBLASLt's enum values; "?" where cuBLASLt does not answer). Empty when !ok().
+  std::string algo_signature() const;
 
  private:
   const LtHandle& h_;
