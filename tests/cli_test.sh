@@ -45,6 +45,7 @@ expect 0 "measured" -- cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k
 expect 0 '"source": "roofline"' -- cost --gpu h100-sxm5-80gb --op gemm --m 4096 --n 4096 --k 4096 --roofline --json
 expect 0 "attention_decode" -- cost --gpu h200-sxm-141gb --op attention_decode --context 4096 --batch 64
 expect 0 "GB/s" -- cost --gpu h200-sxm-141gb --op memory --bytes 1GiB
+expect 0 "the table refers to" -- cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k 4096 --clock-mhz 1500
 
 expect 0 "iteration_time_s" -- simulate train --scenario scenarios/train_gpt2_124m_1xh200.json
 expect 0 '"peak_bytes"' -- simulate train --scenario scenarios/train_llama2_70b_64xh100.json --json
@@ -60,6 +61,9 @@ if ! head -1 "$tmp/req.csv" | grep -q "ttft"; then echo "FAIL: simulate serve --
 expect 2 "no 'training' object" -- simulate train --scenario scenarios/serve_prefix_cache.json
 expect 2 "needs --k" -- cost --gpu h200-sxm-141gb --op gemm --m 1 --n 1
 expect 2 "unknown --op 'gemv'" -- cost --gpu h200-sxm-141gb --op gemv
+expect 2 "clock-mhz" -- cost --gpu h200-sxm-141gb --op gemm --m 64 --n 64 --k 64 --clock-mhz 50
+expect 2 "has none" -- cost --gpu h100-sxm5-80gb --op gemm --m 64 --n 64 --k 64 --clock-mhz 1500
+expect 2 "applies to --op gemm only" -- cost --gpu h200-sxm-141gb --op launch --clock-mhz 1500
 expect 2 "a100-sxm4-80gb has no tensor-core support for fp8" -- cost --gpu a100-sxm4-80gb --op gemm --m 64 --n 64 --k 64 --dtype fp8 --roofline
 expect 2 "give exactly one of --gpus N or --rate R" -- plan serve --model llama3-8b --gpu h100-sxm5-80gb --isl 100 --osl 10 --ttft-ms 100 --tpot-ms 10
 expect 2 "serving.weights=fp8 is not supported on a100-sxm4-80gb" -- plan serve --model llama2-70b --gpu a100-sxm4-80gb --gpus 2 --quant fp8 --isl 100 --osl 10 --ttft-ms 100 --tpot-ms 10
