@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <functional>
 #include <iostream>
 #include <numeric>
 #include <sstream>
@@ -417,51 +418,61 @@ void Calibrator::rmsnorm_sweep() {
   }
 }
 
-void Calibrator::own_gemm() {
-  cudaStream_t s = stream_.get();
-  double l2 = prop_.l2CacheSize;
-  std::vector<int> sizes =
-      opt_.quick ? std::vector<int>{1024, 4096} : std::vector<int>{1024, 2048, 4096, 8192};
+namespace {
+
+/// Copy i of the square bf16 operands (inputs rotated past L2, one output).
+struct SquareOperands {
+  const bf16* A;
+  const bf16* B;
+  bf16* C;
+  std::size_t elements;  ///< n²
+  int copies;
+  const bf16* a(int i) const { return A + std::size_t(i % copies) * elements; }
+  const bf16* b(int i) const { return B + std::size_t(i % copies) * elements; }
+};
+
+/// The own-GEMM comparisons' shapes: n³ for n = 1024 … 8192 (1024 and 4096 with --quick), bf16
+/// random operands; body(n, operands) for each n.
+void square_gemms(bool quick, std::uint64_t seed, double l2, cudaStream_t s,
+                  const std::function<void(int, const SquareOperands&)>& body) {
+  std::vector<int> sizes = quick ? std::vector<int>{1024, 4096} : std::vector<int>{1024, 2048, 4096, 8192};
   std::size_t maxe = std::size_t(8192) * 8192;
   DeviceBuffer<bf16> A(maxe * 2), B(maxe * 2), C(maxe);
-  fill_random(A.get(), A.size(), Elem::BF16, opt_.seed + 3, 1.f, s);
-  fill_random(B.get(), B.size(), Elem::BF16, opt_.seed + 4, 1.f, s);
+  fill_random(A.get(), A.size(), Elem::BF16, seed + 3, 1.f, s);
+  fill_random(B.get(), B.size(), Elem::BF16, seed + 4, 1.f, s);
   for (int n : sizes) {
     std::size_t e = std::size_t(n) * n;
     int copies = std::min<int>(rotation_copies(6.0 * e, l2, 64), int(maxe * 2 / e));
+    body(n, SquareOperands{A.get(), B.get(), C.get(), e, copies});
+  }
+}
+
+}  // namespace
+
+void Calibrator::own_gemm() {
+  cudaStream_t s = stream_.get();
+  square_gemms(opt_.quick, opt_.seed, prop_.l2CacheSize, s, [&](int n, const SquareOperands& o) {
     double flops = 2.0 * n * n * n;
     LtPlan plan(*lt_, GemmDtype::BF16, n, n, n);
     TimingOptions topt;
     topt.budget_ms = 30;
-    double tc = time_median_seconds(
-        [&](int i) { plan.run(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), s); }, s,
-        topt);
-    double tm = time_median_seconds(
-        [&](int i) { gemm_mma(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), n, n, n, s); },
-        s, topt);
+    double tc = time_median_seconds([&](int i) { plan.run(o.a(i), o.b(i), o.C, s); }, s, topt);
+    double tm = time_median_seconds([&](int i) { gemm_mma(o.a(i), o.b(i), o.C, n, n, n, s); }, s, topt);
     std::string sh = shape3(n, n, n) + " bf16";
     add({"gemm_cublaslt", "gemm", sh, tc, flops / tc / 1e12, "TFLOP/s", flops / tc / 1e12,
          "cuBLASLt same shape"});
-    double tw = time_median_seconds(
-        [&](int i) {
-          gemm_wgmma(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), n, n, n, s);
-        },
-        s, topt);
+    double tw = time_median_seconds([&](int i) { gemm_wgmma(o.a(i), o.b(i), o.C, n, n, n, s); }, s, topt);
     add({"gemm_mma", "gemm", sh, tm, flops / tm / 1e12, "TFLOP/s", flops / tc / 1e12, "cuBLASLt same shape"});
     add({"gemm_wgmma", "gemm", sh, tw, flops / tw / 1e12, "TFLOP/s", flops / tc / 1e12,
          "cuBLASLt same shape"});
     if (n <= 4096) {
       TimingOptions few = topt;
       few.min_iters = 3;
-      double tt = time_median_seconds(
-          [&](int i) {
-            gemm_tiled(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), n, n, n, s);
-          },
-          s, few);
+      double tt = time_median_seconds([&](int i) { gemm_tiled(o.a(i), o.b(i), o.C, n, n, n, s); }, s, few);
       add({"gemm_tiled", "gemm", sh, tt, flops / tt / 1e12, "TFLOP/s", flops / tc / 1e12,
            "cuBLASLt same shape"});
     }
-  }
+  });
 }
 
 void Calibrator::run_gemm() {
@@ -470,16 +481,7 @@ void Calibrator::run_gemm() {
   own_gemm();
   stage("gemm_wgmma tile configurations");
   cudaStream_t s = stream_.get();
-  double l2 = prop_.l2CacheSize;
-  std::vector<int> sizes =
-      opt_.quick ? std::vector<int>{1024, 4096} : std::vector<int>{1024, 2048, 4096, 8192};
-  std::size_t maxe = std::size_t(8192) * 8192;
-  DeviceBuffer<bf16> A(maxe * 2), B(maxe * 2), C(maxe);
-  fill_random(A.get(), A.size(), Elem::BF16, opt_.seed + 3, 1.f, s);
-  fill_random(B.get(), B.size(), Elem::BF16, opt_.seed + 4, 1.f, s);
-  for (int n : sizes) {
-    std::size_t e = std::size_t(n) * n;
-    int copies = std::min<int>(rotation_copies(6.0 * e, l2, 64), int(maxe * 2 / e));
+  square_gemms(opt_.quick, opt_.seed, prop_.l2CacheSize, s, [&](int n, const SquareOperands& o) {
     double flops = 2.0 * n * n * n;
     TimingOptions topt;
     topt.budget_ms = 30;
@@ -487,20 +489,14 @@ void Calibrator::run_gemm() {
     // same launch timed up to 10% slower than in the table (the clock falls under sustained load),
     // so the table's reference would make these fractions unfair.
     LtPlan plan(*lt_, GemmDtype::BF16, n, n, n);
-    double tc = time_median_seconds(
-        [&](int i) { plan.run(A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), s); }, s,
-        topt);
+    double tc = time_median_seconds([&](int i) { plan.run(o.a(i), o.b(i), o.C, s); }, s, topt);
     for (int cfg = 0; cfg < gemm_wgmma_config_count(); ++cfg) {
-      double t = time_median_seconds(
-          [&](int i) {
-            gemm_wgmma_config(cfg, A.get() + (i % copies) * e, B.get() + (i % copies) * e, C.get(), n, n, n,
-                              s);
-          },
-          s, topt);
+      double t = time_median_seconds([&](int i) { gemm_wgmma_config(cfg, o.a(i), o.b(i), o.C, n, n, n, s); },
+                                     s, topt);
       add({std::string("gemm_wgmma ") + gemm_wgmma_config_name(cfg), "gemm", shape3(n, n, n) + " bf16", t,
            flops / t / 1e12, "TFLOP/s", flops / tc / 1e12, "cuBLASLt same shape, timed alongside"});
     }
-  }
+  });
 }
 
 void Calibrator::attention_prefill_tables() {
@@ -814,52 +810,42 @@ void Calibrator::gemm_sweeps() {
         cell_algo[c] = algo;
       }
     }
-    auto grid = [&](const std::vector<double>& v, bool mhz) {
+    // A [m][n][k] JSON array of cell(c) for every grid cell c.
+    auto grid = [&](auto&& cell_json) {
       json out = json::array();
       for (std::size_t mi = 0; mi < ms.size(); ++mi) {
         json plane = json::array();
         for (std::size_t ni = 0; ni < ns.size(); ++ni) {
           json row = json::array();
-          for (std::size_t ki = 0; ki < ks.size(); ++ki) {
-            double t = v[(mi * ns.size() + ni) * ks.size() + ki];
-            row.push_back(t > 0 ? (mhz ? json(std::lround(t)) : json(t)) : json(nullptr));
-          }
+          for (std::size_t ki = 0; ki < ks.size(); ++ki)
+            row.push_back(cell_json((mi * ns.size() + ni) * ks.size() + ki));
           plane.push_back(row);
         }
         out.push_back(plane);
       }
       return out;
     };
+    auto seconds_of = [](double t) { return t > 0 ? json(t) : json(nullptr); };
+    auto mhz_of = [](double f) { return f > 0 ? json(std::lround(f)) : json(nullptr); };
     // The algorithm cuBLASLt chose for each cell, as an index into the table's list of distinct ones.
     std::vector<std::string> algos;
-    std::vector<double> cell_algo_index(cell.size(), -1);
+    std::vector<int> cell_algo_index(cell.size(), -1);
     for (std::size_t c = 0; c < cell.size(); ++c) {
       if (cell_algo[c].empty()) continue;
       auto it = std::find(algos.begin(), algos.end(), cell_algo[c]);
       if (it == algos.end()) it = algos.insert(algos.end(), cell_algo[c]);
-      cell_algo_index[c] = double(it - algos.begin());
-    }
-    json algo_grid = json::array();
-    for (std::size_t mi = 0; mi < ms.size(); ++mi) {
-      json plane = json::array();
-      for (std::size_t ni = 0; ni < ns.size(); ++ni) {
-        json row = json::array();
-        for (std::size_t ki = 0; ki < ks.size(); ++ki) {
-          double a = cell_algo_index[(mi * ns.size() + ni) * ks.size() + ki];
-          row.push_back(a >= 0 ? json(int(a)) : json(nullptr));
-        }
-        plane.push_back(row);
-      }
-      algo_grid.push_back(plane);
+      cell_algo_index[c] = int(it - algos.begin());
     }
     tables[dn] = {{"m", ms},
                   {"n", ns},
                   {"k", ks},
-                  {"seconds", grid(cell, false)},
-                  {"clock_mhz_before", grid(cell_clk0, true)},
-                  {"clock_mhz_after", grid(cell_clk1, true)},
+                  {"seconds", grid([&](std::size_t c) { return seconds_of(cell[c]); })},
+                  {"clock_mhz_before", grid([&](std::size_t c) { return mhz_of(cell_clk0[c]); })},
+                  {"clock_mhz_after", grid([&](std::size_t c) { return mhz_of(cell_clk1[c]); })},
                   {"algos", algos},
-                  {"algo", algo_grid},
+                  {"algo", grid([&](std::size_t c) {
+                     return cell_algo_index[c] >= 0 ? json(cell_algo_index[c]) : json(nullptr);
+                   })},
                   {"layout", "Y[m,n] = X[m,k] W[n,k]^T (cuBLASLt TN)"}};
     // Alignment classes: k and n that are multiples of only e elements (e < 16 bytes / element)
     // run other, slower kernels. Measure t(m, x+e, x+e) / t(m, x, x) next to grid points.
