@@ -39,16 +39,17 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   out["gpu"] = to.name;
   out["source"] = "derived";
   out["command"] = "derive_profile (hardware/profile_derive.cpp)";
-  out["derived_from"] = {{"gpu", from.name},
-                         {"date", check.date},
-                         {"command", check.command},
-                         {"method",
-                          "each measured time keeps its efficiency against the datasheet roofline: GEMM "
-                          "cells, first referred to the measured profile's reference clock, scale by the ratio of "
-                          "max(FLOPs/peak, bytes/HBM bandwidth) on the two GPUs, attention prefill by the "
-                          "bf16 peak ratio, decode and "
-                          "memory-bound tables by the HBM bandwidth ratio; the launch part "
-                          "(ceilings.launch_us) is kept as measured"}};
+  out["derived_from"] = {
+      {"gpu", from.name},
+      {"date", check.date},
+      {"command", check.command},
+      {"method",
+       "each measured time keeps its efficiency against the datasheet roofline: GEMM "
+       "cells, first referred to the measured profile's reference clock, scale by the ratio of "
+       "max(FLOPs/peak, bytes/HBM bandwidth) on the two GPUs, attention prefill by the "
+       "bf16 peak ratio, decode and "
+       "memory-bound tables by the HBM bandwidth ratio; the launch part "
+       "(ceilings.launch_us) is kept as measured"}};
   Json& dev = out["device"];
   dev = {{"name", to.display_name},
          {"sms", to.sms},
@@ -104,13 +105,10 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
       tj.erase("clock_mhz_before");
       tj.erase("clock_mhz_after");
       if (tj.contains("fit_points"))
-        for (auto& fpt : tj["fit_points"]) {
-          double mhz = 0;
-          if (fpt.contains("clock_mhz")) {
-            mhz = 0.5 * (fpt["clock_mhz"][0].get<double>() + fpt["clock_mhz"][1].get<double>());
-            fpt.erase("clock_mhz");
-          }
-          fpt["seconds"] = fpt["seconds"].get<double>() * referred.clock_factor(t.dtype, mhz);
+        for (std::size_t fi = 0; fi < tj["fit_points"].size(); ++fi) {
+          Json& fpt = tj["fit_points"][fi];
+          fpt.erase("clock_mhz");  // parsed, in order, into t.fit_points[fi][4]
+          fpt["seconds"] = fpt["seconds"].get<double>() * referred.clock_factor(t.dtype, t.fit_points[fi][4]);
           GemmShape s;
           s.m = fpt["m"].get<std::int64_t>();
           s.n = fpt["n"].get<std::int64_t>();
@@ -154,7 +152,8 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   // The framework's eager kernels (casts, norms, elementwise) are memory-bound GPU work: scaled like
   // the memory table; its host costs stay as measured.
   if (out.contains("framework") && out["framework"].contains("elementwise"))
-    for (auto& op : out["framework"]["elementwise"]["ops"]) scale_nested(op["seconds"], bw_ratio, scale_nested);
+    for (auto& op : out["framework"]["elementwise"]["ops"])
+      scale_nested(op["seconds"], bw_ratio, scale_nested);
   scale_nested(tables["memory_bound"]["seconds"], bw_ratio, scale_nested);
   return out;
 }
