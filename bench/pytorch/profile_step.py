@@ -31,27 +31,6 @@ DEFAULT_CONFIGS = ("gpt2-124m:4:0,gpt2-124m:4:1,gpt2-124m:16:0,gpt2-350m:16:1,gp
                    "gpt2-1.3b:8:0,gpt2-1.3b:16:1")
 
 
-def make_step(name, mb, ckpt, seed):
-    layers, h, heads = train_step.MODELS[name]
-    torch.manual_seed(seed)
-    dev = torch.device("cuda")
-    model = train_step.GPT(layers, h, heads, ckpt=ckpt).to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-    g = torch.Generator(device=dev).manual_seed(seed)
-    idx = torch.randint(0, train_step.VOCAB, (mb, train_step.SEQ), device=dev, generator=g)
-    tgt = torch.randint(0, train_step.VOCAB, (mb, train_step.SEQ), device=dev, generator=g)
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = model(idx, tgt)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step, (model, opt, idx, tgt)
-
-
 def timed_steps(step, n):
     out = []
     for _ in range(n):
@@ -147,7 +126,7 @@ def main():
     for spec in args.configs.split(","):
         name, mb, ck = spec.split(":")
         mb, ck = int(mb), ck == "1"
-        step, keep = make_step(name, mb, ck, args.seed)
+        step, keep = train_step.make_step(name, mb, ck, args.seed)
         for _ in range(args.warmup):
             step()
         torch.cuda.synchronize()

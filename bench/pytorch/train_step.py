@@ -79,18 +79,17 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.view(-1))
 
 
-def measure(name, mb, ckpt, warmup, steps, seed):
+def make_step(name, mb, ckpt, seed):
+    """One training step of model `name` (AMP bf16 autocast, fused AdamW) on a fixed random batch:
+    returns step() and (model, optimizer, inputs, targets)."""
     layers, h, heads = MODELS[name]
     torch.manual_seed(seed)
     dev = torch.device("cuda")
     model = GPT(layers, h, heads, ckpt=ckpt).to(dev)
-    params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     g = torch.Generator(device=dev).manual_seed(seed)
     idx = torch.randint(0, VOCAB, (mb, SEQ), device=dev, generator=g)
     tgt = torch.randint(0, VOCAB, (mb, SEQ), device=dev, generator=g)
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -99,6 +98,17 @@ def measure(name, mb, ckpt, warmup, steps, seed):
         loss.backward()
         opt.step()
         return loss
+
+    return step, (model, opt, idx, tgt)
+
+
+def measure(name, mb, ckpt, warmup, steps, seed):
+    layers, h, heads = MODELS[name]
+    step, state = make_step(name, mb, ckpt, seed)
+    model = state[0]
+    params = sum(p.numel() for p in model.parameters())
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
 
     for _ in range(warmup):
         step()
@@ -138,7 +148,7 @@ def measure(name, mb, ckpt, warmup, steps, seed):
         "achieved_TFLOPs": flops / med / 1e12,
         "final_loss": float(loss.item()),
     }
-    del model, opt, idx, tgt
+    del step, state, model, loss  # the step's tensors, before the allocator's cache is emptied
     torch.cuda.empty_cache()
     return res
 
