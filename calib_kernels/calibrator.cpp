@@ -855,27 +855,39 @@ void Calibrator::gemm_sweeps() {
           opt_.quick ? std::vector<std::int64_t>{1, 1024} : std::vector<std::int64_t>{1, 32, 1024, 8192};
       std::vector<std::int64_t> ank =
           opt_.quick ? std::vector<std::int64_t>{4096} : std::vector<std::int64_t>{1024, 4096, 16384};
-      json elems = json::array(), ratios = json::array();
+      // Three classes per alignment: n and k both misaligned, only n (the output's rows), only k
+      // (both inputs' rows).
+      json elems = json::array(), ratios = json::array(), ratios_n = json::array(), ratios_k = json::array();
+      auto ratio = [](double base, double t) { return base > 0 && t > 0 ? json(t / base) : json(nullptr); };
       for (int el = 1; el < emax; el *= 2) {
-        json plane = json::array();
+        json plane = json::array(), plane_n = json::array(), plane_k = json::array();
         for (auto m : am) {
-          json row = json::array();
+          json row = json::array(), row_n = json::array(), row_k = json::array();
           for (auto x : ank) {
-            double base = measure(m, x, x), t = measure(m, x + el, x + el);
-            row.push_back(base > 0 && t > 0 ? json(t / base) : json(nullptr));
+            double base = measure(m, x, x);
+            row.push_back(ratio(base, measure(m, x + el, x + el)));
+            row_n.push_back(ratio(base, measure(m, x + el, x)));
+            row_k.push_back(ratio(base, measure(m, x, x + el)));
           }
           plane.push_back(row);
+          plane_n.push_back(row_n);
+          plane_k.push_back(row_k);
         }
         elems.push_back(el);
         ratios.push_back(plane);
+        ratios_n.push_back(plane_n);
+        ratios_k.push_back(plane_k);
       }
       if (!elems.empty())
-        tables[dn]["misaligned"] = {
-            {"m", am},
-            {"nk", ank},
-            {"elements", elems},
-            {"ratio", ratios},
-            {"rule", "n and k both multiples of `elements` only; null: no cuBLASLt algorithm"}};
+        tables[dn]["misaligned"] = {{"m", am},
+                                    {"nk", ank},
+                                    {"elements", elems},
+                                    {"ratio", ratios},
+                                    {"ratio_n", ratios_n},
+                                    {"ratio_k", ratios_k},
+                                    {"rule",
+                                     "ratio: n and k both multiples of `elements` only; ratio_n: only n "
+                                     "(k = nk); ratio_k: only k (n = nk); null: no cuBLASLt algorithm"}};
     }
     // Fit points: off-grid, aligned shapes (a separate random stream from the held-out ones)
     // from which the cost model fits its tile quanta, off-grid factor and clock exponent; like the

@@ -98,6 +98,92 @@ std::string fmt_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
   return o.str();
 }
 
+/// One misalignment ratio table [elements][m][nk] at (m, nk) for the class of `e` elements,
+/// log-interpolated; when that class has no measurement there (no cuBLASLt algorithm for it) the
+/// nearest class that has one (fewer doublings away; ties → the better-aligned one). NaN if none.
+double misaligned_ratio(const GemmTable& t, const std::vector<double>& ratio, double m, double nk, double e,
+                        double* used) {
+  if (ratio.empty()) return NAN;
+  Pos a = locate(t.mis_m, m), b = locate(t.mis_nk, nk);
+  auto at_class = [&](std::size_t ei) {
+    auto at = [&](std::size_t i, std::size_t j) {
+      return ratio[(ei * t.mis_m.size() + i) * t.mis_nk.size() + j];
+    };
+    return lerp_log(lerp_log(at(a.i0, b.i0), at(a.i0, b.i1), b.w),
+                    lerp_log(at(a.i1, b.i0), at(a.i1, b.i1), b.w), a.w);
+  };
+  std::vector<std::size_t> order(t.mis_elements.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto dist = [&](std::size_t i) { return std::fabs(std::log2(t.mis_elements[i]) - std::log2(e)); };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    if (dist(x) != dist(y)) return dist(x) < dist(y);
+    return t.mis_elements[x] > t.mis_elements[y];
+  });
+  for (std::size_t ei : order) {
+    double r = at_class(ei);
+    if (std::isfinite(r)) {
+      if (used) *used = t.mis_elements[ei];
+      return r;
+    }
+  }
+  return NAN;
+}
+
+struct MisalignedFactor {
+  double ratio = NAN;
+  std::string what;
+};
+
+/// The slow-down of a GEMM whose n (multiple of `en` elements only) or k (`ek`) is not 16-byte
+/// aligned (`emax` elements). Only one of them misaligned: that operand's own ratio when the
+/// profile has it. Both: the both-misaligned ratio at the coarser class min(en, ek); where that
+/// has no measurement, the larger of the two single-operand ratios. Profiles without the
+/// single-operand ratios use the both-misaligned one for every case.
+MisalignedFactor misaligned_factor(const GemmTable& t, double m, double n, double k, double en, double ek,
+                                   double emax) {
+  MisalignedFactor f;
+  const double nk = std::sqrt(n * k);
+  double used = 0;
+  auto describe = [&](const char* which, double e_asked) {
+    std::ostringstream d;
+    d << which << " multiple" << (std::string(which).find(',') != std::string::npos ? "s" : "") << " of "
+      << e_asked << " element" << (e_asked == 1 ? "" : "s") << " only";
+    if (used != e_asked) d << " (ratio of the " << used << "-element class)";
+    return d.str();
+  };
+  const bool mn = en < emax, mk = ek < emax;
+  if (mn != mk) {
+    const std::vector<double>& single = mn ? t.mis_ratio_n : t.mis_ratio_k;
+    const double e = mn ? en : ek;
+    f.ratio = misaligned_ratio(t, single, m, nk, e, &used);
+    if (std::isfinite(f.ratio)) {
+      f.what = describe(mn ? "n" : "k", e);
+      return f;
+    }
+  }
+  const double e = std::min(en, ek);
+  f.ratio = misaligned_ratio(t, t.mis_ratio, m, nk, e, &used);
+  // The both-misaligned class measured has no algorithm at this e (cuBLASLt refuses it), yet this
+  // shape's other operand is better aligned: the worse of the two single-operand slow-downs.
+  if (mn && mk && used != e && !t.mis_ratio_n.empty() && !t.mis_ratio_k.empty()) {
+    double un = 0, uk = 0;
+    double rn = misaligned_ratio(t, t.mis_ratio_n, m, nk, en, &un),
+           rk = misaligned_ratio(t, t.mis_ratio_k, m, nk, ek, &uk);
+    if (std::isfinite(rn) || std::isfinite(rk)) {
+      const bool take_n = std::isfinite(rn) && (!std::isfinite(rk) || rn >= rk);
+      f.ratio = take_n ? rn : rk;
+      used = take_n ? un : uk;
+      std::ostringstream d;
+      d << "n, k multiples of " << en << ", " << ek << " elements only: the " << (take_n ? "n" : "k")
+        << "-misaligned ratio";
+      f.what = d.str();
+      return f;
+    }
+  }
+  if (std::isfinite(f.ratio)) f.what = describe("n, k", e);
+  return f;
+}
+
 }  // namespace
 
 CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
@@ -305,21 +391,17 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
     }
   }
   if (own_table && !t->mis_elements.empty()) {
+    const double en = std::min(pow2_divisor(s.n), emax), ek = std::min(pow2_divisor(s.k), emax);
     if (e_al < emax) {
-      std::size_t ei = 0;
-      while (ei + 1 < t->mis_elements.size() && t->mis_elements[ei + 1] <= e_al) ++ei;
-      Pos a = locate(t->mis_m, double(s.m)), b = locate(t->mis_nk, std::sqrt(double(s.n) * double(s.k)));
-      auto at = [&](std::size_t i, std::size_t j) {
-        return t->mis_ratio[(ei * t->mis_m.size() + i) * t->mis_nk.size() + j];
-      };
-      double f = lerp_log(lerp_log(at(a.i0, b.i0), at(a.i0, b.i1), b.w),
-                          lerp_log(at(a.i1, b.i0), at(a.i1, b.i1), b.w), a.w);
-      if (std::isfinite(f)) {
-        secs *= f;
+      const MisalignedFactor f = misaligned_factor(*t, double(s.m), double(s.n), double(s.k), en, ek, emax);
+      if (std::isfinite(f.ratio)) {
+        secs *= f.ratio;
         std::ostringstream d;
         d.precision(3);
-        d << "; n, k multiples of " << e_al << " elements only: ×" << f;
+        d << "; " << f.what << ": ×" << f.ratio;
         detail += d.str();
+      } else {
+        detail += "; misaligned n, k: no measured ratio (no cuBLASLt algorithm in the calibration)";
       }
     }
   }

@@ -75,7 +75,53 @@ TEST(CalibratedCostModel, UnalignedRowsCostTheMeasuredRatio) {
   CostEstimate al = h200().gemm(gemm(4096, 4096, 4096));
   CostEstimate odd = h200().gemm(gemm(4096, 4097, 4097));
   EXPECT_GT(odd.seconds, 1.5 * al.seconds);
-  EXPECT_NE(odd.detail.find("multiples of 1 elements"), std::string::npos) << odd.detail;
+  EXPECT_NE(odd.detail.find("n, k multiples of 1 element only"), std::string::npos) << odd.detail;
+}
+
+// Single-operand alignment classes on a synthetic profile: only n misaligned costs the n ratio,
+// only k the k ratio; both misaligned where the both-misaligned class has no algorithm (int8 on
+// the H200 has none for odd n and k at m ≥ 32) the worse of the two single-operand ratios; a
+// profile without single-operand ratios uses the both-misaligned class's nearest measurement.
+TEST(CalibratedCostModel, MisalignedOperandClasses) {
+  Json j = parse_json_text(default_profile_json("h200-sxm-141gb"), "h200");
+  Json& mis = j["tables"]["gemm"]["bf16"]["misaligned"];
+  const std::size_t ne = mis["elements"].size(), nm = mis["m"].size(), nn = mis["nk"].size();
+  auto filled = [&](double v) {
+    Json r = Json::array();
+    for (std::size_t e = 0; e < ne; ++e) {
+      Json plane = Json::array();
+      for (std::size_t a = 0; a < nm; ++a) plane.push_back(Json(std::vector<double>(nn, v)));
+      r.push_back(plane);
+    }
+    return r;
+  };
+  mis["ratio_n"] = filled(2.0);
+  mis["ratio_k"] = filled(3.0);
+  for (std::size_t a = 0; a < nm; ++a)
+    for (std::size_t b = 0; b < nn; ++b) mis["ratio"][0][a][b] = nullptr;  // odd n and k: no algorithm
+  CalibratedCostModel cm(parse_profile(j, "synthetic"), find_gpu("h200-sxm-141gb"));
+  const double base = cm.gemm(gemm(1024, 4096, 4096)).seconds;
+  CostEstimate n_odd = cm.gemm(gemm(1024, 4097, 4096)), k_odd = cm.gemm(gemm(1024, 4096, 4097)),
+               both = cm.gemm(gemm(1024, 4097, 4097)), both2 = cm.gemm(gemm(1024, 4098, 4098));
+  EXPECT_NEAR(n_odd.seconds / base, 2.0, 0.03) << n_odd.detail;
+  EXPECT_NE(n_odd.detail.find("n multiple of 1 element only"), std::string::npos) << n_odd.detail;
+  EXPECT_NEAR(k_odd.seconds / base, 3.0, 0.05) << k_odd.detail;
+  EXPECT_NEAR(both.seconds / base, 3.0, 0.05) << both.detail;
+  EXPECT_NE(both.detail.find("k-misaligned ratio"), std::string::npos) << both.detail;
+  // The 2-element class of the both-misaligned table is measured: it is used as is.
+  const double r2 = both2.seconds / cm.gemm(gemm(1024, 4096, 4096)).seconds;
+  EXPECT_GT(r2, 1.2) << both2.detail;
+  EXPECT_NE(both2.detail.find("n, k multiples of 2 elements only"), std::string::npos) << both2.detail;
+
+  // Without single-operand ratios: the both-misaligned table's nearest measured class (2 elements).
+  Json j2 = parse_json_text(default_profile_json("h200-sxm-141gb"), "h200");
+  Json& mis2 = j2["tables"]["gemm"]["bf16"]["misaligned"];
+  for (std::size_t a = 0; a < nm; ++a)
+    for (std::size_t b = 0; b < nn; ++b) mis2["ratio"][0][a][b] = nullptr;
+  CalibratedCostModel cm2(parse_profile(j2, "synthetic"), find_gpu("h200-sxm-141gb"));
+  CostEstimate f = cm2.gemm(gemm(1024, 4097, 4096));
+  EXPECT_NE(f.detail.find("ratio of the 2-element class"), std::string::npos) << f.detail;
+  EXPECT_GT(f.seconds, 1.2 * cm2.gemm(gemm(1024, 4096, 4096)).seconds);
 }
 
 TEST(CalibratedCostModel, GemmExtrapolatesOutsideTheTable) {

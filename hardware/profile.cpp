@@ -208,6 +208,11 @@ Profile parse_profile(const Json& j, const std::string& origin) {
         t.mis_ratio =
             seconds_grid(need(mj, "ratio", mf, origin), mf + ".ratio", origin,
                          t.mis_elements.size() * t.mis_m.size() * t.mis_nk.size(), "elements × m × nk");
+        for (const char* key : {"ratio_n", "ratio_k"})
+          if (mj.contains(key))
+            (key[6] == 'n' ? t.mis_ratio_n : t.mis_ratio_k) =
+                seconds_grid(mj[key], mf + "." + key, origin,
+                             t.mis_elements.size() * t.mis_m.size() * t.mis_nk.size(), "elements × m × nk");
       }
       if (it.value().contains("clock_mhz_before") && it.value().contains("clock_mhz_after")) {
         std::string dims =

@@ -25,8 +25,10 @@ struct GemmTable {
     return seconds[(i * n.size() + j) * k.size() + l];
   }
   /// Measured slow-down when n and k are multiples of only `mis_elements[e]` elements (rows not
-  /// 16-byte aligned), over (m, n = k = nk): mis_ratio[e][m][nk], NaN = no algorithm.
-  std::vector<double> mis_m, mis_nk, mis_elements, mis_ratio;
+  /// 16-byte aligned), over (m, n = k = nk): mis_ratio[e][m][nk], NaN = no algorithm. Optional
+  /// (empty when the profile predates them): the slow-down when only n (mis_ratio_n: n = nk + e,
+  /// k = nk) or only k (mis_ratio_k) is misaligned, same layout.
+  std::vector<double> mis_m, mis_nk, mis_elements, mis_ratio, mis_ratio_n, mis_ratio_k;
   /// The multiprocessor clock (MHz) each cell was measured at (mean of the readings just before
   /// and just after it), same layout as `seconds`; empty when the profile has none, NaN = unknown.
   /// A GPU under its power cap runs a heavy GEMM at a clock set by what ran before it; the cost
