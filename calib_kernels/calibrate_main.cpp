@@ -1,6 +1,8 @@
 // infraplan-calibrate: measures this GPU and writes a profile (docs/calibration.md).
 //   infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]
 //   infraplan-calibrate comm --out FILE.json [--quick]   (adds/replaces the "comm" section)
+//   infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]
+//                                                          (exact GEMM shapes of a workload)
 //   infraplan-calibrate --check                            (correctness checks only)
 //   infraplan-calibrate gemm-probe --out FILE.json         (GEMM paths a framework may get)
 //   infraplan-calibrate --gemm                             (own GEMMs vs cuBLASLt, gemm_wgmma tiles)
@@ -25,6 +27,7 @@ void usage() {
   std::fprintf(stderr,
                "usage: infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]\n"
                "       infraplan-calibrate comm --out FILE.json [--quick]\n"
+               "       infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]\n"
                "       infraplan-calibrate --check\n"
                "       infraplan-calibrate gemm-probe --out FILE.json\n"
                "       infraplan-calibrate --gemm\n"
@@ -42,12 +45,53 @@ bool write_json(const std::string& path, const nlohmann::ordered_json& j) {
   return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
+/// The shapes file `infraplan simulate ... --gemm-shapes-out` writes: {"gemm_shapes": [{dtype, m, n,
+/// k, ...}]} (or the bare array). Throws naming the entry and field on bad input.
+std::vector<infraplan::calib::GemmShapeRequest> read_shapes(const std::string& path) {
+  using infraplan::calib::GemmDtype;
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot read shapes file " + path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": not valid JSON (" + e.what() + ")");
+  }
+  const nlohmann::json& arr = j.is_object() && j.contains("gemm_shapes") ? j["gemm_shapes"] : j;
+  if (!arr.is_array()) throw std::runtime_error(path + ": expected {\"gemm_shapes\": [...]} or an array");
+  std::vector<infraplan::calib::GemmShapeRequest> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const auto& e = arr[i];
+    std::string where = path + ": gemm_shapes[" + std::to_string(i) + "]";
+    if (!e.is_object()) throw std::runtime_error(where + ": expected an object {dtype, m, n, k}");
+    infraplan::calib::GemmShapeRequest r;
+    std::string dn = e.value("dtype", std::string());
+    bool known = false;
+    for (GemmDtype d : {GemmDtype::BF16, GemmDtype::FP16, GemmDtype::TF32, GemmDtype::FP8, GemmDtype::INT8})
+      if (dn == infraplan::calib::gemm_dtype_name(d)) r.dtype = d, known = true;
+    if (!known)
+      throw std::runtime_error(where + ".dtype: '" + dn +
+                               "' is not timed by cuBLASLt here; one of bf16, fp16, tf32, fp8, int8");
+    for (auto [key, dst] : {std::pair<const char*, std::int64_t*>{"m", &r.m}, {"n", &r.n}, {"k", &r.k}}) {
+      if (!e.contains(key) || !e[key].is_number_integer() || e[key].get<std::int64_t>() <= 0 ||
+          e[key].get<std::int64_t>() > (1 << 20))
+        throw std::runtime_error(where + "." + key + ": expected an integer in 1 … 1048576");
+      *dst = e[key].get<std::int64_t>();
+    }
+    bool dup = false;
+    for (const auto& o : out) dup |= o.dtype == r.dtype && o.m == r.m && o.n == r.n && o.k == r.k;
+    if (!dup) out.push_back(r);
+  }
+  if (out.empty()) throw std::runtime_error(path + ": no GEMM shapes");
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace infraplan::calib;
   CalibrateOptions opt;
-  std::string out, only;
+  std::string out, only, shapes_path, add_to;
   bool comm_mode = false, with_comm = false, check_only = false, gemm_only = false, probe_mode = false;
   opt.command = "infraplan-calibrate";
   for (int i = 1; i < argc; ++i) {
@@ -81,6 +125,10 @@ int main(int argc, char** argv) {
       gemm_only = true;
     else if (a == "--only")
       only = value("--only");
+    else if (a == "--shapes")
+      shapes_path = value("--shapes");
+    else if (a == "--add-to")
+      add_to = value("--add-to");
     else if (a == "--verbose")
       opt.verbose = true;
     else if (a == "--help" || a == "-h") {
@@ -93,6 +141,11 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    if (!add_to.empty() && shapes_path.empty()) {
+      std::fprintf(stderr, "infraplan-calibrate: --add-to needs --shapes\n");
+      return 2;
+    }
+    if (!shapes_path.empty()) opt.shapes = read_shapes(shapes_path);
     if (!gpu_available()) {
       std::fprintf(stderr, "infraplan-calibrate: no CUDA device found\n");
       return 3;
@@ -139,6 +192,44 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "infraplan-calibrate: cannot write %s\n", out.c_str());
         return 1;
       }
+      return 0;
+    }
+    if (!add_to.empty()) {
+      // Exact shapes only, into a copy of an existing profile (same GPU): entries of the same
+      // format and shape are replaced.
+      nlohmann::ordered_json prof;
+      {
+        std::ifstream f(add_to);
+        if (!f) throw std::runtime_error("cannot read profile " + add_to);
+        prof = nlohmann::ordered_json::parse(f);
+      }
+      if (!prof.contains("tables") || !prof["tables"].contains("gemm"))
+        throw std::runtime_error(add_to + ": not a profile with GEMM tables (tables.gemm)");
+      cudaDeviceProp prop{};
+      if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess && prof.contains("device") &&
+          prof["device"].value("name", std::string()) != prop.name)
+        throw std::runtime_error(add_to + " was measured on " + prof["device"].value("name", std::string()) +
+                                 ", this GPU is " + prop.name +
+                                 ": exact shapes belong to the profile of this GPU");
+      Calibrator cal(opt);
+      auto fresh = cal.run_shapes();
+      nlohmann::ordered_json merged = nlohmann::ordered_json::array();
+      auto same = [](const nlohmann::ordered_json& a, const nlohmann::ordered_json& b) {
+        return a["dtype"] == b["dtype"] && a["m"] == b["m"] && a["n"] == b["n"] && a["k"] == b["k"];
+      };
+      if (prof["tables"].contains("gemm_shapes"))
+        for (const auto& old_e : prof["tables"]["gemm_shapes"]) {
+          bool replaced = false;
+          for (const auto& e : fresh) replaced |= same(old_e, e);
+          if (!replaced) merged.push_back(old_e);
+        }
+      for (const auto& e : fresh) merged.push_back(e);
+      prof["tables"]["gemm_shapes"] = merged;
+      if (!write_json(out, prof)) {
+        std::fprintf(stderr, "infraplan-calibrate: cannot write %s\n", out.c_str());
+        return 1;
+      }
+      std::printf("%zu exact GEMM shapes timed; profile written to %s\n", fresh.size(), out.c_str());
       return 0;
     }
     Calibrator cal(opt);

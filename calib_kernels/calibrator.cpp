@@ -730,12 +730,24 @@ void Calibrator::gemm_sweeps() {
     ns = {1024, 4096, 16384};
     ks = {1024, 4096, 16384};
   }
-  // Arenas hold the largest operands (32768² × 4 bytes); small shapes rotate through them.
-  std::size_t arena =
-      std::size_t(ms.back()) * std::size_t(gemm_ld(GemmDtype::TF32, ks.back())) * 4 + (64u << 20);
+  if (opt_.shapes_only) {
+    dtypes.clear();
+    for (const auto& r : opt_.shapes)
+      if (std::find(dtypes.begin(), dtypes.end(), r.dtype) == dtypes.end()) dtypes.push_back(r.dtype);
+  }
+  // Arenas hold the largest operands (32768² × 4 bytes, or the largest exact shape); small shapes
+  // rotate through them.
+  std::size_t largest =
+      opt_.shapes_only ? 0 : std::size_t(ms.back()) * std::size_t(gemm_ld(GemmDtype::TF32, ks.back())) * 4;
+  for (const auto& r : opt_.shapes) {
+    std::size_t ld = std::size_t(gemm_ld(r.dtype, r.k)), ldy = std::size_t(r.n + 15) / 16 * 16;
+    largest =
+        std::max({largest, std::size_t(r.m) * ld * 4, std::size_t(r.n) * ld * 4, std::size_t(r.m) * ldy * 4});
+  }
+  std::size_t arena = largest + (64u << 20);
   DeviceBuffer<unsigned char> X(arena), W(arena), Y(arena);
   DeviceBuffer<unsigned long long> clk(4);
-  json tables = json::object(), ceil_t = json::object(), holdout = json::array();
+  json tables = json::object(), ceil_t = json::object(), holdout = json::array(), exact = json::array();
   Rng rng{opt_.seed ^ 0x6e33};
   for (GemmDtype d : dtypes) {
     std::string dn = gemm_dtype_name(d);
@@ -789,6 +801,54 @@ void Calibrator::gemm_sweeps() {
       best = std::max(best, 2.0 * m * n * k / t);
       return t;
     };
+    // Exact shapes of a workload: three passes in shuffled order, the median kept (like the
+    // held-out shapes); the passes and their clock readings are kept.
+    auto time_shapes = [&]() {
+      struct One {
+        std::int64_t m, n, k;
+        std::vector<double> t;
+        json clock_mhz = json::array();
+        std::string algo;
+      };
+      std::vector<One> todo;
+      for (const auto& r : opt_.shapes)
+        if (r.dtype == d) todo.push_back({r.m, r.n, r.k, {}, json::array(), {}});
+      Rng srng{opt_.seed ^ 0x5a9e ^ std::uint64_t(d)};
+      for (int pass = 0; pass < 3; ++pass) {
+        std::vector<std::size_t> order(todo.size());
+        std::iota(order.begin(), order.end(), std::size_t(0));
+        srng.shuffle(order);
+        for (std::size_t i : order) {
+          todo[i].t.push_back(measure(todo[i].m, todo[i].n, todo[i].k));
+          todo[i].clock_mhz.push_back({std::lround(clk_before), std::lround(clk_after)});
+          todo[i].algo = algo;
+        }
+      }
+      int refused = 0;
+      for (auto& o : todo) {
+        if (std::any_of(o.t.begin(), o.t.end(), [](double t) { return t <= 0; })) {
+          ++refused;
+          continue;
+        }
+        std::vector<double> sorted = o.t;
+        std::sort(sorted.begin(), sorted.end());
+        exact.push_back({{"dtype", dn},
+                         {"m", o.m},
+                         {"n", o.n},
+                         {"k", o.k},
+                         {"seconds", sorted[sorted.size() / 2]},
+                         {"repeats", o.t},
+                         {"clock_mhz", o.clock_mhz},
+                         {"algo", o.algo}});
+      }
+      std::fprintf(stderr, "    %s: %zu exact shapes timed%s\n", dn.c_str(),
+                   todo.size() - std::size_t(refused),
+                   refused ? cat(" (", refused, " with no cuBLASLt algorithm, left out)").c_str() : "");
+    };
+    if (opt_.shapes_only) {
+      time_shapes();
+      continue;
+    }
     // Cells in a shuffled order: measured m-plane by m-plane, the large-m planes ran minutes of
     // back-to-back heavy GEMMs and timed ~10-15% slower (clocks under sustained power; the
     // gemm-probe saw −11% right after 3 s of 8192³ GEMMs) than the same shapes among mixed work.
@@ -961,6 +1021,7 @@ void Calibrator::gemm_sweeps() {
                          {"clock_mhz", h.clock_mhz},
                          {"algo", h.algo}});
     }
+    time_shapes();
     double f8 = 2.0 * 8192 * 8192 * 8192;
     double t8 = measure(8192, 8192, 8192);
     add({cat("cublaslt_", dn), "gemm", "8192x8192x8192", t8, f8 / t8 / 1e12, "TFLOP/s", best / 1e12,
@@ -972,9 +1033,22 @@ void Calibrator::gemm_sweeps() {
     std::fprintf(stderr, "    %s: best %.0f TFLOP/s (%.1fs into stage)\n", dn.c_str(), best / 1e12,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - stage_t0_).count());
   }
+  if (opt_.shapes_only) {
+    profile_["tables"]["gemm_shapes"] = exact;
+    return;
+  }
   profile_["tables"]["gemm"] = tables;
   profile_["ceilings"]["gemm_TFLOPs"] = ceil_t;
   profile_["holdout"]["gemm"] = holdout;
+  if (!opt_.shapes.empty()) profile_["tables"]["gemm_shapes"] = exact;
+}
+
+nlohmann::ordered_json Calibrator::run_shapes() {
+  opt_.shapes_only = true;
+  stage_count_ = 1;
+  stage("exact GEMM shapes");
+  gemm_sweeps();
+  return profile_["tables"]["gemm_shapes"];
 }
 
 bool Calibrator::run_checks(nlohmann::ordered_json* out) {

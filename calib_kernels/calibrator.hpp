@@ -16,12 +16,21 @@
 
 namespace infraplan::calib {
 
+/// One GEMM shape a workload runs (infraplan simulate --gemm-shapes-out), timed exactly.
+struct GemmShapeRequest {
+  GemmDtype dtype = GemmDtype::BF16;
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
 struct CalibrateOptions {
   bool quick = false;                       ///< reduced grids (≤ 1 minute on an H200)
   std::string gpu_name = "h200-sxm-141gb";  ///< catalog name written into the profile
   std::string command;                      ///< the command line, echoed into the profile
   std::uint64_t seed = 20261129;
   bool verbose = false;
+  /// Exact GEMM shapes to time after the sweeps ("tables.gemm_shapes"); with shapes_only, nothing else.
+  std::vector<GemmShapeRequest> shapes;
+  bool shapes_only = false;
 };
 
 /// One row of the summary table and of the profile's "kernels" list.
@@ -52,6 +61,9 @@ class Calibrator {
   /// "kernels": the copy ceiling, RMSNorm/SwiGLU/RoPE and the attention tables, printed. False for
   /// an unknown name.
   bool run_only(const std::string& what);
+  /// Only opt.shapes, each timed in three passes like the held-out shapes: the entries of the
+  /// profile's "tables.gemm_shapes" (schema in docs/calibration.md).
+  nlohmann::ordered_json run_shapes();
   const std::vector<KernelResult>& results() const { return results_; }
   /// The summary table (each kernel: achieved vs ceiling).
   std::string summary() const;

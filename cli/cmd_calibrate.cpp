@@ -44,11 +44,13 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   if (tool.empty()) {
     if (help) {
       std::printf(
-          "Usage: infraplan calibrate --out FILE.json [--quick] [--gpu NAME] [--comm]\n"
+          "Usage: infraplan calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--shapes SHAPES.json]\n"
+          "       infraplan calibrate --out FILE.json --shapes SHAPES.json --add-to PROFILE.json\n"
           "       infraplan calibrate comm --out FILE.json [--quick]\n\n"
           "Runs CUDA kernels, cuBLAS/cuBLASLt sweeps and NCCL collectives on this machine's GPUs and\n"
           "writes a hardware profile (docs/calibration.md). Needs the infraplan-calibrate tool,\n"
-          "built when nvcc is found at configure time.\n");
+          "built when nvcc is found at configure time. SHAPES.json: the exact GEMM shapes of a workload\n"
+          "(infraplan simulate train|serve --gemm-shapes-out), timed and stored in the profile.\n");
       return 0;
     }
     throw Error(

@@ -1,4 +1,5 @@
 // infraplan simulate serve --scenario F [--json] [--trace out.json] [--requests out.csv]
+//                          [--gemm-shapes-out shapes.json]
 #include <cstdio>
 #include <memory>
 
@@ -7,6 +8,7 @@
 #include "cli/table.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
+#include "hardware/recording_cost_model.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
 #include "simulator/cost_setup.hpp"
@@ -24,6 +26,8 @@ const std::vector<OptionSpec> kSpec = {
     {"requests", true, "write one CSV row per request (latencies, cache hits, preemptions) to this file"},
     {"seed", true, "override the workload seed"},
     {"roofline", false, "datasheet roofline instead of the GPU's calibrated profile"},
+    {"gemm-shapes-out", true,
+     "write the distinct GEMM shapes this run asked of the cost model (for infraplan calibrate --shapes)"},
 };
 
 std::string pct_row(const sim::serve::Percentiles& p) {
@@ -44,8 +48,10 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   auto setup = sim::serve::serving_setup_from_scenario(sc);
   if (auto s = a.get_int("seed", 0)) setup.workload.seed = std::uint64_t(*s);
   auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
-  const auto& cost = cs.cost;
   const std::string& cost_name = cs.name;
+  const auto shapes_path = a.get("gemm-shapes-out");
+  hw::RecordingCostModel recorder(*cs.cost);
+  const hw::CostModel* cost = shapes_path ? static_cast<const hw::CostModel*>(&recorder) : cs.cost.get();
   sim::ChromeTrace trace;
   sim::serve::SimOptions o;
   const auto trace_path = a.get("trace");
@@ -56,6 +62,10 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   // Everything is computed before anything is written: an error leaves no partial output.
   if (trace_path) write_file_atomic(*trace_path, trace.str());
   if (csv_path) write_file_atomic(*csv_path, sim::serve::requests_csv(r.requests));
+  if (shapes_path) {
+    write_file_atomic(*shapes_path, recorder.shapes_json().dump(1) + "\n");
+    std::fprintf(stderr, "%zu GEMM shapes written to %s\n", recorder.distinct_shapes(), shapes_path->c_str());
+  }
 
   if (a.flag("json")) {
     Json j = r.to_json();

@@ -1,4 +1,5 @@
 // infraplan simulate train --scenario F [--json] [--trace out.json] [--mode auto|exact|symmetric]
+//                          [--gemm-shapes-out shapes.json]
 #include <cstdio>
 #include <memory>
 
@@ -8,6 +9,7 @@
 #include "collectives/comm_model.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
+#include "hardware/recording_cost_model.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
 #include "simulator/cost_setup.hpp"
@@ -27,6 +29,8 @@ const std::vector<OptionSpec> kSpec = {
     {"simgrid", false, "execute on SimGrid (link contention between concurrent transfers)"},
     {"estimate", false, "closed-form estimate only (no event simulation)"},
     {"roofline", false, "datasheet roofline instead of the GPU's calibrated profile"},
+    {"gemm-shapes-out", true,
+     "write the distinct GEMM shapes this run asked of the cost model (for infraplan calibrate --shapes)"},
 };
 
 }  // namespace
@@ -42,32 +46,46 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   if (!sc.training) throw Error(sc.origin + ": no 'training' object; add one (docs/scenario.md)");
   const auto& t = *sc.training;
   auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
-  const auto& cost = cs.cost;
   const std::string& cost_name = cs.name;
   coll::CommModel comm(sc.cluster, cs.comm);
+  // With --gemm-shapes-out every GEMM goes through a recorder; the file is written after the run.
+  const auto shapes_path = a.get("gemm-shapes-out");
+  hw::RecordingCostModel recorder(*cs.cost);
+  const hw::CostModel* cost = shapes_path ? static_cast<const hw::CostModel*>(&recorder) : cs.cost.get();
+  auto write_shapes = [&] {
+    if (!shapes_path) return;
+    write_file_atomic(*shapes_path, recorder.shapes_json().dump(1) + "\n");
+    std::fprintf(stderr, "%zu GEMM shapes written to %s\n", recorder.distinct_shapes(), shapes_path->c_str());
+  };
 
   if (a.flag("estimate")) {
     auto e = sim::train::estimate_training(sc.model, sc.cluster, t, *cost, comm);
+    write_shapes();
     if (a.flag("json")) {
       Json j = e.to_json();
       j["scenario"] = sc.name, j["training"] = t.to_json(), j["cost_model"] = cost_name;
       std::printf("%s\n", j.dump(2).c_str());
     } else {
       std::printf("%s (estimate): iteration %s, %.0f tokens/s, MFU %.1f%%, peak %s\n", sc.name.c_str(),
-                  fmt_seconds(e.iteration_time_s).c_str(), e.tokens_per_s, 100 * e.mfu, fmt_gib(e.peak_bytes).c_str());
+                  fmt_seconds(e.iteration_time_s).c_str(), e.tokens_per_s, 100 * e.mfu,
+                  fmt_gib(e.peak_bytes).c_str());
     }
     return 0;
   }
   sim::train::TrainingOptions o;
   const std::string mode = a.get("mode", "auto");
-  if (mode == "exact") o.mode = sim::train::Mode::Exact;
-  else if (mode == "symmetric") o.mode = sim::train::Mode::Symmetric;
-  else if (mode != "auto") throw Error(unknown_name_message("--mode", mode, {"auto", "exact", "symmetric"}));
+  if (mode == "exact")
+    o.mode = sim::train::Mode::Exact;
+  else if (mode == "symmetric")
+    o.mode = sim::train::Mode::Symmetric;
+  else if (mode != "auto")
+    throw Error(unknown_name_message("--mode", mode, {"auto", "exact", "symmetric"}));
   if (a.flag("simgrid")) o.backend = sim::train::Backend::SimGrid;
   const auto trace = a.get("trace");
   o.keep_graph = trace.has_value();
   auto r = sim::train::simulate_training(sc.model, sc.cluster, t, *cost, comm, o);
   if (trace) write_file_atomic(*trace, sim::train::training_trace_json(r, sc.cluster));
+  write_shapes();
   if (a.flag("json")) {
     Json j = r.to_json();
     j["scenario"] = sc.name, j["training"] = t.to_json(), j["cost_model"] = cost_name;
@@ -76,12 +94,14 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
     return 0;
   }
   std::printf("%s: %s on %s (%d GPUs), tp=%d pp=%d dp=%d cp=%d ep=%d zero=%d sp=%s, %s, %s, recompute %s\n",
-              sc.name.c_str(), sc.model.name.c_str(), sc.cluster.name.c_str(), sc.cluster.total_gpus(), t.tp, t.pp, t.dp,
-              t.cp, t.ep, t.zero, t.sp ? "on" : "off", strat::pp_schedule_name(t.pp_schedule),
+              sc.name.c_str(), sc.model.name.c_str(), sc.cluster.name.c_str(), sc.cluster.total_gpus(), t.tp,
+              t.pp, t.dp, t.cp, t.ep, t.zero, t.sp ? "on" : "off", strat::pp_schedule_name(t.pp_schedule),
               strat::precision_name(t.precision), model::recompute_name(t.recompute));
-  std::printf("global batch %lld × %lld tokens, %lld micro-batches of %lld; cost model: %s; %s mode (%zu lanes, %zu ops)\n\n",
-              (long long)t.global_batch, (long long)t.seq_len, (long long)t.micro_batches(), (long long)t.micro_batch,
-              cost_name.c_str(), (r.mode + ", " + r.backend).c_str(), r.lanes, r.ops);
+  std::printf(
+      "global batch %lld × %lld tokens, %lld micro-batches of %lld; cost model: %s; %s mode (%zu lanes, %zu "
+      "ops)\n\n",
+      (long long)t.global_batch, (long long)t.seq_len, (long long)t.micro_batches(), (long long)t.micro_batch,
+      cost_name.c_str(), (r.mode + ", " + r.backend).c_str(), r.lanes, r.ops);
   Table s({"metric", "value"});
   s.add({"iteration_time_s", fmt(r.iteration_time_s, 4)});
   s.add({"tokens/s", fmt(r.tokens_per_s, 0)});
@@ -100,7 +120,8 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   std::printf("%s\n", b.str().c_str());
   Table c({"critical path", "seconds", "ops"});
   std::map<std::string, std::pair<double, int>> agg;
-  for (const auto& seg : r.critical_path) agg[seg.category].first += seg.seconds, agg[seg.category].second += seg.ops;
+  for (const auto& seg : r.critical_path)
+    agg[seg.category].first += seg.seconds, agg[seg.category].second += seg.ops;
   for (const auto& [k, v] : agg) c.add({k, fmt_seconds(v.first), std::to_string(v.second)});
   std::printf("%s\n", c.str().c_str());
   std::printf("memory (%s): %s\n", r.ledger.scope.c_str(), r.ledger.verdict().c_str());

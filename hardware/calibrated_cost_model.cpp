@@ -263,6 +263,20 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
     t.quantum_n = bn;
     offgrid_factor_[ti] = bf;
   }
+  // Exact workload shapes: each pass referred to the reference clock with its format's exponent,
+  // then the median (as the held-out shapes are reported).
+  for (const auto& h : profile_.gemm_exact) {
+    double secs = h.seconds;
+    if (!h.repeats.empty()) {
+      std::vector<double> v;
+      for (std::size_t i = 0; i < h.repeats.size(); ++i)
+        v.push_back(h.repeats[i] *
+                    (i < h.repeat_clock_mhz.size() ? clock_factor(h.dtype, h.repeat_clock_mhz[i]) : 1.0));
+      std::sort(v.begin(), v.end());
+      secs = v[v.size() / 2];
+    }
+    exact_[{int(h.dtype), h.m, h.n, h.k}] = secs;
+  }
   // Attention query and key blocks: the pair with the least median |log error| of the forward
   // times on the prefill fit points (ties → the earlier, smaller pair; (1, 1) = exact causal
   // pairs, no tiles). Held-out shapes are not used.
@@ -336,6 +350,20 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
     ceiling = profile_.ceilings.gemm_TFLOPs.at(Dtype::BF16) * 1e12 * peak_d / *gpu_.peak(Dtype::BF16);
     detail = "no " + std::string(dtype_name(s.dtype)) + " table: bf16 efficiency on the " +
              std::string(dtype_name(s.dtype)) + " roofline; ";
+  }
+  if (t->dtype == s.dtype) {
+    auto hit = exact_.find({int(s.dtype), s.m, s.n, s.k});
+    if (hit != exact_.end()) {
+      CostEstimate x;
+      x.seconds = hit->second * double(s.batch);
+      x.achieved = s.flops() / x.seconds;
+      x.ceiling = ceiling;
+      x.source = CostSource::Measured;
+      x.detail = std::string(dtype_name(s.dtype)) + " exact shape measured (tables.gemm_shapes)";
+      if (reference_clock_mhz_ > 0)
+        x.detail += " at the reference clock " + std::to_string(std::lround(reference_clock_mhz_)) + " MHz";
+      return x;
+    }
   }
   GemmShape one = s;
   one.batch = 1;

@@ -8,8 +8,10 @@
 // 16-byte-aligned shapes whose n or k is off the grid's multiples of 64 elements are scaled by a
 // per-format off-grid factor; unaligned rows by the profile's measured misalignment ratio. Quanta
 // and factor are fitted in the constructor on the table's fit points only (never on held-out data).
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -62,6 +64,8 @@ class CalibratedCostModel final : public CostModel {
   GpuSpec gpu_;
   std::vector<double> offgrid_factor_;  ///< per profile_.gemm table, fitted on its fit points
   std::vector<double> clock_exponent_;  ///< per profile_.gemm table, fitted on its fit points
+  /// profile_.gemm_exact by (format, m, n, k): seconds at the reference clock.
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
   double reference_clock_mhz_ = 0;
   double block_q_ = 1, block_k_ = 1;  ///< attention blocks, fitted on the prefill fit points
 

@@ -78,6 +78,42 @@ TEST(CalibratedCostModel, UnalignedRowsCostTheMeasuredRatio) {
   EXPECT_NE(odd.detail.find("n, k multiples of 1 element only"), std::string::npos) << odd.detail;
 }
 
+// Exact workload shapes (tables.gemm_shapes) answer their own shape, each pass referred to the
+// reference clock; other shapes, formats and batches behave as before.
+TEST(CalibratedCostModel, ExactShapesAnswerTheirShape) {
+  Json j = parse_json_text(default_profile_json("h200-sxm-141gb"), "h200");
+  const double ref = h200().reference_clock_mhz();
+  ASSERT_GT(ref, 0);
+  j["tables"]["gemm_shapes"] =
+      Json::array({{{"dtype", "bf16"},
+                    {"m", 16384},
+                    {"n", 50257},
+                    {"k", 768},
+                    {"seconds", 2.5e-3},
+                    {"repeats", {2.4e-3, 2.5e-3, 2.6e-3}},
+                    {"clock_mhz", {{ref, ref}, {ref, ref}, {ref, ref}}}},
+                   {{"dtype", "fp8"}, {"m", 777}, {"n", 4096}, {"k", 4096}, {"seconds", 1e-5}}});
+  CalibratedCostModel cm(parse_profile(j, "synthetic"), find_gpu("h200-sxm-141gb"));
+  CostEstimate e = cm.gemm(gemm(16384, 50257, 768));
+  EXPECT_NEAR(e.seconds, 2.5e-3, 1e-12);
+  EXPECT_EQ(e.source, CostSource::Measured);
+  EXPECT_NE(e.detail.find("exact shape"), std::string::npos) << e.detail;
+  GemmShape two = gemm(16384, 50257, 768);
+  two.batch = 2;
+  EXPECT_NEAR(cm.gemm(two).seconds, 5e-3, 1e-12);
+  EXPECT_NEAR(cm.gemm(gemm(777, 4096, 4096, Dtype::FP8)).seconds, 1e-5, 1e-15);  // no passes: seconds
+  // Another shape or format: the tables, unchanged.
+  EXPECT_EQ(cm.gemm(gemm(16384, 50257, 769)).seconds, h200().gemm(gemm(16384, 50257, 769)).seconds);
+  EXPECT_EQ(cm.gemm(gemm(16384, 50257, 768, Dtype::FP16)).seconds,
+            h200().gemm(gemm(16384, 50257, 768, Dtype::FP16)).seconds);
+  // A pass at a higher clock than the reference is referred (slower at the reference).
+  j["tables"]["gemm_shapes"][0]["clock_mhz"] = {{2 * ref, 2 * ref}, {2 * ref, 2 * ref}, {2 * ref, 2 * ref}};
+  CalibratedCostModel hot(parse_profile(j, "synthetic"), find_gpu("h200-sxm-141gb"));
+  EXPECT_NEAR(hot.gemm(gemm(16384, 50257, 768)).seconds, 2.5e-3 * hot.clock_factor(Dtype::BF16, 2 * ref),
+              1e-12);
+  EXPECT_GT(hot.clock_factor(Dtype::BF16, 2 * ref), 1.0);
+}
+
 // Single-operand alignment classes on a synthetic profile: only n misaligned costs the n ratio,
 // only k the k ratio; both misaligned where the both-misaligned class has no algorithm (int8 on
 // the H200 has none for odd n and k at m ≥ 32) the worse of the two single-operand ratios; a

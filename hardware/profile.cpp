@@ -107,6 +107,37 @@ double clock_pair_mean(const Json& j, const std::string& field, const std::strin
   return 0.5 * (a + b);
 }
 
+/// One timed GEMM shape {dtype, m, n, k, seconds, repeats?, clock_mhz? [[before, after] per
+/// repeat]} (held-out shapes and exact workload shapes). `strict`: sizes and seconds must be > 0.
+HoldoutGemm gemm_measurement(const Json& r, const std::string& f, const std::string& origin, bool strict) {
+  if (!r.is_object()) fail(origin, f, "expected an object {dtype, m, n, k, seconds}");
+  HoldoutGemm g;
+  g.dtype = gemm_dtype(str(r, "dtype", ""), f + ".dtype", origin);
+  std::int64_t* dims[] = {&g.m, &g.n, &g.k};
+  const char* names[] = {"m", "n", "k"};
+  for (int d = 0; d < 3; ++d) {
+    *dims[d] = std::int64_t(num_or(r, names[d], 0));
+    if (strict && *dims[d] <= 0) fail(origin, f + "." + names[d], "expected a positive integer");
+  }
+  g.seconds =
+      strict ? number(need(r, "seconds", f, origin), f + ".seconds", origin, 1e-12) : num_or(r, "seconds", 0);
+  if (r.contains("repeats")) {
+    if (!r["repeats"].is_array()) fail(origin, f + ".repeats", "expected an array of seconds");
+    for (std::size_t q = 0; q < r["repeats"].size(); ++q)
+      g.repeats.push_back(number(r["repeats"][q], f + ".repeats", origin, 1e-12));
+  }
+  if (r.contains("clock_mhz")) {
+    const Json& cm = r["clock_mhz"];
+    if (!cm.is_array() || cm.size() != g.repeats.size())
+      fail(origin, f + ".clock_mhz", "expected one [before, after] pair per entry of repeats");
+    for (std::size_t q = 0; q < cm.size(); ++q) {
+      Json one = {{"clock_mhz", cm[q]}};
+      g.repeat_clock_mhz.push_back(clock_pair_mean(one, f, origin));
+    }
+  }
+  return g;
+}
+
 }  // namespace
 
 const GemmTable* Profile::gemm_table(Dtype d) const {
@@ -248,6 +279,13 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       p.gemm.push_back(std::move(t));
     }
   }
+  if (tables.contains("gemm_shapes")) {
+    const Json& g = tables["gemm_shapes"];
+    if (!g.is_array()) fail(origin, "tables.gemm_shapes", "expected an array of {dtype, m, n, k, seconds}");
+    for (std::size_t i = 0; i < g.size(); ++i)
+      p.gemm_exact.push_back(
+          gemm_measurement(g[i], "tables.gemm_shapes[" + std::to_string(i) + "]", origin, true));
+  }
   if (tables.contains("attention_prefill")) {
     const Json& a = tables["attention_prefill"];
     if (!a.is_array()) fail(origin, "tables.attention_prefill", "expected an array of tables");
@@ -321,32 +359,9 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       if (!h[key].is_array()) fail(origin, std::string("holdout.") + key, "expected an array");
       return h[key];
     };
-    for (std::size_t i = 0; i < rows("gemm").size(); ++i) {
-      const Json& r = rows("gemm")[i];
-      const std::string f = "holdout.gemm[" + std::to_string(i) + "]";
-      HoldoutGemm g{gemm_dtype(str(r, "dtype", ""), "holdout.gemm.dtype", origin),
-                    std::int64_t(num_or(r, "m", 0)),
-                    std::int64_t(num_or(r, "n", 0)),
-                    std::int64_t(num_or(r, "k", 0)),
-                    num_or(r, "seconds", 0),
-                    {},
-                    {}};
-      if (r.contains("repeats")) {
-        if (!r["repeats"].is_array()) fail(origin, f + ".repeats", "expected an array of seconds");
-        for (std::size_t q = 0; q < r["repeats"].size(); ++q)
-          g.repeats.push_back(number(r["repeats"][q], f + ".repeats", origin, 1e-12));
-      }
-      if (r.contains("clock_mhz")) {
-        const Json& cm = r["clock_mhz"];
-        if (!cm.is_array() || cm.size() != g.repeats.size())
-          fail(origin, f + ".clock_mhz", "expected one [before, after] pair per entry of repeats");
-        for (std::size_t q = 0; q < cm.size(); ++q) {
-          Json one = {{"clock_mhz", cm[q]}};
-          g.repeat_clock_mhz.push_back(clock_pair_mean(one, f, origin));
-        }
-      }
-      p.holdout_gemm.push_back(std::move(g));
-    }
+    for (std::size_t i = 0; i < rows("gemm").size(); ++i)
+      p.holdout_gemm.push_back(
+          gemm_measurement(rows("gemm")[i], "holdout.gemm[" + std::to_string(i) + "]", origin, false));
     for (const auto& r : rows("attention_prefill"))
       p.holdout_prefill.push_back({int(num_or(r, "head_dim", 128)), int(num_or(r, "heads", 32)),
                                    int(num_or(r, "kv_heads", 8)), std::int64_t(num_or(r, "batch", 1)),

@@ -157,6 +157,9 @@ struct Profile {
   std::optional<DecodeTable> decode;
   MemoryTable memory;
   std::vector<HoldoutGemm> holdout_gemm;
+  /// Exact GEMM shapes of a workload, timed like the held-out shapes ("tables.gemm_shapes",
+  /// infraplan-calibrate --shapes): the cost model answers these shapes from them.
+  std::vector<HoldoutGemm> gemm_exact;
   std::vector<HoldoutPrefill> holdout_prefill;
   std::vector<HoldoutDecode> holdout_decode;
   std::vector<HoldoutMemory> holdout_memory;

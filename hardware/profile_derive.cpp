@@ -147,6 +147,9 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   // Reference tables of other kernels than the one the model uses are not carried over. The
   // framework section (host-side costs) is kept as measured: it describes the host, not the GPU.
   tables.erase("attention_prefill_own_fa2");
+  // Exact workload shapes are measurements on this GPU; a derived GPU interpolates its scaled
+  // tables instead.
+  tables.erase("gemm_shapes");
   if (tables.contains("attention_decode"))
     scale_nested(tables["attention_decode"]["seconds"], bw_ratio, scale_nested);
   // The framework's eager kernels (casts, norms, elementwise) are memory-bound GPU work: scaled like

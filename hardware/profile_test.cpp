@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <tuple>
 
 #include "model/error.hpp"
 
@@ -196,6 +197,41 @@ TEST(Profile, ErrorsNameTheField) {
     std::string e = error_of([&] { parse_profile(j, "x.json"); });
     EXPECT_NE(e.find("holdout.gemm[0].clock_mhz"), std::string::npos) << e;
   }
+  auto with_shape = [](Json shape) {
+    Json j = h200_json();
+    j["tables"]["gemm_shapes"] = Json::array({std::move(shape)});
+    return j;
+  };
+  const Json good = {{"dtype", "bf16"}, {"m", 512}, {"n", 4096}, {"k", 4096}, {"seconds", 3e-5}};
+  for (auto [key, value, want] :
+       {std::tuple<const char*, Json, const char*>{"m", -4, "tables.gemm_shapes[0].m"},
+        {"k", 0, "tables.gemm_shapes[0].k"},
+        {"dtype", "bf17", "tables.gemm_shapes[0].dtype"},
+        {"seconds", -1.0, "tables.gemm_shapes[0].seconds"}}) {
+    Json shape = good;
+    shape[key] = value;
+    std::string e = error_of([&] { parse_profile(with_shape(shape), "x.json"); });
+    EXPECT_NE(e.find(want), std::string::npos) << e;
+  }
+  {
+    Json shape = good;
+    shape.erase("seconds");
+    std::string e = error_of([&] { parse_profile(with_shape(shape), "x.json"); });
+    EXPECT_NE(e.find("tables.gemm_shapes[0]"), std::string::npos) << e;
+    EXPECT_NE(e.find("seconds"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j["tables"]["gemm_shapes"] = {{"bf16", 1}};
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("tables.gemm_shapes"), std::string::npos) << e;
+  }
+  Profile p = parse_profile(with_shape(good), "x.json");
+  ASSERT_EQ(p.gemm_exact.size(), 1u);
+  EXPECT_EQ(p.gemm_exact[0].n, 4096);
+  // Exact shapes are measurements of this GPU: a derived profile does not carry them.
+  Json d = derive_profile(with_shape(good), find_gpu("h200-sxm-141gb"), find_gpu("h100-sxm5-80gb"));
+  EXPECT_FALSE(d["tables"].contains("gemm_shapes"));
 }
 
 TEST(Profile, GemmClockReadingsAreParsed) {

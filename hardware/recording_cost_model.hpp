@@ -1,0 +1,43 @@
+#pragma once
+// A CostModel that answers through another one and keeps every GEMM shape asked of it: the exact
+// shapes a simulated workload runs, for `infraplan-calibrate --shapes` to time on the GPU
+// (docs/calibration.md, "Exact shapes of a workload").
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "hardware/cost_model.hpp"
+#include "model/json_util.hpp"
+
+namespace infraplan::hw {
+
+class RecordingCostModel : public CostModel {
+ public:
+  explicit RecordingCostModel(const CostModel& inner) : inner_(inner) {}
+  const GpuSpec& gpu() const override { return inner_.gpu(); }
+  CostEstimate gemm(const GemmShape& s) const override;
+  CostEstimate attention_prefill(const AttentionPrefillShape& s) const override {
+    return inner_.attention_prefill(s);
+  }
+  CostEstimate attention_decode(const AttentionDecodeShape& s) const override {
+    return inner_.attention_decode(s);
+  }
+  CostEstimate memory_bound(double bytes) const override { return inner_.memory_bound(bytes); }
+  double launch_overhead_seconds() const override { return inner_.launch_overhead_seconds(); }
+
+  /// {"gemm_shapes": [{dtype, m, n, k, calls, predicted_seconds}]}: one entry per distinct
+  /// (format, m, n, k), calls = GEMMs asked (batch counted), predicted_seconds = their total under
+  /// the inner model; ordered by predicted_seconds, largest first (ties: format, m, n, k).
+  Json shapes_json() const;
+  std::size_t distinct_shapes() const;
+
+ private:
+  struct Seen {
+    double calls = 0, seconds = 0;
+  };
+  const CostModel& inner_;
+  mutable std::mutex mu_;
+  mutable std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, Seen> seen_;
+};
+
+}  // namespace infraplan::hw
