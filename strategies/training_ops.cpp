@@ -382,6 +382,18 @@ void wgrad_gemm(Builder& b, const OpContext& c, const char* name, std::int64_t n
   b.module(module);
 }
 
+// The head's backward as the two GEMMs a framework runs: the input gradient dX[T, h] = dY[T, v]·W[v, h]
+// and the weight gradient. Their shapes are not the forward's: with a vocabulary that is not a
+// multiple of 8 (GPT-2's 50257) the forward writes misaligned rows and the backward GEMMs read
+// them, which cuBLAS runs on other kernels at other speeds (PyTorch on the H200, gpt2-124m
+// micro-batch 16: forward 13.4 ms, input gradient 9.0 ms, weight gradient 8.3 ms;
+// docs/data/h200_pytorch_profile.json), not twice the forward.
+void lm_head_backward_gemms(Builder& b, const OpContext& c, std::int64_t v, const char* module) {
+  const int dgrad = b.gemm("lm_head_dgrad", c.tokens, c.model->hidden, v);
+  b.module(module);
+  wgrad_gemm(b, c, "lm_head_wgrad", v, dgrad, "");
+}
+
 void norm(Builder& b, const OpContext& c, const char* name, double mult, OpCategory cat) {
   const double rows = c.cfg->sp ? double(c.tokens) / c.cfg->tp : double(c.tokens);
   b.mem(name, mult * 2.0 * rows * double(c.model->hidden) * c.act_bytes, cat);
@@ -671,8 +683,7 @@ std::vector<OpTemplate> head_backward_ops(const OpContext& c) {
     b.eager("loss_grad_fill", "fill_f32", tv, 4 * tv);
     b.eager("cross_entropy_bwd", "log_softmax_f32_bwd", tv, 12 * tv);
     b.eager("logits_grad_cast", "cast_f32_bf16", tv, 6 * tv);
-    b.gemm("lm_head_bwd", c.tokens, v, c.model->hidden, OpCategory::Compute, 1, 2);
-    b.module("linear");
+    lm_head_backward_gemms(b, c, v, "linear");
     // The weight gradient to fp32; tied to the embedding it accumulates into the table's gradient.
     b.eager("lm_head_grad_cast", "cast_bf16_f32", vh, 6 * vh);
     if (c.model->tied_embeddings && t.pp == 1) b.eager("tied_grad_add", "add_inplace_f32", vh, 12 * vh);
@@ -682,7 +693,7 @@ std::vector<OpTemplate> head_backward_ops(const OpContext& c) {
     return std::move(b.ops);
   }
   b.mem("cross_entropy_bwd", double(c.tokens) * double(v) * (4 + c.act_bytes));
-  b.gemm("lm_head_bwd", c.tokens, v, c.model->hidden, OpCategory::Compute, 1, 2);
+  lm_head_backward_gemms(b, c, v, nullptr);
   tp_collective(b, c, false, "tp_allreduce_grad", "", "tp_reducescatter_grad");
   norm(b, c, "final_norm_bwd", 2, OpCategory::Compute);
   return std::move(b.ops);
