@@ -329,7 +329,11 @@ double CalibratedCostModel::offgrid_factor(Dtype d) const {
   return t ? offgrid_factor_[std::size_t(t - profile_.gemm.data())] : 1.0;
 }
 
-CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
+CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const { return gemm_impl(s, true); }
+
+CostEstimate CalibratedCostModel::gemm_from_tables(const GemmShape& s) const { return gemm_impl(s, false); }
+
+CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact) const {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) throw Error("gemm: m, n, k and batch must be > 0");
   if (!gpu_.supports(s.dtype) && s.dtype != Dtype::INT4)
     throw Error(gpu_.name + " has no tensor-core support for " + std::string(dtype_name(s.dtype)) + " GEMMs");
@@ -351,7 +355,7 @@ CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const {
     detail = "no " + std::string(dtype_name(s.dtype)) + " table: bf16 efficiency on the " +
              std::string(dtype_name(s.dtype)) + " roofline; ";
   }
-  if (t->dtype == s.dtype) {
+  if (use_exact && t->dtype == s.dtype) {
     auto hit = exact_.find({int(s.dtype), s.m, s.n, s.k});
     if (hit != exact_.end()) {
       CostEstimate x;
@@ -602,6 +606,28 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
     // As measured: the clock the GPU happened to run at is not known to the model.
     push(aligned ? "gemm_as_measured" : "gemm_odd_as_measured", shape, h.seconds, e);
   }
+  // GEMM shapes of real workloads (held out, or the profile's exact shapes) against the tables'
+  // prediction: neither ever entered the tables.
+  std::vector<const HoldoutGemm*> workload;
+  for (const auto& h : p.holdout_workload) workload.push_back(&h);
+  for (const auto& h : p.gemm_exact) workload.push_back(&h);
+  if (calibrated)
+    for (const HoldoutGemm* hp : workload) {
+      const HoldoutGemm& h = *hp;
+      if (h.seconds < min_gemm_seconds) continue;
+      GemmShape s;
+      s.m = h.m, s.n = h.n, s.k = h.k, s.dtype = h.dtype;
+      double referred = h.seconds;
+      if (!h.repeat_clock_mhz.empty() && h.repeat_clock_mhz.size() == h.repeats.size()) {
+        std::vector<double> v;
+        for (std::size_t i = 0; i < h.repeats.size(); ++i)
+          v.push_back(h.repeats[i] * calibrated->clock_factor(h.dtype, h.repeat_clock_mhz[i]));
+        std::sort(v.begin(), v.end());
+        referred = v[v.size() / 2];
+      }
+      push("gemm_workload", std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k), referred,
+           calibrated->gemm_from_tables(s));
+    }
   for (const auto& h : p.holdout_prefill) {
     AttentionPrefillShape s;
     s.batch = h.batch;
@@ -636,7 +662,7 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
 
 std::vector<HoldoutStats> holdout_stats(const std::vector<HoldoutRow>& rows) {
   std::vector<HoldoutStats> out;
-  for (const char* kind : {"gemm", "gemm_odd", "gemm_as_measured", "gemm_odd_as_measured",
+  for (const char* kind : {"gemm", "gemm_odd", "gemm_as_measured", "gemm_odd_as_measured", "gemm_workload",
                            "attention_prefill", "attention_decode", "memory_bound"}) {
     std::vector<double> e;
     for (const auto& r : rows)

@@ -30,6 +30,8 @@ class CalibratedCostModel final : public CostModel {
   /// GEMM from the format's table; a format without a table (fp32, fp4, int4) uses the bf16
   /// table's efficiency on its own roofline. `batch` > 1 costs batch × one GEMM.
   CostEstimate gemm(const GemmShape& s) const override;
+  /// gemm() without the profile's exact workload shapes: what the tables alone predict.
+  CostEstimate gemm_from_tables(const GemmShape& s) const;
   /// Prefill from the table of the nearest head_dim, keyed by (q_len, batch·heads / table heads);
   /// achieved FLOP/s is interpolated and applied to s.flops().
   CostEstimate attention_prefill(const AttentionPrefillShape& s) const override;
@@ -60,6 +62,7 @@ class CalibratedCostModel final : public CostModel {
   double clock_factor(Dtype d, double mhz) const;
 
  private:
+  CostEstimate gemm_impl(const GemmShape& s, bool use_exact) const;
   Profile profile_;
   GpuSpec gpu_;
   std::vector<double> offgrid_factor_;  ///< per profile_.gemm table, fitted on its fit points

@@ -28,6 +28,8 @@ GemmShape gemm(std::int64_t m, std::int64_t n, std::int64_t k, Dtype d = Dtype::
   return s;
 }
 
+// The tables reproduce their own cells (the profile's exact workload shapes aside: some sit on
+// grid points, measured at another moment).
 TEST(CalibratedCostModel, ExactAtGemmGridPoints) {
   const Profile& p = h200().profile();
   for (Dtype d : {Dtype::BF16, Dtype::FP8, Dtype::INT8, Dtype::TF32}) {
@@ -38,8 +40,8 @@ TEST(CalibratedCostModel, ExactAtGemmGridPoints) {
         for (std::size_t l = 0; l < t->k.size(); l += 2) {
           double want = t->at(i, j, l);
           if (!(want > 0)) continue;
-          CostEstimate e =
-              h200().gemm(gemm(std::int64_t(t->m[i]), std::int64_t(t->n[j]), std::int64_t(t->k[l]), d));
+          CostEstimate e = h200().gemm_from_tables(
+              gemm(std::int64_t(t->m[i]), std::int64_t(t->n[j]), std::int64_t(t->k[l]), d));
           EXPECT_NEAR(e.seconds, want, want * 1e-9);
           EXPECT_EQ(e.source, CostSource::Measured);
         }
@@ -139,10 +141,11 @@ TEST(CalibratedCostModel, MisalignedOperandClasses) {
   const double base = cm.gemm(gemm(1024, 4096, 4096)).seconds;
   CostEstimate n_odd = cm.gemm(gemm(1024, 4097, 4096)), k_odd = cm.gemm(gemm(1024, 4096, 4097)),
                both = cm.gemm(gemm(1024, 4097, 4097)), both2 = cm.gemm(gemm(1024, 4098, 4098));
-  EXPECT_NEAR(n_odd.seconds / base, 2.0, 0.03) << n_odd.detail;
+  // (n = 4097 itself interpolates a few per cent above n = 4096.)
+  EXPECT_NEAR(n_odd.seconds / base, 2.0, 0.1) << n_odd.detail;
   EXPECT_NE(n_odd.detail.find("n multiple of 1 element only"), std::string::npos) << n_odd.detail;
-  EXPECT_NEAR(k_odd.seconds / base, 3.0, 0.05) << k_odd.detail;
-  EXPECT_NEAR(both.seconds / base, 3.0, 0.05) << both.detail;
+  EXPECT_NEAR(k_odd.seconds / base, 3.0, 0.15) << k_odd.detail;
+  EXPECT_NEAR(both.seconds / base, 3.0, 0.15) << both.detail;
   EXPECT_NE(both.detail.find("k-misaligned ratio"), std::string::npos) << both.detail;
   // The 2-element class of the both-misaligned table is measured: it is used as is.
   const double r2 = both2.seconds / cm.gemm(gemm(1024, 4096, 4096)).seconds;
@@ -152,6 +155,8 @@ TEST(CalibratedCostModel, MisalignedOperandClasses) {
   // Without single-operand ratios: the both-misaligned table's nearest measured class (2 elements).
   Json j2 = parse_json_text(default_profile_json("h200-sxm-141gb"), "h200");
   Json& mis2 = j2["tables"]["gemm"]["bf16"]["misaligned"];
+  mis2.erase("ratio_n");
+  mis2.erase("ratio_k");
   for (std::size_t a = 0; a < nm; ++a)
     for (std::size_t b = 0; b < nn; ++b) mis2["ratio"][0][a][b] = nullptr;
   CalibratedCostModel cm2(parse_profile(j2, "synthetic"), find_gpu("h200-sxm-141gb"));
@@ -397,22 +402,28 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
     std::printf("holdout %-18s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n", s.kind.c_str(), s.count,
                 100 * s.median, 100 * s.p90, 100 * s.max);
     // Target (docs/calibration.md): median ≤ 5%, p90 ≤ 10%. Met for attention and memory-bound
-    // kernels; not for cuBLASLt GEMMs (reached at the reference clock: 4.2% / 17.2%, as measured
-    // 5.7% / 17.3%; odd sizes 14.7% / 45.3% and 13.2% / 47.8%), whose kernel choice changes between
-    // neighbouring shapes: these bounds guard what the model reaches today, with about a point of
-    // margin, against regressions.
+    // kernels and for the GEMM shapes of real models with sizes that are multiples of 8
+    // (gemm_workload: the profile's exact shapes predicted from the tables alone; GPT-2's odd
+    // vocabulary rows, extrapolated past the table with the misalignment ratios, reach 14%); not
+    // for the random held-out GEMMs of all five formats
+    // (at the reference clock 4.5% / 17.7%, as measured 5.6% / 18.5%; odd sizes 14.9% / 36.0% and
+    // 12.7% / 36.1%), whose kernel choice changes between neighbouring shapes: these bounds guard
+    // what the model reaches today, with about a point of margin, against regressions.
     if (s.kind == "gemm") {
-      EXPECT_LE(s.median, 0.05) << s.kind;
-      EXPECT_LE(s.p90, 0.185) << s.kind;
+      EXPECT_LE(s.median, 0.055) << s.kind;
+      EXPECT_LE(s.p90, 0.19) << s.kind;
     } else if (s.kind == "gemm_as_measured") {
       EXPECT_LE(s.median, 0.065) << s.kind;
-      EXPECT_LE(s.p90, 0.185) << s.kind;
+      EXPECT_LE(s.p90, 0.195) << s.kind;
+    } else if (s.kind == "gemm_workload") {
+      EXPECT_LE(s.median, 0.05) << s.kind;
+      EXPECT_LE(s.p90, 0.125) << s.kind;
     } else if (s.kind == "gemm_odd") {
       EXPECT_LE(s.median, 0.16) << s.kind;
-      EXPECT_LE(s.p90, 0.47) << s.kind;
+      EXPECT_LE(s.p90, 0.38) << s.kind;
     } else if (s.kind == "gemm_odd_as_measured") {
-      EXPECT_LE(s.median, 0.145) << s.kind;
-      EXPECT_LE(s.p90, 0.49) << s.kind;
+      EXPECT_LE(s.median, 0.14) << s.kind;
+      EXPECT_LE(s.p90, 0.38) << s.kind;
     } else {
       EXPECT_LE(s.median, 0.05) << s.kind;
       EXPECT_LE(s.p90, 0.10) << s.kind;
@@ -436,6 +447,20 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
         std::printf("holdout %-8s %-5s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n", kind,
                     std::string(dtype_name(d)).c_str(), s.count, 100 * s.median, 100 * s.p90, 100 * s.max);
     }
+  // Workload shapes with every size a multiple of 8 vs those with a size that is not (GPT-2's
+  // vocabulary, 50257).
+  for (bool aligned : {true, false}) {
+    std::vector<HoldoutRow> sub;
+    for (const auto& r : rows) {
+      if (r.kind != "gemm_workload") continue;
+      long long m = 0, n = 0, k = 0;
+      if (std::sscanf(r.shape.c_str(), "%*s %lldx%lldx%lld", &m, &n, &k) != 3) continue;
+      if ((m % 8 == 0 && n % 8 == 0 && k % 8 == 0) == aligned) sub.push_back(r);
+    }
+    for (const auto& s : holdout_stats(sub))
+      std::printf("holdout gemm_workload %-9s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n",
+                  aligned ? "aligned" : "unaligned", s.count, 100 * s.median, 100 * s.p90, 100 * s.max);
+  }
   if (std::getenv("INFRAPLAN_HOLDOUT_ROWS"))
     for (const auto& r : rows)
       std::printf("%-18s %-28s measured %10.2f us predicted %10.2f us err %5.1f%% %s\n", r.kind.c_str(),

@@ -362,6 +362,9 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     for (std::size_t i = 0; i < rows("gemm").size(); ++i)
       p.holdout_gemm.push_back(
           gemm_measurement(rows("gemm")[i], "holdout.gemm[" + std::to_string(i) + "]", origin, false));
+    for (std::size_t i = 0; i < rows("gemm_workload").size(); ++i)
+      p.holdout_workload.push_back(gemm_measurement(
+          rows("gemm_workload")[i], "holdout.gemm_workload[" + std::to_string(i) + "]", origin, true));
     for (const auto& r : rows("attention_prefill"))
       p.holdout_prefill.push_back({int(num_or(r, "head_dim", 128)), int(num_or(r, "heads", 32)),
                                    int(num_or(r, "kv_heads", 8)), std::int64_t(num_or(r, "batch", 1)),

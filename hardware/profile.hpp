@@ -157,6 +157,9 @@ struct Profile {
   std::optional<DecodeTable> decode;
   MemoryTable memory;
   std::vector<HoldoutGemm> holdout_gemm;
+  /// GEMM shapes of real workloads timed on this GPU but kept out of the tables
+  /// ("holdout.gemm_workload"): the tables' accuracy where it matters.
+  std::vector<HoldoutGemm> holdout_workload;
   /// Exact GEMM shapes of a workload, timed like the held-out shapes ("tables.gemm_shapes",
   /// infraplan-calibrate --shapes): the cost model answers these shapes from them.
   std::vector<HoldoutGemm> gemm_exact;
