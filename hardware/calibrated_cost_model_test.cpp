@@ -402,10 +402,9 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
     std::printf("holdout %-18s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n", s.kind.c_str(), s.count,
                 100 * s.median, 100 * s.p90, 100 * s.max);
     // Target (docs/calibration.md): median ≤ 5%, p90 ≤ 10%. Met for attention and memory-bound
-    // kernels and for the GEMM shapes of real models with sizes that are multiples of 8
-    // (gemm_workload: the profile's exact shapes predicted from the tables alone; GPT-2's odd
-    // vocabulary rows, extrapolated past the table with the misalignment ratios, reach 14%); not
-    // for the random held-out GEMMs of all five formats
+    // kernels and for the GEMM shapes of real models (gemm_workload: the 96 GEMMs of the GPT-2
+    // training configurations, timed in the same run, predicted from the tables: 2.8% / 7.7%);
+    // not for the random held-out GEMMs of all five formats
     // (at the reference clock 4.5% / 17.7%, as measured 5.6% / 18.5%; odd sizes 14.9% / 36.0% and
     // 12.7% / 36.1%), whose kernel choice changes between neighbouring shapes: these bounds guard
     // what the model reaches today, with about a point of margin, against regressions.
@@ -415,9 +414,9 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
     } else if (s.kind == "gemm_as_measured") {
       EXPECT_LE(s.median, 0.065) << s.kind;
       EXPECT_LE(s.p90, 0.195) << s.kind;
-    } else if (s.kind == "gemm_workload") {
+    } else if (s.kind == "gemm_workload") {  // the target
       EXPECT_LE(s.median, 0.05) << s.kind;
-      EXPECT_LE(s.p90, 0.125) << s.kind;
+      EXPECT_LE(s.p90, 0.10) << s.kind;
     } else if (s.kind == "gemm_odd") {
       EXPECT_LE(s.median, 0.16) << s.kind;
       EXPECT_LE(s.p90, 0.38) << s.kind;
@@ -449,17 +448,41 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
     }
   // Workload shapes with every size a multiple of 8 vs those with a size that is not (GPT-2's
   // vocabulary, 50257).
-  for (bool aligned : {true, false}) {
-    std::vector<HoldoutRow> sub;
-    for (const auto& r : rows) {
-      if (r.kind != "gemm_workload") continue;
-      long long m = 0, n = 0, k = 0;
-      if (std::sscanf(r.shape.c_str(), "%*s %lldx%lldx%lld", &m, &n, &k) != 3) continue;
-      if ((m % 8 == 0 && n % 8 == 0 && k % 8 == 0) == aligned) sub.push_back(r);
+  auto workload_split = [](const std::vector<HoldoutRow>& all, const char* label) {
+    for (bool aligned : {true, false}) {
+      std::vector<HoldoutRow> sub;
+      for (const auto& r : all) {
+        if (r.kind != "gemm_workload") continue;
+        long long m = 0, n = 0, k = 0;
+        if (std::sscanf(r.shape.c_str(), "%*s %lldx%lldx%lld", &m, &n, &k) != 3) continue;
+        if ((m % 8 == 0 && n % 8 == 0 && k % 8 == 0) == aligned) sub.push_back(r);
+      }
+      for (const auto& s : holdout_stats(sub))
+        std::printf("holdout gemm_workload %-9s %-20s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n",
+                    aligned ? "aligned" : "unaligned", label, s.count, 100 * s.median, 100 * s.p90,
+                    100 * s.max);
     }
-    for (const auto& s : holdout_stats(sub))
-      std::printf("holdout gemm_workload %-9s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n",
-                  aligned ? "aligned" : "unaligned", s.count, 100 * s.median, 100 * s.p90, 100 * s.max);
+  };
+  workload_split(rows, "(same run)");
+  // The same models' shapes with their backward GEMMs, timed in a separate process minutes after
+  // the profile (infraplan-calibrate --shapes --add-to; docs/data/calib/h200_gemm_workload_add_to.json).
+  {
+    const std::string path =
+        std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/calib/h200_gemm_workload_add_to.json";
+    Json j = parse_json_text(default_profile_json("h200-sxm-141gb"), "h200");
+    j["holdout"]["gemm_workload"] = read_json_file(path).at("gemm_workload");
+    CalibratedCostModel later(parse_profile(j, path), find_gpu("h200-sxm-141gb"));
+    std::vector<HoldoutRow> wl;
+    for (auto& r : holdout_rows(later, later.profile()))
+      if (r.kind == "gemm_workload") wl.push_back(r);
+    for (const auto& s : holdout_stats(wl)) {
+      std::printf(
+          "holdout gemm_workload (separate process) n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n",
+          s.count, 100 * s.median, 100 * s.p90, 100 * s.max);
+      EXPECT_LE(s.median, 0.05);
+      EXPECT_LE(s.p90, 0.125);
+    }
+    workload_split(wl, "(separate process)");
   }
   if (std::getenv("INFRAPLAN_HOLDOUT_ROWS"))
     for (const auto& r : rows)
