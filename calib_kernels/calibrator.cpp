@@ -801,45 +801,55 @@ void Calibrator::gemm_sweeps() {
       best = std::max(best, 2.0 * m * n * k / t);
       return t;
     };
-    // Exact shapes of a workload: three passes in shuffled order, the median kept (like the
-    // held-out shapes); the passes and their clock readings are kept.
+    // Shapes timed in separate passes (each pass in a shuffled order), the median kept, so that an
+    // error reported against them is not one sample's noise; the passes, their clock readings and
+    // the algorithm are kept. Held-out shapes and a workload's exact shapes.
+    struct Timed {
+      std::int64_t m, n, k;
+      std::vector<double> t;
+      json clock_mhz = json::array();
+      std::string algo;
+    };
+    auto time_in_passes = [&](std::vector<Timed>& list, int passes, Rng& order_rng) {
+      for (int r = 0; r < passes; ++r) {
+        std::vector<std::size_t> order(list.size());
+        std::iota(order.begin(), order.end(), std::size_t(0));
+        order_rng.shuffle(order);
+        for (std::size_t i : order) {
+          list[i].t.push_back(measure(list[i].m, list[i].n, list[i].k));
+          list[i].clock_mhz.push_back({std::lround(clk_before), std::lround(clk_after)});
+          list[i].algo = algo;
+        }
+      }
+    };
+    // The profile entry of a timed shape; null when a pass found no cuBLASLt algorithm.
+    auto timed_json = [&](const Timed& o) -> json {
+      if (std::any_of(o.t.begin(), o.t.end(), [](double t) { return t <= 0; })) return nullptr;
+      std::vector<double> sorted = o.t;
+      std::sort(sorted.begin(), sorted.end());
+      return {{"dtype", dn},
+              {"m", o.m},
+              {"n", o.n},
+              {"k", o.k},
+              {"seconds", sorted[sorted.size() / 2]},
+              {"repeats", o.t},
+              {"clock_mhz", o.clock_mhz},
+              {"algo", o.algo}};
+    };
+    // Exact shapes of a workload, three passes.
     auto time_shapes = [&]() {
-      struct One {
-        std::int64_t m, n, k;
-        std::vector<double> t;
-        json clock_mhz = json::array();
-        std::string algo;
-      };
-      std::vector<One> todo;
+      std::vector<Timed> todo;
       for (const auto& r : opt_.shapes)
         if (r.dtype == d) todo.push_back({r.m, r.n, r.k, {}, json::array(), {}});
       Rng srng{opt_.seed ^ 0x5a9e ^ std::uint64_t(d)};
-      for (int pass = 0; pass < 3; ++pass) {
-        std::vector<std::size_t> order(todo.size());
-        std::iota(order.begin(), order.end(), std::size_t(0));
-        srng.shuffle(order);
-        for (std::size_t i : order) {
-          todo[i].t.push_back(measure(todo[i].m, todo[i].n, todo[i].k));
-          todo[i].clock_mhz.push_back({std::lround(clk_before), std::lround(clk_after)});
-          todo[i].algo = algo;
-        }
-      }
+      time_in_passes(todo, 3, srng);
       int refused = 0;
-      for (auto& o : todo) {
-        if (std::any_of(o.t.begin(), o.t.end(), [](double t) { return t <= 0; })) {
+      for (const auto& o : todo) {
+        json entry = timed_json(o);
+        if (entry.is_null())
           ++refused;
-          continue;
-        }
-        std::vector<double> sorted = o.t;
-        std::sort(sorted.begin(), sorted.end());
-        exact.push_back({{"dtype", dn},
-                         {"m", o.m},
-                         {"n", o.n},
-                         {"k", o.k},
-                         {"seconds", sorted[sorted.size() / 2]},
-                         {"repeats", o.t},
-                         {"clock_mhz", o.clock_mhz},
-                         {"algo", o.algo}});
+        else
+          exact.push_back(entry);
       }
       std::fprintf(stderr, "    %s: %zu exact shapes timed%s\n", dn.c_str(),
                    todo.size() - std::size_t(refused),
@@ -972,17 +982,9 @@ void Calibrator::gemm_sweeps() {
       }
       tables[dn]["fit_points"] = fit;
     }
-    // Held-out shapes: half of them transformer-like (n, k multiples of 128), the rest arbitrary.
-    // Each is timed `repeats` times in separate passes (shuffled order, after the sweep) and the
-    // median kept, so the error reported against them is the model's, not one sample's noise; the
-    // passes are kept, for the measurement's own repeatability.
-    struct Held {
-      std::int64_t m, n, k;
-      std::vector<double> t;
-      json clock_mhz = json::array();
-      std::string algo;
-    };
-    std::vector<Held> held;
+    // Held-out shapes: half of them transformer-like (n, k multiples of 128), the rest arbitrary;
+    // timed in `repeats` passes after the sweep.
+    std::vector<Timed> held;
     int nh = opt_.quick ? 8 : 96, repeats = opt_.quick ? 2 : 3;
     for (int i = 0; i < nh; ++i) {
       std::int64_t m = rng.log_int(1, double(ms.back()) * 0.9);
@@ -998,28 +1000,10 @@ void Calibrator::gemm_sweeps() {
       }
       held.push_back({m, n, k, {}, json::array(), {}});
     }
-    for (int r = 0; r < repeats; ++r) {
-      std::vector<std::size_t> order(held.size());
-      std::iota(order.begin(), order.end(), std::size_t(0));
-      rng.shuffle(order);
-      for (std::size_t i : order) {
-        held[i].t.push_back(measure(held[i].m, held[i].n, held[i].k));
-        held[i].clock_mhz.push_back({std::lround(clk_before), std::lround(clk_after)});
-        held[i].algo = algo;
-      }
-    }
-    for (auto& h : held) {
-      if (std::any_of(h.t.begin(), h.t.end(), [](double t) { return t <= 0; })) continue;
-      std::vector<double> sorted = h.t;
-      std::sort(sorted.begin(), sorted.end());
-      holdout.push_back({{"dtype", dn},
-                         {"m", h.m},
-                         {"n", h.n},
-                         {"k", h.k},
-                         {"seconds", sorted[sorted.size() / 2]},
-                         {"repeats", h.t},
-                         {"clock_mhz", h.clock_mhz},
-                         {"algo", h.algo}});
+    time_in_passes(held, repeats, rng);
+    for (const auto& h : held) {
+      json entry = timed_json(h);
+      if (!entry.is_null()) holdout.push_back(entry);
     }
     time_shapes();
     double f8 = 2.0 * 8192 * 8192 * 8192;
