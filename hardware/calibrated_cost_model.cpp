@@ -265,18 +265,7 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
   }
   // Exact workload shapes: each pass referred to the reference clock with its format's exponent,
   // then the median (as the held-out shapes are reported).
-  for (const auto& h : profile_.gemm_exact) {
-    double secs = h.seconds;
-    if (!h.repeats.empty()) {
-      std::vector<double> v;
-      for (std::size_t i = 0; i < h.repeats.size(); ++i)
-        v.push_back(h.repeats[i] *
-                    (i < h.repeat_clock_mhz.size() ? clock_factor(h.dtype, h.repeat_clock_mhz[i]) : 1.0));
-      std::sort(v.begin(), v.end());
-      secs = v[v.size() / 2];
-    }
-    exact_[{int(h.dtype), h.m, h.n, h.k}] = secs;
-  }
+  for (const auto& h : profile_.gemm_exact) exact_[{int(h.dtype), h.m, h.n, h.k}] = at_reference_clock(h);
   // Attention query and key blocks: the pair with the least median |log error| of the forward
   // times on the prefill fit points (ties → the earlier, smaller pair; (1, 1) = exact causal
   // pairs, no tiles). Held-out shapes are not used.
@@ -322,6 +311,15 @@ double CalibratedCostModel::clock_exponent(Dtype d) const {
 double CalibratedCostModel::clock_factor(Dtype d, double mhz) const {
   if (!(mhz > 0) || !(reference_clock_mhz_ > 0)) return 1.0;
   return std::pow(mhz / reference_clock_mhz_, clock_exponent(d));
+}
+
+double CalibratedCostModel::at_reference_clock(const HoldoutGemm& h) const {
+  if (h.repeats.empty() || h.repeat_clock_mhz.size() != h.repeats.size()) return h.seconds;
+  std::vector<double> v;
+  for (std::size_t i = 0; i < h.repeats.size(); ++i)
+    v.push_back(h.repeats[i] * clock_factor(h.dtype, h.repeat_clock_mhz[i]));
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 double CalibratedCostModel::offgrid_factor(Dtype d) const {
@@ -593,16 +591,7 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
     const bool aligned = h.n % 64 == 0 && h.k % 64 == 0;
     const std::string shape = std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k);
     const CostEstimate e = cm.gemm(s);
-    // At the reference clock: each pass referred by the clock it ran at, then the median.
-    double referred = h.seconds;
-    if (calibrated && !h.repeat_clock_mhz.empty() && h.repeat_clock_mhz.size() == h.repeats.size()) {
-      std::vector<double> v;
-      for (std::size_t i = 0; i < h.repeats.size(); ++i)
-        v.push_back(h.repeats[i] * calibrated->clock_factor(h.dtype, h.repeat_clock_mhz[i]));
-      std::sort(v.begin(), v.end());
-      referred = v[v.size() / 2];
-    }
-    push(aligned ? "gemm" : "gemm_odd", shape, referred, e);
+    push(aligned ? "gemm" : "gemm_odd", shape, calibrated ? calibrated->at_reference_clock(h) : h.seconds, e);
     // As measured: the clock the GPU happened to run at is not known to the model.
     push(aligned ? "gemm_as_measured" : "gemm_odd_as_measured", shape, h.seconds, e);
   }
@@ -617,16 +606,8 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
       if (h.seconds < min_gemm_seconds) continue;
       GemmShape s;
       s.m = h.m, s.n = h.n, s.k = h.k, s.dtype = h.dtype;
-      double referred = h.seconds;
-      if (!h.repeat_clock_mhz.empty() && h.repeat_clock_mhz.size() == h.repeats.size()) {
-        std::vector<double> v;
-        for (std::size_t i = 0; i < h.repeats.size(); ++i)
-          v.push_back(h.repeats[i] * calibrated->clock_factor(h.dtype, h.repeat_clock_mhz[i]));
-        std::sort(v.begin(), v.end());
-        referred = v[v.size() / 2];
-      }
-      push("gemm_workload", std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k), referred,
-           calibrated->gemm_from_tables(s));
+      push("gemm_workload", std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k),
+           calibrated->at_reference_clock(h), calibrated->gemm_from_tables(s));
     }
   for (const auto& h : p.holdout_prefill) {
     AttentionPrefillShape s;

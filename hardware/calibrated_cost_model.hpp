@@ -60,6 +60,9 @@ class CalibratedCostModel final : public CostModel {
   /// (mhz / reference)^β: how a time measured at `mhz` compares with the prediction (1 when either
   /// clock is unknown). A GEMM measured at `mhz` is predicted as gemm(s).seconds / clock_factor.
   double clock_factor(Dtype d, double mhz) const;
+  /// A timed shape's time at the reference clock: each pass referred by the clock it ran at, then
+  /// the median; its `seconds` when the passes carry no clock readings.
+  double at_reference_clock(const HoldoutGemm& h) const;
 
  private:
   CostEstimate gemm_impl(const GemmShape& s, bool use_exact) const;
