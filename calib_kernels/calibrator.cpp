@@ -739,15 +739,16 @@ void Calibrator::gemm_sweeps() {
   // rotate through them.
   std::size_t largest =
       opt_.shapes_only ? 0 : std::size_t(ms.back()) * std::size_t(gemm_ld(GemmDtype::TF32, ks.back())) * 4;
-  for (const auto& r : opt_.shapes) {
+  for (const auto& r : opt_.shapes) {  // the shape itself and its (n, k) row over the m axis
     std::size_t ld = std::size_t(gemm_ld(r.dtype, r.k)), ldy = std::size_t(r.n + 15) / 16 * 16;
-    largest =
-        std::max({largest, std::size_t(r.m) * ld * 4, std::size_t(r.n) * ld * 4, std::size_t(r.m) * ldy * 4});
+    std::size_t m = std::size_t(std::max(r.m, ms.back()));
+    largest = std::max({largest, m * ld * 4, std::size_t(r.n) * ld * 4, m * ldy * 4});
   }
   std::size_t arena = largest + (64u << 20);
   DeviceBuffer<unsigned char> X(arena), W(arena), Y(arena);
   DeviceBuffer<unsigned long long> clk(4);
-  json tables = json::object(), ceil_t = json::object(), holdout = json::array(), exact = json::array();
+  json tables = json::object(), ceil_t = json::object(), holdout = json::array(), exact = json::array(),
+       rows = json::array();
   Rng rng{opt_.seed ^ 0x6e33};
   for (GemmDtype d : dtypes) {
     std::string dn = gemm_dtype_name(d);
@@ -854,6 +855,30 @@ void Calibrator::gemm_sweeps() {
       std::fprintf(stderr, "    %s: %zu exact shapes timed%s\n", dn.c_str(),
                    todo.size() - std::size_t(refused),
                    refused ? cat(" (", refused, " with no cuBLASLt algorithm, left out)").c_str() : "");
+      // Each distinct (n, k) of those shapes over the grid's m axis: a workload's layers run their
+      // weights at every token count, and cuBLASLt's kernel choice at its exact n and k is what
+      // the grid's neighbouring n and k cannot show.
+      std::vector<std::pair<std::int64_t, std::int64_t>> nks;
+      for (const auto& o : todo)
+        if (std::find(nks.begin(), nks.end(), std::make_pair(o.n, o.k)) == nks.end())
+          nks.emplace_back(o.n, o.k);
+      std::vector<Timed> pts;
+      for (auto [n, k] : nks)
+        for (auto m : ms) pts.push_back({m, n, k, {}, json::array(), {}});
+      time_in_passes(pts, 3, srng);
+      for (auto [n, k] : nks) {
+        json points = json::array();
+        for (const auto& o : pts)
+          if (o.n == n && o.k == k) {
+            json entry = timed_json(o);
+            if (entry.is_null()) continue;
+            for (const char* key : {"dtype", "n", "k"}) entry.erase(key);
+            points.push_back(entry);
+          }
+        if (!points.empty()) rows.push_back({{"dtype", dn}, {"n", n}, {"k", k}, {"points", points}});
+      }
+      std::fprintf(stderr, "    %s: %zu (n, k) rows over %zu m values timed\n", dn.c_str(), nks.size(),
+                   ms.size());
     };
     if (opt_.shapes_only) {
       time_shapes();
@@ -1017,22 +1042,22 @@ void Calibrator::gemm_sweeps() {
     std::fprintf(stderr, "    %s: best %.0f TFLOP/s (%.1fs into stage)\n", dn.c_str(), best / 1e12,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - stage_t0_).count());
   }
-  if (opt_.shapes_only) {
+  if (!opt_.shapes.empty()) {
     profile_["tables"]["gemm_shapes"] = exact;
-    return;
+    profile_["tables"]["gemm_rows"] = rows;
   }
+  if (opt_.shapes_only) return;
   profile_["tables"]["gemm"] = tables;
   profile_["ceilings"]["gemm_TFLOPs"] = ceil_t;
   profile_["holdout"]["gemm"] = holdout;
-  if (!opt_.shapes.empty()) profile_["tables"]["gemm_shapes"] = exact;
 }
 
 nlohmann::ordered_json Calibrator::run_shapes() {
   opt_.shapes_only = true;
   stage_count_ = 1;
-  stage("exact GEMM shapes");
+  stage("exact GEMM shapes and their (n, k) rows");
   gemm_sweeps();
-  return profile_["tables"]["gemm_shapes"];
+  return profile_["tables"];
 }
 
 bool Calibrator::run_checks(nlohmann::ordered_json* out) {

@@ -61,8 +61,9 @@ class Calibrator {
   /// "kernels": the copy ceiling, RMSNorm/SwiGLU/RoPE and the attention tables, printed. False for
   /// an unknown name.
   bool run_only(const std::string& what);
-  /// Only opt.shapes, each timed in three passes like the held-out shapes: the entries of the
-  /// profile's "tables.gemm_shapes" (schema in docs/calibration.md).
+  /// Only opt.shapes, each timed in three passes like the held-out shapes, and each distinct
+  /// (n, k) of them over the grid's m axis: {"gemm_shapes": [...], "gemm_rows": [...]} (the
+  /// profile's tables of those names, schema in docs/calibration.md).
   nlohmann::ordered_json run_shapes();
   const std::vector<KernelResult>& results() const { return results_; }
   /// The summary table (each kernel: achieved vs ceiling).

@@ -266,6 +266,10 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
   // Exact workload shapes: each pass referred to the reference clock with its format's exponent,
   // then the median (as the held-out shapes are reported).
   for (const auto& h : profile_.gemm_exact) exact_[{int(h.dtype), h.m, h.n, h.k}] = at_reference_clock(h);
+  for (const auto& r : profile_.gemm_rows) {
+    auto& [ms, secs] = rows_[{int(r.dtype), r.n, r.k}];
+    for (const auto& pt : r.points) ms.push_back(double(pt.m)), secs.push_back(at_reference_clock(pt));
+  }
   // Attention query and key blocks: the pair with the least median |log error| of the forward
   // times on the prefill fit points (ties → the earlier, smaller pair; (1, 1) = exact causal
   // pairs, no tiles). Held-out shapes are not used.
@@ -365,6 +369,26 @@ CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact) 
       if (reference_clock_mhz_ > 0)
         x.detail += " at the reference clock " + std::to_string(std::lround(reference_clock_mhz_)) + " MHz";
       return x;
+    }
+  }
+  // A measured (n, k) row of the workload: interpolated in m (by whole tiles of the table's m
+  // quantum), no grid and no alignment corrections (the row ran at this n and k).
+  if (t->dtype == s.dtype) {
+    auto row = rows_.find({int(s.dtype), s.n, s.k});
+    if (row != rows_.end()) {
+      const auto& [ms, secs] = row->second;
+      Pos pm = locate_tiles(ms, double(s.m), t->quantum_m);
+      if (pm.inside) {
+        CostEstimate x;
+        x.seconds = lerp_log(secs[pm.i0], secs[pm.i1], pm.w) * double(s.batch);
+        x.achieved = s.flops() / x.seconds;
+        x.ceiling = ceiling;
+        x.source = CostSource::Measured;
+        x.detail = std::string(dtype_name(s.dtype)) + " row n=" + std::to_string(s.n) +
+                   " k=" + std::to_string(s.k) +
+                   " measured over m (tables.gemm_rows), log-space interpolation";
+        return x;
+      }
     }
   }
   GemmShape one = s;

@@ -72,6 +72,9 @@ class CalibratedCostModel final : public CostModel {
   std::vector<double> clock_exponent_;  ///< per profile_.gemm table, fitted on its fit points
   /// profile_.gemm_exact by (format, m, n, k): seconds at the reference clock.
   std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
+  /// profile_.gemm_rows by (format, n, k): m values and seconds at the reference clock.
+  std::map<std::tuple<int, std::int64_t, std::int64_t>, std::pair<std::vector<double>, std::vector<double>>>
+      rows_;
   double reference_clock_mhz_ = 0;
   double block_q_ = 1, block_k_ = 1;  ///< attention blocks, fitted on the prefill fit points
 

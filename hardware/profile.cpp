@@ -286,6 +286,37 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       p.gemm_exact.push_back(
           gemm_measurement(g[i], "tables.gemm_shapes[" + std::to_string(i) + "]", origin, true));
   }
+  if (tables.contains("gemm_rows")) {
+    const Json& g = tables["gemm_rows"];
+    if (!g.is_array()) fail(origin, "tables.gemm_rows", "expected an array of {dtype, n, k, points}");
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const std::string f = "tables.gemm_rows[" + std::to_string(i) + "]";
+      const Json& r = g[i];
+      if (!r.is_object()) fail(origin, f, "expected an object {dtype, n, k, points}");
+      Profile::GemmRow row;
+      row.dtype = gemm_dtype(str(r, "dtype", ""), f + ".dtype", origin);
+      row.n = std::int64_t(num_or(r, "n", 0));
+      row.k = std::int64_t(num_or(r, "k", 0));
+      if (row.n <= 0) fail(origin, f + ".n", "expected a positive integer");
+      if (row.k <= 0) fail(origin, f + ".k", "expected a positive integer");
+      const Json& pts = need(r, "points", f, origin);
+      if (!pts.is_array() || pts.size() < 2)
+        fail(origin, f + ".points", "expected an array of at least 2 {m, seconds}");
+      for (std::size_t q = 0; q < pts.size(); ++q) {
+        Json one = pts[q];
+        if (one.is_object()) {
+          one["dtype"] = r["dtype"];
+          one["n"] = row.n;
+          one["k"] = row.k;
+        }
+        HoldoutGemm h = gemm_measurement(one, f + ".points[" + std::to_string(q) + "]", origin, true);
+        if (!row.points.empty() && h.m <= row.points.back().m)
+          fail(origin, f + ".points[" + std::to_string(q) + "].m", "expected ascending m");
+        row.points.push_back(std::move(h));
+      }
+      p.gemm_rows.push_back(std::move(row));
+    }
+  }
   if (tables.contains("attention_prefill")) {
     const Json& a = tables["attention_prefill"];
     if (!a.is_array()) fail(origin, "tables.attention_prefill", "expected an array of tables");

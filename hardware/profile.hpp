@@ -163,6 +163,14 @@ struct Profile {
   /// Exact GEMM shapes of a workload, timed like the held-out shapes ("tables.gemm_shapes",
   /// infraplan-calibrate --shapes): the cost model answers these shapes from them.
   std::vector<HoldoutGemm> gemm_exact;
+  /// A workload's (format, n, k) timed over the grid's m axis ("tables.gemm_rows", same
+  /// command): the cost model interpolates these in m instead of the grid.
+  struct GemmRow {
+    Dtype dtype = Dtype::BF16;
+    std::int64_t n = 0, k = 0;
+    std::vector<HoldoutGemm> points;  ///< ascending m
+  };
+  std::vector<GemmRow> gemm_rows;
   std::vector<HoldoutPrefill> holdout_prefill;
   std::vector<HoldoutDecode> holdout_decode;
   std::vector<HoldoutMemory> holdout_memory;

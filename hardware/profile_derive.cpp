@@ -150,6 +150,7 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   // Exact workload shapes are measurements on this GPU; a derived GPU interpolates its scaled
   // tables instead.
   tables.erase("gemm_shapes");
+  tables.erase("gemm_rows");
   if (tables.contains("attention_decode"))
     scale_nested(tables["attention_decode"]["seconds"], bw_ratio, scale_nested);
   // The framework's eager kernels (casts, norms, elementwise) are memory-bound GPU work: scaled like

@@ -229,9 +229,12 @@ TEST(Profile, ErrorsNameTheField) {
   Profile p = parse_profile(with_shape(good), "x.json");
   ASSERT_EQ(p.gemm_exact.size(), 1u);
   EXPECT_EQ(p.gemm_exact[0].n, 4096);
-  // Exact shapes are measurements of this GPU: a derived profile does not carry them.
-  Json d = derive_profile(with_shape(good), find_gpu("h200-sxm-141gb"), find_gpu("h100-sxm5-80gb"));
+  // Exact shapes and rows are measurements of this GPU: a derived profile does not carry them.
+  Json with_rows = with_shape(good);
+  with_rows["tables"]["gemm_rows"] = Json::array();
+  Json d = derive_profile(with_rows, find_gpu("h200-sxm-141gb"), find_gpu("h100-sxm5-80gb"));
   EXPECT_FALSE(d["tables"].contains("gemm_shapes"));
+  EXPECT_FALSE(d["tables"].contains("gemm_rows"));
 }
 
 TEST(Profile, GemmClockReadingsAreParsed) {
