@@ -50,7 +50,8 @@ int cmd_calibrate(const std::vector<std::string>& args) {
           "Runs CUDA kernels, cuBLAS/cuBLASLt sweeps and NCCL collectives on this machine's GPUs and\n"
           "writes a hardware profile (docs/calibration.md). Needs the infraplan-calibrate tool,\n"
           "built when nvcc is found at configure time. SHAPES.json: the exact GEMM shapes of a workload\n"
-          "(infraplan simulate train|serve --gemm-shapes-out), timed and stored in the profile.\n");
+          "(infraplan simulate train|serve --gemm-shapes-out), timed with each distinct (n, k) over the\n"
+          "m axis and stored in the profile (tables.gemm_shapes, tables.gemm_rows).\n");
       return 0;
     }
     throw Error(
