@@ -387,6 +387,8 @@ CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact) 
         x.detail = std::string(dtype_name(s.dtype)) + " row n=" + std::to_string(s.n) +
                    " k=" + std::to_string(s.k) +
                    " measured over m (tables.gemm_rows), log-space interpolation";
+        if (reference_clock_mhz_ > 0)
+          x.detail += " at the reference clock " + std::to_string(std::lround(reference_clock_mhz_)) + " MHz";
         return x;
       }
     }
