@@ -357,40 +357,32 @@ CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact) 
     detail = "no " + std::string(dtype_name(s.dtype)) + " table: bf16 efficiency on the " +
              std::string(dtype_name(s.dtype)) + " roofline; ";
   }
-  if (use_exact && t->dtype == s.dtype) {
-    auto hit = exact_.find({int(s.dtype), s.m, s.n, s.k});
-    if (hit != exact_.end()) {
-      CostEstimate x;
-      x.seconds = hit->second * double(s.batch);
-      x.achieved = s.flops() / x.seconds;
-      x.ceiling = ceiling;
-      x.source = CostSource::Measured;
-      x.detail = std::string(dtype_name(s.dtype)) + " exact shape measured (tables.gemm_shapes)";
-      if (reference_clock_mhz_ > 0)
-        x.detail += " at the reference clock " + std::to_string(std::lround(reference_clock_mhz_)) + " MHz";
-      return x;
-    }
-  }
-  // A measured (n, k) row of the workload: interpolated in m (by whole tiles of the table's m
-  // quantum), no grid and no alignment corrections (the row ran at this n and k).
+  // A workload's own measurements: the exact shape, else its (n, k) row interpolated in m (by
+  // whole tiles of the table's m quantum), with no grid and no alignment corrections (they ran at
+  // this n and k).
+  auto measured = [&](double one_seconds, std::string what) {
+    CostEstimate x;
+    x.seconds = one_seconds * double(s.batch);
+    x.achieved = s.flops() / x.seconds;
+    x.ceiling = ceiling;
+    x.source = CostSource::Measured;
+    x.detail = std::string(dtype_name(s.dtype)) + " " + what;
+    if (reference_clock_mhz_ > 0)
+      x.detail += " at the reference clock " + std::to_string(std::lround(reference_clock_mhz_)) + " MHz";
+    return x;
+  };
   if (t->dtype == s.dtype) {
+    auto hit = exact_.find({int(s.dtype), s.m, s.n, s.k});
+    if (use_exact && hit != exact_.end())
+      return measured(hit->second, "exact shape measured (tables.gemm_shapes)");
     auto row = rows_.find({int(s.dtype), s.n, s.k});
     if (row != rows_.end()) {
       const auto& [ms, secs] = row->second;
-      Pos pm = locate_tiles(ms, double(s.m), t->quantum_m);
-      if (pm.inside) {
-        CostEstimate x;
-        x.seconds = lerp_log(secs[pm.i0], secs[pm.i1], pm.w) * double(s.batch);
-        x.achieved = s.flops() / x.seconds;
-        x.ceiling = ceiling;
-        x.source = CostSource::Measured;
-        x.detail = std::string(dtype_name(s.dtype)) + " row n=" + std::to_string(s.n) +
-                   " k=" + std::to_string(s.k) +
-                   " measured over m (tables.gemm_rows), log-space interpolation";
-        if (reference_clock_mhz_ > 0)
-          x.detail += " at the reference clock " + std::to_string(std::lround(reference_clock_mhz_)) + " MHz";
-        return x;
-      }
+      Pos p = locate_tiles(ms, double(s.m), t->quantum_m);
+      if (p.inside)
+        return measured(lerp_log(secs[p.i0], secs[p.i1], p.w),
+                        "row n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
+                            " measured over m (tables.gemm_rows), log-space interpolation");
     }
   }
   GemmShape one = s;
