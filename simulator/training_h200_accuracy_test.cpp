@@ -114,5 +114,67 @@ TEST(TrainingAccuracy, PyTorchStepsOnH200) {
   EXPECT_LT(ex.step, 0.08);
 }
 
+// Data-parallel steps on 2 H200s of one host (docs/data/h200x2_pytorch_ddp.json: PyTorch DDP,
+// NCCL, default 25 MiB buckets, micro-batch per rank, no checkpointing), predicted with dp = 2 on a
+// node of 2 H200s: the embedded profile for the kernels, the default NCCL constants for the
+// gradient all-reduce. Memory: the busiest rank, CUDA context and NCCL buffers excluded.
+TEST(TrainingAccuracy, PyTorchDdpOnTwoH200) {
+  const std::string path = std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/h200x2_pytorch_ddp.json";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  const Json d = read_json_file(path);
+  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
+  c.gpus_per_node = 2;
+  auto cost = hw::make_calibrated_cost_model(c.gpu.name);
+  coll::CommModel comm(c);
+  std::printf(
+      "| model | micro-batch per rank | measured step | predicted | error | exposed DP comm | measured "
+      "memory | "
+      "predicted | error |\n|---|---|---|---|---|---|---|---|---|\n");
+  double t_abs = 0, m_abs = 0;
+  int n = 0;
+  for (const auto& row : d.at("configs")) {
+    const auto& dims = row.at("dims");
+    model::ModelSpec m = model::preset("gpt2-124m");
+    m.name = row.at("model").get<std::string>();
+    m.hidden = dims.at("hidden").get<std::int64_t>();
+    m.layers = dims.at("layers").get<std::int64_t>();
+    m.heads = m.kv_heads = dims.at("heads").get<std::int64_t>();
+    m.head_dim = m.hidden / m.heads;
+    m.ffn_hidden = dims.at("ffn").get<std::int64_t>();
+    m.vocab = dims.at("vocab").get<std::int64_t>();
+    m.max_seq = dims.at("seq").get<std::int64_t>();
+    m.tied_embeddings = dims.at("tied_embeddings").get<bool>();
+    strat::TrainingConfig t;
+    t.seq_len = m.max_seq;
+    t.dp = row.at("data_parallel").get<int>();
+    t.micro_batch = row.at("micro_batch").get<std::int64_t>();
+    t.global_batch = t.micro_batch * t.dp;
+    t.precision = strat::Precision::AmpBF16;
+    t.recompute = model::Recompute::None;
+    strat::resolve_training(t, m, c);
+    auto r = simulate_training(m, c, t, *cost, comm);
+    const double meas_t = row.at("step_seconds_median").get<double>();
+    double meas_m = 0;
+    for (const auto& x : row.at("max_memory_allocated_bytes_per_rank"))
+      meas_m = std::max(meas_m, x.get<double>());
+    const double pred_m = r.peak_bytes - r.ledger.line("cuda_context") - r.ledger.line("nccl_buffers");
+    const double et = (r.iteration_time_s - meas_t) / meas_t, em = (pred_m - meas_m) / meas_m;
+    double exposed = 0;
+    for (const auto& [k, v] : r.breakdown.exposed_comm) exposed += v;
+    std::printf("| %s | %lld | %.1f ms | %.1f ms | %+.1f%% | %.1f ms | %.2f GiB | %.2f GiB | %+.1f%% |\n",
+                m.name.c_str(), (long long)t.micro_batch, 1e3 * meas_t, 1e3 * r.iteration_time_s, 100 * et,
+                1e3 * exposed, meas_m / 1073741824.0, pred_m / 1073741824.0, 100 * em);
+    t_abs += std::abs(et), m_abs += std::abs(em), ++n;
+  }
+  std::printf("mean |error|: step time %.1f%%, memory %.1f%% over %d configs\n", 100 * t_abs / n,
+              100 * m_abs / n, n);
+  // Target (docs/accuracy.md): 10% on both — not met (run of 2026-11-29: step 11.7%, every row
+  // under-predicted; memory 16.5%). Measured DDP steps take 4.2–17.8 ms more than the same
+  // single-GPU steps where the model exposes 0.9–1.7 ms of the bucketed all-reduce, and the ledger
+  // has no DDP gradient buckets. The bounds guard today's numbers against regressions.
+  EXPECT_LT(t_abs / n, 0.14);
+  EXPECT_LT(m_abs / n, 0.19);
+}
+
 }  // namespace
 }  // namespace infraplan::sim::train

@@ -79,15 +79,19 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.view(-1))
 
 
-def make_step(name, mb, ckpt, seed):
+def make_step(name, mb, ckpt, seed, wrap=None, batch_seed=None):
     """One training step of model `name` (AMP bf16 autocast, fused AdamW) on a fixed random batch:
-    returns step() and (model, optimizer, inputs, targets)."""
+    returns step() and (model, optimizer, inputs, targets). `wrap` turns the model into what the
+    step runs (e.g. DistributedDataParallel); `batch_seed` draws the batch from another stream
+    (one per data-parallel rank)."""
     layers, h, heads = MODELS[name]
     torch.manual_seed(seed)
     dev = torch.device("cuda")
     model = GPT(layers, h, heads, ckpt=ckpt).to(dev)
+    if wrap is not None:
+        model = wrap(model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-    g = torch.Generator(device=dev).manual_seed(seed)
+    g = torch.Generator(device=dev).manual_seed(seed if batch_seed is None else batch_seed)
     idx = torch.randint(0, VOCAB, (mb, SEQ), device=dev, generator=g)
     tgt = torch.randint(0, VOCAB, (mb, SEQ), device=dev, generator=g)
 
