@@ -63,15 +63,16 @@ TEST(CommAccuracy, NcclOnTwoH200) {
   const double med = quantile(bw_all, 0.5), p90 = quantile(bw_all, 0.9);
   std::printf("\nbandwidth-bound (>= 64 MiB), all ops: median |error| %.1f%%, p90 %.1f%%, n = %zu\n",
               100 * med, 100 * p90, bw_all.size());
-  // Target (docs/accuracy.md): <= 10% in the bandwidth-bound range. Met for sendrecv (1.0%), not
-  // for the others (run of 2026-11-29): all_reduce -12%, alltoall -18%, all_gather and
-  // reduce_scatter -28/-29% (NCCL reaches 293 GB/s busbw on 2 GPUs where the model assumes 80% of
-  // 450), broadcast +74% (the model charges a pipelined chain's hop latency per 1 MiB slice).
+  // Target (docs/accuracy.md): <= 10% in the bandwidth-bound range. Met for sendrecv (1.0%) and
+  // broadcast (1.3%; +74% while the model charged a pipelined chain's hop latency on every 1 MiB
+  // slice), not for the others (run of 2026-11-29): all_reduce -12%, alltoall -18%, all_gather
+  // and reduce_scatter -28/-29% (NCCL reaches 293 GB/s busbw on 2 GPUs where the model assumes 80%
+  // of 450).
   // These bounds guard what the default model reaches today, a few points above it, against
   // regressions; a profile's measured fits (infraplan calibrate comm) replace the defaults.
   const std::map<std::string, double> bound = {{"all_reduce", 0.15},     {"sendrecv", 0.05},
                                                {"alltoall", 0.21},       {"all_gather", 0.31},
-                                               {"reduce_scatter", 0.32}, {"broadcast", 0.78}};
+                                               {"reduce_scatter", 0.32}, {"broadcast", 0.05}};
   for (const auto& [op, by] : err) {
     std::vector<double> a;
     for (double x : by[2]) a.push_back(std::fabs(x));

@@ -69,23 +69,15 @@ double CommModel::plan_seconds(const PlanEntry& e, double bytes, Protocol p,
   const ProtoLatency& lat = profile_.lat(e.plan.latency_class, p);
   const double eff = profile_.protocol_efficiency[std::size_t(p)];
   double t = lat.base_us * 1e-6;
-  for (const auto& t_ : e.plan.phases) {
-    const double data = t_.coef * bytes;
-    long long steps = t_.depth;
-    double unit = data;
-    if (t_.pipelined) {
-      const double slices = std::max(1.0, std::ceil(data / profile_.pipeline_chunk_bytes));
-      steps += (long long)slices - 1;
-      unit = data / slices;
-    }
-    const PatternCost& c = e.costs[std::size_t(t_.pattern)];
+  for (const Phase& ph : phases_for(e.plan, bytes, profile_.pipeline_chunk_bytes)) {
+    const PatternCost& c = e.costs[std::size_t(ph.pattern)];
     const double hop = (c.inter ? lat.inter_hop_us : lat.intra_hop_us) * 1e-6;
     const double hop_intra = lat.intra_hop_us * 1e-6;
-    const long long intra = std::min(steps, t_.intra_depth);
-    t += double(steps) * c.step_seconds(unit, eff) +
+    const long long intra = std::min(ph.steps, ph.intra_steps);
+    t += double(ph.steps) * c.step_seconds(ph.unit_bytes, eff) +
          double(intra) * std::max(0.0, hop_intra - c.max_latency_s) +
-         double(steps - intra) * std::max(0.0, hop - c.max_latency_s);
-    if (phases) phases->push_back({t_.pattern, steps, unit, t_.intra_depth});
+         double(ph.steps - intra) * std::max(0.0, hop - c.max_latency_s);
+    if (phases) phases->push_back(ph);
   }
   return t;
 }
@@ -114,20 +106,13 @@ CollectiveEstimate CommModel::finish(CollectiveOp op, double bytes, const GroupE
   }
   // Busiest sender and the slowest pattern's limiting link.
   double worst = -1;
-  for (const auto& t_ : e->plan.phases) {
-    const double data = t_.coef * bytes;
-    double steps = double(t_.depth), unit = data;
-    if (t_.pipelined) {
-      const double slices = std::max(1.0, std::ceil(data / profile_.pipeline_chunk_bytes));
-      steps += slices - 1;
-      unit = data / slices;
-    }
-    const PatternCost& c = e->costs[std::size_t(t_.pattern)];
-    r.bytes_per_rank += steps * unit * c.max_src_fraction;
-    const double t = steps * c.step_seconds(unit, 1.0);
+  for (const Phase& ph : phases_for(e->plan, bytes, profile_.pipeline_chunk_bytes)) {
+    const PatternCost& c = e->costs[std::size_t(ph.pattern)];
+    r.bytes_per_rank += double(ph.steps) * ph.unit_bytes * c.max_src_fraction;
+    const double t = double(ph.steps) * c.step_seconds(ph.unit_bytes, 1.0);
     if (t > worst && c.bottleneck_link >= 0) {
       worst = t;
-      r.bottleneck = e->bottleneck[std::size_t(t_.pattern)];
+      r.bottleneck = e->bottleneck[std::size_t(ph.pattern)];
     }
   }
   return r;

@@ -14,8 +14,12 @@ std::vector<Phase> phases_for(const GroupPlan& plan, double bytes, double pipeli
   for (const auto& t : plan.phases) {
     const double data = t.coef * bytes;
     if (t.pipelined) {
+      // The first slice fills the pipeline (depth steps, each paying its hop's latency); the
+      // slices behind it stream at the bandwidth (NCCL keeps several in flight): one step of the
+      // rest of the data.
       const double slices = std::max(1.0, std::ceil(data / pipeline_chunk_bytes));
-      out.push_back({t.pattern, t.depth + (long long)slices - 1, data / slices, t.intra_depth});
+      out.push_back({t.pattern, t.depth, data / slices, t.intra_depth});
+      if (slices > 1) out.push_back({t.pattern, 1, data / slices * (slices - 1), 0});
     } else {
       out.push_back({t.pattern, t.depth, data, t.intra_depth});
     }
