@@ -22,6 +22,22 @@
 namespace infraplan::sim::train {
 namespace {
 
+/// The GPT-2-shaped model a measured row describes (its "model" name and "dims").
+model::ModelSpec gpt2_of(const Json& row) {
+  const auto& dims = row.at("dims");
+  model::ModelSpec m = model::preset("gpt2-124m");
+  m.name = row.at("model").get<std::string>();
+  m.hidden = dims.at("hidden").get<std::int64_t>();
+  m.layers = dims.at("layers").get<std::int64_t>();
+  m.heads = m.kv_heads = dims.at("heads").get<std::int64_t>();
+  m.head_dim = m.hidden / m.heads;
+  m.ffn_hidden = dims.at("ffn").get<std::int64_t>();
+  m.vocab = dims.at("vocab").get<std::int64_t>();
+  m.max_seq = dims.at("seq").get<std::int64_t>();
+  m.tied_embeddings = dims.at("tied_embeddings").get<bool>();
+  return m;
+}
+
 struct Errors {
   double step = 0, memory = 0;  ///< mean |relative error|
   int configs = 0;
@@ -40,17 +56,7 @@ Errors run_configs(const Json& d, const hw::CostModel& cost, bool print) {
         "|---|---|---|---|---|---|---|---|---|\n");
   Errors out;
   for (const auto& row : d.at("configs")) {
-    const auto& dims = row.at("dims");
-    model::ModelSpec m = model::preset("gpt2-124m");
-    m.name = row.at("model").get<std::string>();
-    m.hidden = dims.at("hidden").get<std::int64_t>();
-    m.layers = dims.at("layers").get<std::int64_t>();
-    m.heads = m.kv_heads = dims.at("heads").get<std::int64_t>();
-    m.head_dim = m.hidden / m.heads;
-    m.ffn_hidden = dims.at("ffn").get<std::int64_t>();
-    m.vocab = dims.at("vocab").get<std::int64_t>();
-    m.max_seq = dims.at("seq").get<std::int64_t>();
-    m.tied_embeddings = dims.at("tied_embeddings").get<bool>();
+    const model::ModelSpec m = gpt2_of(row);
     strat::TrainingConfig t;
     t.seq_len = m.max_seq;
     t.micro_batch = row.at("micro_batch").get<std::int64_t>();
@@ -133,17 +139,7 @@ TEST(TrainingAccuracy, PyTorchDdpOnTwoH200) {
   double t_abs = 0, m_abs = 0;
   int n = 0;
   for (const auto& row : d.at("configs")) {
-    const auto& dims = row.at("dims");
-    model::ModelSpec m = model::preset("gpt2-124m");
-    m.name = row.at("model").get<std::string>();
-    m.hidden = dims.at("hidden").get<std::int64_t>();
-    m.layers = dims.at("layers").get<std::int64_t>();
-    m.heads = m.kv_heads = dims.at("heads").get<std::int64_t>();
-    m.head_dim = m.hidden / m.heads;
-    m.ffn_hidden = dims.at("ffn").get<std::int64_t>();
-    m.vocab = dims.at("vocab").get<std::int64_t>();
-    m.max_seq = dims.at("seq").get<std::int64_t>();
-    m.tied_embeddings = dims.at("tied_embeddings").get<bool>();
+    const model::ModelSpec m = gpt2_of(row);
     strat::TrainingConfig t;
     t.seq_len = m.max_seq;
     t.dp = row.at("data_parallel").get<int>();

@@ -34,14 +34,7 @@ def measure(name, mb, warmup, steps, seed, rank, local_rank):
         step()
     torch.cuda.synchronize()
     dist.barrier()
-    times = []
-    for _ in range(steps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / 1e3)
+    times, _ = train_step.timed_steps(step, steps)
     peak = torch.tensor([float(torch.cuda.max_memory_allocated())], device="cuda")
     peaks = [torch.zeros_like(peak) for _ in range(dist.get_world_size())]
     dist.all_gather(peaks, peak)

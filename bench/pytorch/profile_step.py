@@ -31,18 +31,6 @@ DEFAULT_CONFIGS = ("gpt2-124m:4:0,gpt2-124m:4:1,gpt2-124m:16:0,gpt2-350m:16:1,gp
                    "gpt2-1.3b:8:0,gpt2-1.3b:16:1")
 
 
-def timed_steps(step, n):
-    out = []
-    for _ in range(n):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) / 1e3)
-    return out
-
-
 def union_length(intervals):
     total, end = 0.0, None
     start = None
@@ -130,7 +118,7 @@ def main():
         for _ in range(args.warmup):
             step()
         torch.cuda.synchronize()
-        plain = timed_steps(step, args.steps)
+        plain, _ = train_step.timed_steps(step, args.steps)
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
             for _ in range(args.profiled_steps):
                 step()

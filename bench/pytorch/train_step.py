@@ -106,6 +106,19 @@ def make_step(name, mb, ckpt, seed, wrap=None, batch_seed=None):
     return step, (model, opt, idx, tgt)
 
 
+def timed_steps(step, n):
+    """Seconds of each of n calls of step() (CUDA events around each), and the last call's result."""
+    out, last = [], None
+    for _ in range(n):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        last = step()
+        b.record()
+        b.synchronize()
+        out.append(a.elapsed_time(b) / 1e3)
+    return out, last
+
+
 def measure(name, mb, ckpt, warmup, steps, seed):
     layers, h, heads = MODELS[name]
     step, state = make_step(name, mb, ckpt, seed)
@@ -117,14 +130,7 @@ def measure(name, mb, ckpt, warmup, steps, seed):
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(steps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        loss = step()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / 1e3)
+    times, loss = timed_steps(step, steps)
     med = statistics.median(times)
     peak = torch.cuda.max_memory_allocated()
     tokens = mb * SEQ
