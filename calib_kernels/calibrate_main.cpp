@@ -209,8 +209,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (!add_to.empty()) {
-      // Exact shapes only, into a copy of an existing profile (same GPU): entries of the same
-      // format and shape are replaced.
+      // Exact shapes and their rows only, into a copy of an existing profile of this GPU.
       nlohmann::ordered_json prof;
       {
         std::ifstream f(add_to);

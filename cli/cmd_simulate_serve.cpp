@@ -5,10 +5,10 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/gemm_shapes_out.hpp"
 #include "cli/table.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
-#include "hardware/recording_cost_model.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
 #include "simulator/cost_setup.hpp"
@@ -26,8 +26,7 @@ const std::vector<OptionSpec> kSpec = {
     {"requests", true, "write one CSV row per request (latencies, cache hits, preemptions) to this file"},
     {"seed", true, "override the workload seed"},
     {"roofline", false, "datasheet roofline instead of the GPU's calibrated profile"},
-    {"gemm-shapes-out", true,
-     "write the distinct GEMM shapes this run asked of the cost model (for infraplan calibrate --shapes)"},
+    GemmShapesOut::option(),
 };
 
 std::string pct_row(const sim::serve::Percentiles& p) {
@@ -49,23 +48,18 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   if (auto s = a.get_int("seed", 0)) setup.workload.seed = std::uint64_t(*s);
   auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
   const std::string& cost_name = cs.name;
-  const auto shapes_path = a.get("gemm-shapes-out");
-  hw::RecordingCostModel recorder(*cs.cost);
-  const hw::CostModel* cost = shapes_path ? static_cast<const hw::CostModel*>(&recorder) : cs.cost.get();
+  const GemmShapesOut shapes(a, *cs.cost);
   sim::ChromeTrace trace;
   sim::serve::SimOptions o;
   const auto trace_path = a.get("trace");
   const auto csv_path = a.get("requests");
   if (trace_path) o.trace = &trace;
   o.keep_requests = true;
-  auto r = sim::serve::simulate_serving(setup, *cost, o);
+  auto r = sim::serve::simulate_serving(setup, shapes.cost(), o);
   // Everything is computed before anything is written: an error leaves no partial output.
   if (trace_path) write_file_atomic(*trace_path, trace.str());
   if (csv_path) write_file_atomic(*csv_path, sim::serve::requests_csv(r.requests));
-  if (shapes_path) {
-    write_file_atomic(*shapes_path, recorder.shapes_json().dump(1) + "\n");
-    std::fprintf(stderr, "%zu GEMM shapes written to %s\n", recorder.distinct_shapes(), shapes_path->c_str());
-  }
+  shapes.write();
 
   if (a.flag("json")) {
     Json j = r.to_json();

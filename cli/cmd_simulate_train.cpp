@@ -5,11 +5,11 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/gemm_shapes_out.hpp"
 #include "cli/table.hpp"
 #include "collectives/comm_model.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
-#include "hardware/recording_cost_model.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
 #include "simulator/cost_setup.hpp"
@@ -29,8 +29,7 @@ const std::vector<OptionSpec> kSpec = {
     {"simgrid", false, "execute on SimGrid (link contention between concurrent transfers)"},
     {"estimate", false, "closed-form estimate only (no event simulation)"},
     {"roofline", false, "datasheet roofline instead of the GPU's calibrated profile"},
-    {"gemm-shapes-out", true,
-     "write the distinct GEMM shapes this run asked of the cost model (for infraplan calibrate --shapes)"},
+    GemmShapesOut::option(),
 };
 
 }  // namespace
@@ -48,19 +47,12 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
   const std::string& cost_name = cs.name;
   coll::CommModel comm(sc.cluster, cs.comm);
-  // With --gemm-shapes-out every GEMM goes through a recorder; the file is written after the run.
-  const auto shapes_path = a.get("gemm-shapes-out");
-  hw::RecordingCostModel recorder(*cs.cost);
-  const hw::CostModel* cost = shapes_path ? static_cast<const hw::CostModel*>(&recorder) : cs.cost.get();
-  auto write_shapes = [&] {
-    if (!shapes_path) return;
-    write_file_atomic(*shapes_path, recorder.shapes_json().dump(1) + "\n");
-    std::fprintf(stderr, "%zu GEMM shapes written to %s\n", recorder.distinct_shapes(), shapes_path->c_str());
-  };
+  const GemmShapesOut shapes(a, *cs.cost);
+  const hw::CostModel& cost = shapes.cost();
 
   if (a.flag("estimate")) {
-    auto e = sim::train::estimate_training(sc.model, sc.cluster, t, *cost, comm);
-    write_shapes();
+    auto e = sim::train::estimate_training(sc.model, sc.cluster, t, cost, comm);
+    shapes.write();
     if (a.flag("json")) {
       Json j = e.to_json();
       j["scenario"] = sc.name, j["training"] = t.to_json(), j["cost_model"] = cost_name;
@@ -83,9 +75,9 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   if (a.flag("simgrid")) o.backend = sim::train::Backend::SimGrid;
   const auto trace = a.get("trace");
   o.keep_graph = trace.has_value();
-  auto r = sim::train::simulate_training(sc.model, sc.cluster, t, *cost, comm, o);
+  auto r = sim::train::simulate_training(sc.model, sc.cluster, t, cost, comm, o);
   if (trace) write_file_atomic(*trace, sim::train::training_trace_json(r, sc.cluster));
-  write_shapes();
+  shapes.write();
   if (a.flag("json")) {
     Json j = r.to_json();
     j["scenario"] = sc.name, j["training"] = t.to_json(), j["cost_model"] = cost_name;

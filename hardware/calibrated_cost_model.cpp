@@ -144,10 +144,10 @@ MisalignedFactor misaligned_factor(const GemmTable& t, double m, double n, doubl
   MisalignedFactor f;
   const double nk = std::sqrt(n * k);
   double used = 0;
-  auto describe = [&](const char* which, double e_asked) {
+  auto describe = [&](const char* which, bool both, double e_asked) {
     std::ostringstream d;
-    d << which << " multiple" << (std::string(which).find(',') != std::string::npos ? "s" : "") << " of "
-      << e_asked << " element" << (e_asked == 1 ? "" : "s") << " only";
+    d << which << (both ? " multiples" : " multiple") << " of " << e_asked << " element"
+      << (e_asked == 1 ? "" : "s") << " only";
     if (used != e_asked) d << " (ratio of the " << used << "-element class)";
     return d.str();
   };
@@ -157,7 +157,7 @@ MisalignedFactor misaligned_factor(const GemmTable& t, double m, double n, doubl
     const double e = mn ? en : ek;
     f.ratio = misaligned_ratio(t, single, m, nk, e, &used);
     if (std::isfinite(f.ratio)) {
-      f.what = describe(mn ? "n" : "k", e);
+      f.what = describe(mn ? "n" : "k", false, e);
       return f;
     }
   }
@@ -180,7 +180,7 @@ MisalignedFactor misaligned_factor(const GemmTable& t, double m, double n, doubl
       return f;
     }
   }
-  if (std::isfinite(f.ratio)) f.what = describe("n, k", e);
+  if (std::isfinite(f.ratio)) f.what = describe("n, k", true, e);
   return f;
 }
 
@@ -372,9 +372,10 @@ CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact) 
     return x;
   };
   if (t->dtype == s.dtype) {
-    auto hit = exact_.find({int(s.dtype), s.m, s.n, s.k});
-    if (use_exact && hit != exact_.end())
-      return measured(hit->second, "exact shape measured (tables.gemm_shapes)");
+    if (use_exact) {
+      auto hit = exact_.find({int(s.dtype), s.m, s.n, s.k});
+      if (hit != exact_.end()) return measured(hit->second, "exact shape measured (tables.gemm_shapes)");
+    }
     auto row = rows_.find({int(s.dtype), s.n, s.k});
     if (row != rows_.end()) {
       const auto& [ms, secs] = row->second;
@@ -597,36 +598,30 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
     r.source = e.source;
     rows.push_back(std::move(r));
   };
+  auto push_gemm = [&](const char* kind, const HoldoutGemm& h, double measured, const CostEstimate& e) {
+    push(kind, std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k), measured, e);
+    rows.back().m = h.m, rows.back().n = h.n, rows.back().k = h.k;
+  };
   const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(&cm);
   for (const auto& h : p.holdout_gemm) {
     if (h.seconds < min_gemm_seconds) continue;
-    GemmShape s;
-    s.m = h.m;
-    s.n = h.n;
-    s.k = h.k;
-    s.dtype = h.dtype;
     // Transformer-shaped (n, k multiples of 64: model dimensions) vs arbitrary sizes.
     const bool aligned = h.n % 64 == 0 && h.k % 64 == 0;
-    const std::string shape = std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k);
-    const CostEstimate e = cm.gemm(s);
-    push(aligned ? "gemm" : "gemm_odd", shape, calibrated ? calibrated->at_reference_clock(h) : h.seconds, e);
+    const CostEstimate e = cm.gemm(make_gemm(h.m, h.n, h.k, h.dtype));
+    push_gemm(aligned ? "gemm" : "gemm_odd", h, calibrated ? calibrated->at_reference_clock(h) : h.seconds,
+              e);
     // As measured: the clock the GPU happened to run at is not known to the model.
-    push(aligned ? "gemm_as_measured" : "gemm_odd_as_measured", shape, h.seconds, e);
+    push_gemm(aligned ? "gemm_as_measured" : "gemm_odd_as_measured", h, h.seconds, e);
   }
   // GEMM shapes of real workloads (held out, or the profile's exact shapes) against the tables'
   // prediction: neither ever entered the tables.
-  std::vector<const HoldoutGemm*> workload;
-  for (const auto& h : p.holdout_workload) workload.push_back(&h);
-  for (const auto& h : p.gemm_exact) workload.push_back(&h);
   if (calibrated)
-    for (const HoldoutGemm* hp : workload) {
-      const HoldoutGemm& h = *hp;
-      if (h.seconds < min_gemm_seconds) continue;
-      GemmShape s;
-      s.m = h.m, s.n = h.n, s.k = h.k, s.dtype = h.dtype;
-      push("gemm_workload", std::string(dtype_name(h.dtype)) + " " + fmt_shape(h.m, h.n, h.k),
-           calibrated->at_reference_clock(h), calibrated->gemm_from_tables(s));
-    }
+    for (const auto* list : {&p.holdout_workload, &p.gemm_exact})
+      for (const HoldoutGemm& h : *list) {
+        if (h.seconds < min_gemm_seconds) continue;
+        push_gemm("gemm_workload", h, calibrated->at_reference_clock(h),
+                  calibrated->gemm_from_tables(make_gemm(h.m, h.n, h.k, h.dtype)));
+      }
   for (const auto& h : p.holdout_prefill) {
     AttentionPrefillShape s;
     s.batch = h.batch;

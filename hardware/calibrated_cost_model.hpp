@@ -95,8 +95,10 @@ struct HoldoutRow {
                       ///< referred to the model's reference clock by each pass's clock reading;
                       ///< "gemm_as_measured", "gemm_odd_as_measured": the same shapes as measured
                       ///< (the GPU's clock state unknown to the model); "attention_prefill",
-                      ///< "attention_decode", "memory_bound"
+                      ///< "attention_decode", "memory_bound"; "gemm_workload": GEMM shapes of real
+                      ///< workloads against the tables alone
   std::string shape;  ///< e.g. "bf16 777x5120x3000"
+  std::int64_t m = 0, n = 0, k = 0;  ///< GEMM rows: the shape's sizes (0 for other kinds)
   double measured_seconds = 0, predicted_seconds = 0;
   double rel_error = 0;  ///< |predicted − measured| / measured
   CostSource source = CostSource::Measured;

@@ -493,12 +493,9 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
   auto workload_split = [](const std::vector<HoldoutRow>& all, const char* label) {
     for (bool aligned : {true, false}) {
       std::vector<HoldoutRow> sub;
-      for (const auto& r : all) {
-        if (r.kind != "gemm_workload") continue;
-        long long m = 0, n = 0, k = 0;
-        if (std::sscanf(r.shape.c_str(), "%*s %lldx%lldx%lld", &m, &n, &k) != 3) continue;
-        if ((m % 8 == 0 && n % 8 == 0 && k % 8 == 0) == aligned) sub.push_back(r);
-      }
+      for (const auto& r : all)
+        if (r.kind == "gemm_workload" && (r.m % 8 == 0 && r.n % 8 == 0 && r.k % 8 == 0) == aligned)
+          sub.push_back(r);
       for (const auto& s : holdout_stats(sub))
         std::printf("holdout gemm_workload %-9s %-34s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n",
                     aligned ? "aligned" : "unaligned", label, s.count, 100 * s.median, 100 * s.p90,
@@ -539,11 +536,8 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
       const auto& axis = later.profile().gemm_table(Dtype::BF16)->m;
       for (bool on : {true, false}) {
         std::vector<HoldoutRow> sub;
-        for (const auto& r : wl) {
-          long long m = 0;
-          if (std::sscanf(r.shape.c_str(), "%*s %lldx", &m) != 1) continue;
-          if ((std::find(axis.begin(), axis.end(), double(m)) != axis.end()) == on) sub.push_back(r);
-        }
+        for (const auto& r : wl)
+          if ((std::find(axis.begin(), axis.end(), double(r.m)) != axis.end()) == on) sub.push_back(r);
         for (const auto& s : holdout_stats(sub))
           std::printf(
               "holdout gemm_workload %-44s n=%3zu median %5.1f%%  p90 %5.1f%%  max %5.1f%%\n",

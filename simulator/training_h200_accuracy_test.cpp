@@ -38,6 +38,42 @@ model::ModelSpec gpt2_of(const Json& row) {
   return m;
 }
 
+/// One measured row simulated on `c`: AMP bf16, micro-batch and data parallelism (default 1) and
+/// checkpointing (default none) as measured; memory without the CUDA context and NCCL buffers
+/// (PyTorch's max_memory_allocated counts neither), against the busiest rank.
+struct RowPrediction {
+  model::ModelSpec m;
+  strat::TrainingConfig t;
+  TrainingResult r;
+  std::string ckpt;
+  double meas_t = 0, meas_m = 0, pred_m = 0, et = 0, em = 0;  ///< et, em: signed relative errors
+};
+RowPrediction predict_row(const Json& row, const hw::Cluster& c, const hw::CostModel& cost,
+                          const coll::CommModel& comm) {
+  RowPrediction p;
+  p.m = gpt2_of(row);
+  p.t.seq_len = p.m.max_seq;
+  p.t.dp = row.value("data_parallel", 1);
+  p.t.micro_batch = row.at("micro_batch").get<std::int64_t>();
+  p.t.global_batch = p.t.micro_batch * p.t.dp;
+  p.t.precision = strat::Precision::AmpBF16;
+  p.ckpt = row.value("checkpointing", std::string("none"));
+  p.t.recompute = p.ckpt == "none" ? model::Recompute::None : model::Recompute::Full;
+  strat::resolve_training(p.t, p.m, c);
+  p.r = simulate_training(p.m, c, p.t, cost, comm);
+  p.meas_t = row.at("step_seconds_median").get<double>();
+  if (row.contains("max_memory_allocated_bytes_per_rank")) {
+    for (const auto& x : row.at("max_memory_allocated_bytes_per_rank"))
+      p.meas_m = std::max(p.meas_m, x.get<double>());
+  } else {
+    p.meas_m = row.at("max_memory_allocated_bytes").get<double>();
+  }
+  p.pred_m = p.r.peak_bytes - p.r.ledger.line("cuda_context") - p.r.ledger.line("nccl_buffers");
+  p.et = (p.r.iteration_time_s - p.meas_t) / p.meas_t;
+  p.em = (p.pred_m - p.meas_m) / p.meas_m;
+  return p;
+}
+
 struct Errors {
   double step = 0, memory = 0;  ///< mean |relative error|
   int configs = 0;
@@ -56,27 +92,15 @@ Errors run_configs(const Json& d, const hw::CostModel& cost, bool print) {
         "|---|---|---|---|---|---|---|---|---|\n");
   Errors out;
   for (const auto& row : d.at("configs")) {
-    const model::ModelSpec m = gpt2_of(row);
-    strat::TrainingConfig t;
-    t.seq_len = m.max_seq;
-    t.micro_batch = row.at("micro_batch").get<std::int64_t>();
-    t.global_batch = t.micro_batch;
-    t.precision = strat::Precision::AmpBF16;
-    const std::string ckpt = row.at("checkpointing").get<std::string>();
-    t.recompute = ckpt == "none" ? model::Recompute::None : model::Recompute::Full;
-    strat::resolve_training(t, m, c);
-    auto r = simulate_training(m, c, t, cost, comm);
-    const double meas_t = row.at("step_seconds_median").get<double>();
-    const double meas_m = row.at("max_memory_allocated_bytes").get<double>();
-    const double pred_m = r.peak_bytes - r.ledger.line("cuda_context") - r.ledger.line("nccl_buffers");
-    const double et = (r.iteration_time_s - meas_t) / meas_t, em = (pred_m - meas_m) / meas_m;
+    const RowPrediction p = predict_row(row, c, cost, comm);
     if (print)
       std::printf("| %s | %lld | %s | %.1f ms | %.1f ms | %+.1f%% | %.2f GiB | %.2f GiB | %+.1f%% |\n",
-                  m.name.c_str(), (long long)t.micro_batch, ckpt.c_str(), 1e3 * meas_t,
-                  1e3 * r.iteration_time_s, 100 * et, meas_m / 1073741824.0, pred_m / 1073741824.0, 100 * em);
-    out.step += std::abs(et), out.memory += std::abs(em), ++out.configs;
-    EXPECT_LT(std::abs(et), 0.25) << m.name;
-    EXPECT_LT(std::abs(em), 0.3) << m.name;
+                  p.m.name.c_str(), (long long)p.t.micro_batch, p.ckpt.c_str(), 1e3 * p.meas_t,
+                  1e3 * p.r.iteration_time_s, 100 * p.et, p.meas_m / 1073741824.0, p.pred_m / 1073741824.0,
+                  100 * p.em);
+    out.step += std::abs(p.et), out.memory += std::abs(p.em), ++out.configs;
+    EXPECT_LT(std::abs(p.et), 0.25) << p.m.name;
+    EXPECT_LT(std::abs(p.em), 0.3) << p.m.name;
   }
   out.step /= out.configs, out.memory /= out.configs;
   return out;
@@ -139,28 +163,13 @@ TEST(TrainingAccuracy, PyTorchDdpOnTwoH200) {
   double t_abs = 0, m_abs = 0;
   int n = 0;
   for (const auto& row : d.at("configs")) {
-    const model::ModelSpec m = gpt2_of(row);
-    strat::TrainingConfig t;
-    t.seq_len = m.max_seq;
-    t.dp = row.at("data_parallel").get<int>();
-    t.micro_batch = row.at("micro_batch").get<std::int64_t>();
-    t.global_batch = t.micro_batch * t.dp;
-    t.precision = strat::Precision::AmpBF16;
-    t.recompute = model::Recompute::None;
-    strat::resolve_training(t, m, c);
-    auto r = simulate_training(m, c, t, *cost, comm);
-    const double meas_t = row.at("step_seconds_median").get<double>();
-    double meas_m = 0;
-    for (const auto& x : row.at("max_memory_allocated_bytes_per_rank"))
-      meas_m = std::max(meas_m, x.get<double>());
-    const double pred_m = r.peak_bytes - r.ledger.line("cuda_context") - r.ledger.line("nccl_buffers");
-    const double et = (r.iteration_time_s - meas_t) / meas_t, em = (pred_m - meas_m) / meas_m;
+    const RowPrediction p = predict_row(row, c, *cost, comm);
     double exposed = 0;
-    for (const auto& [k, v] : r.breakdown.exposed_comm) exposed += v;
+    for (const auto& [k, v] : p.r.breakdown.exposed_comm) exposed += v;
     std::printf("| %s | %lld | %.1f ms | %.1f ms | %+.1f%% | %.1f ms | %.2f GiB | %.2f GiB | %+.1f%% |\n",
-                m.name.c_str(), (long long)t.micro_batch, 1e3 * meas_t, 1e3 * r.iteration_time_s, 100 * et,
-                1e3 * exposed, meas_m / 1073741824.0, pred_m / 1073741824.0, 100 * em);
-    t_abs += std::abs(et), m_abs += std::abs(em), ++n;
+                p.m.name.c_str(), (long long)p.t.micro_batch, 1e3 * p.meas_t, 1e3 * p.r.iteration_time_s,
+                100 * p.et, 1e3 * exposed, p.meas_m / 1073741824.0, p.pred_m / 1073741824.0, 100 * p.em);
+    t_abs += std::abs(p.et), m_abs += std::abs(p.em), ++n;
   }
   std::printf("mean |error|: step time %.1f%%, memory %.1f%% over %d configs\n", 100 * t_abs / n,
               100 * m_abs / n, n);
