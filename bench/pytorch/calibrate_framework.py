@@ -272,6 +272,30 @@ ELEMENTWISE_OPS = {
     "fill_f32": (2048, "zero fill of an fp32 tensor"),
     "log_softmax_f32_fwd": (50257, "log_softmax over the last dim of fp32 [rows, vocab]"),
     "log_softmax_f32_bwd": (50257, "aten._log_softmax_backward_data on fp32 [rows, vocab]"),
+    # LLaMA-architecture blocks in eager mode. Composite entries time the whole kernel sequence of
+    # one module-level expression (forward under autograd, or its backward through autograd.grad);
+    # elements = rows x width of the main input (rope: b x heads x s x head_dim of q).
+    "rms_norm_f32_fwd": (2048, "F.rms_norm on fp32 with an fp32 weight (autocast keeps it fp32)"),
+    "rms_norm_f32_bwd": (2048, "backward of F.rms_norm on fp32: input and weight gradients"),
+    "rms_norm_bf16_fwd": (2048, "F.rms_norm on bf16 with a bf16 weight (pure bf16)"),
+    "rms_norm_bf16_bwd": (2048, "backward of F.rms_norm on bf16"),
+    "rms_norm_hf_f32_fwd": (2048, "transformers' RMSNorm on fp32: pow, mean, rsqrt, two muls"),
+    "rms_norm_hf_f32_bwd": (2048, "backward of transformers' RMSNorm on fp32"),
+    "rms_norm_hf_bf16_fwd": (2048, "transformers' RMSNorm on bf16: up-cast, pow, mean, rsqrt, mul, down-cast, mul"),
+    "rms_norm_hf_bf16_bwd": (2048, "backward of transformers' RMSNorm on bf16"),
+    "rope_amp_fwd": (64, "q*cos + rotate_half(q)*sin, q bf16 [b, heads, s, 64], cos/sin fp32 [s, 64] -> fp32"),
+    "rope_amp_bwd": (64, "backward of rope_amp_fwd (fp32 gradient in, bf16 gradient out)"),
+    "rope_bf16_fwd": (64, "q*cos + rotate_half(q)*sin, all bf16"),
+    "rope_bf16_bwd": (64, "backward of rope_bf16_fwd"),
+    "gqa_expand_f32": (64, "k[:, :, None].expand(..., rep=4, ...).reshape of fp32 k (elements: output)"),
+    "gqa_expand_f32_bwd": (64, "backward of gqa_expand_f32: sum over the repeat dim (elements: output gradient)"),
+    "gqa_expand_bf16": (64, "the same expansion of bf16 v (elements: output)"),
+    "gqa_expand_bf16_bwd": (64, "backward of gqa_expand_bf16 (elements: output gradient)"),
+    "swiglu_bf16_fwd": (8192, "silu(gate) * up on bf16 (two kernels); elements = rows x ffn"),
+    "swiglu_bf16_bwd": (8192, "backward of silu(gate) * up on bf16 (two muls, silu_backward)"),
+    "transpose_copy_bf16": (64, "contiguous copy of a bf16 [b, heads, s, d] transposed to [b, s, heads, d]"),
+    "add_f32": (2048, "fp32 + fp32 -> fp32 (new tensor)"),
+    "embedding_bwd_f32": (2048, "embedding_dense_backward into an fp32 [32000, width] table; elements = tokens x width"),
 }
 ELEMENT_AXIS = [1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28]
 
@@ -330,7 +354,69 @@ def elementwise_case(name, elements, dev, gen):
         out = torch.log_softmax(x, dim=-1)
         g = r(f32)
         return lambda: torch.ops.aten._log_softmax_backward_data(g, out, -1, f32), x.numel() * 8
+    if name.startswith(("rms_norm", "rope", "gqa", "swiglu")):
+        return composite_case(name, rows, width, dev, r)
+    if name == "transpose_copy_bf16":
+        b, s = max(1, rows // (16 * 2048)), 2048 if rows >= 16 * 2048 else max(1, rows // 16)
+        x = r(b16, (b, 16, s, width))
+        return lambda: x.transpose(1, 2).contiguous(), x.numel() * 4
+    if name == "add_f32":
+        a, b = r(f32), r(f32)
+        return lambda: a + b, a.numel() * 12
+    if name == "embedding_bwd_f32":
+        g = r(f32)
+        idx = torch.randint(0, 32000, (rows,), device=dev, generator=gen)
+        return (lambda: torch.ops.aten.embedding_dense_backward(g, idx, 32000, -1, False)), g.numel() * 8
     raise KeyError(name)
+
+
+def hf_rms_norm(x, w):
+    """transformers' LlamaRMSNorm.forward (v5): fp32 statistics, scale, back to the input dtype."""
+    dt = x.dtype
+    y = x.to(torch.float32)
+    var = y.pow(2).mean(-1, keepdim=True)
+    y = y * torch.rsqrt(var + 1e-5)
+    return w * y.to(dt)
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def composite_case(name, rows, width, dev, r):
+    """Forward under autograd, or backward through autograd.grad (graph kept), of one expression."""
+    f32, b16 = torch.float32, torch.bfloat16
+    dt = b16 if "bf16" in name or name.startswith("swiglu") else f32
+    if name.startswith("rms_norm"):
+        x = r(dt).requires_grad_(True)
+        w = r(dt, (width,)).requires_grad_(True)
+        fn = (lambda: hf_rms_norm(x, w)) if "_hf_" in name else (lambda: F.rms_norm(x, (width,), w, 1e-5))
+        ins, nbytes = (x, w), x.numel() * x.element_size() * 2
+    elif name.startswith("rope"):
+        b, s = max(1, rows // (16 * 2048)), 2048 if rows >= 16 * 2048 else max(1, rows // 16)
+        q = r(b16, (b, 16, s, width)).requires_grad_(True)
+        cdt = f32 if name.startswith("rope_amp") else b16
+        cos, sin = r(cdt, (s, width)), r(cdt, (s, width))
+        fn = lambda: q * cos + rotate_half(q) * sin
+        ins, nbytes = (q,), q.numel() * 2 * 3
+    elif name.startswith("gqa"):
+        rep = 4
+        b, s = max(1, rows // (16 * 2048)), 2048 if rows >= 16 * 2048 else max(1, rows // 16)
+        kv = r(f32 if "f32" in name else b16, (b, 16 // rep, s, width)).requires_grad_(True)
+        fn = lambda: kv[:, :, None].expand(b, 16 // rep, rep, s, width).reshape(b, 16, s, width)
+        ins, nbytes = (kv,), kv.numel() * kv.element_size() * (1 + rep)
+    else:  # swiglu
+        g, u = r(b16).requires_grad_(True), r(b16).requires_grad_(True)
+        fn = lambda: F.silu(g) * u
+        ins, nbytes = (g, u), g.numel() * 6
+    if name.endswith("_bwd"):
+        out = fn()
+        grad = torch.randn(out.shape, device=out.device, dtype=out.dtype)
+        if name.startswith("gqa"):
+            return (lambda: torch.autograd.grad(out, ins, grad, retain_graph=True)), nbytes
+        return (lambda: torch.autograd.grad(out, ins, grad, retain_graph=True)), nbytes * 2
+    return fn, nbytes
 
 
 def elementwise_tables(clock, dev, args, out, save, t_start):
@@ -344,26 +430,35 @@ def elementwise_tables(clock, dev, args, out, save, t_start):
     out["elementwise"] = sec
     for name, (width, what) in ELEMENTWISE_OPS.items():
         row = []
-        for n in axis:
-            if time.time() - t_start > args.budget_s:
-                row.append(None)
-                continue
-            cases, inbytes = [], 1
-            while True:
-                fn, inbytes = elementwise_case(name, n, dev, gen)
-                cases.append(fn)
-                if len(cases) * inbytes >= rotate or len(cases) >= 8:
-                    break
-            t = time_call(clock, lambda i: cases[i % len(cases)](), 1e-4 if not args.quick else 2e-5,
-                          0.01 if not args.quick else 1e-3, 15 if not args.quick else 3)
-            row.append(t)
-            del cases
+        try:
+            measure_elementwise_row(clock, dev, args, name, axis, row, gen, rotate, t_start)
+        except Exception as e:  # one broken case must not lose the others
+            print(f"elementwise {name}: failed: {e!r}", flush=True)
+            row = [None] * len(axis)
         sec["ops"][name] = {"width": width, "what": what, "seconds": row}
         print(f"elementwise {name:22s} " + " ".join("-" if t is None else f"{t*1e6:.1f}" for t in row) + " us",
               flush=True)
         if clock.cuda:
             torch.cuda.empty_cache()
     save()
+
+
+def measure_elementwise_row(clock, dev, args, name, axis, row, gen, rotate, t_start):
+    """Appends to `row` the GPU seconds per call of op `name` at each element count of `axis`."""
+    for n in axis:
+        if time.time() - t_start > args.budget_s:
+            row.append(None)
+            continue
+        cases, inbytes = [], 1
+        while True:
+            fn, inbytes = elementwise_case(name, n, dev, gen)
+            cases.append(fn)
+            if len(cases) * inbytes >= rotate or len(cases) >= 8:
+                break
+        t = time_call(clock, lambda i: cases[i % len(cases)](), 1e-4 if not args.quick else 2e-5,
+                      0.01 if not args.quick else 1e-3, 15 if not args.quick else 3)
+        row.append(t)
+        del cases
 
 
 # ---------------------------------------------------------------------------------------------
@@ -537,6 +632,8 @@ def main():
     ap.add_argument("--budget-s", type=float, default=300.0, help="stop measuring new attention shapes after this")
     ap.add_argument("--skip-attention", action="store_true")
     ap.add_argument("--skip-elementwise", action="store_true")
+    ap.add_argument("--elementwise-only", default="",
+                    help="comma-separated elementwise ops: measure only these (no dispatch chains, no attention)")
     args = ap.parse_args()
     t_start = time.time()
     cuda = torch.cuda.is_available()
@@ -563,6 +660,19 @@ def main():
             f.write("\n")
 
     fw = out["framework"]
+    if args.elementwise_only:
+        keep = args.elementwise_only.split(",")
+        unknown = [k for k in keep if k not in ELEMENTWISE_OPS]
+        if unknown:
+            sys.exit(f"--elementwise-only: unknown ops {unknown}; valid: {sorted(ELEMENTWISE_OPS)}")
+        for k in list(ELEMENTWISE_OPS):
+            if k not in keep:
+                del ELEMENTWISE_OPS[k]
+        out["partial"] = "elementwise-only"
+        elementwise_tables(clock, dev, args, out, save, t_start)
+        save()
+        print(f"done in {time.time()-t_start:.0f}s -> {args.out}", flush=True)
+        return
     disp = framework_dispatch(clock, dev, args)
     ml, mc = disp["mini_layers_autocast"], disp["mini_layers_autocast_checkpointed"]
     fw["op_dispatch_us_forward"] = ml["forward"]["us_per_unit"] / OPS_PER_MINI_LAYER

@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+"""Validation corpus: training steps of LLaMA-architecture models on one GPU, as people run them.
+
+Three implementations of the same architecture (RMSNorm, rotary positions, GQA, SwiGLU, untied or
+tied embeddings, optional QKV bias as in Qwen2):
+  plain    - a plain PyTorch module: F.rms_norm, rotary positions applied elementwise
+             (rotate-half), K/V heads repeated to the query heads before
+             F.scaled_dot_product_attention, logits upcast to fp32 for F.cross_entropy;
+  hf       - Hugging Face transformers (LlamaForCausalLM / Qwen2ForCausalLM) built from a config
+             with random initialisation, SDPA attention, the library's own loss;
+  compile  - the plain module under torch.compile (Inductor).
+Step: AMP bf16 (fp32 parameters and AdamW states, torch.autocast) or pure bf16 (parameters and
+states bf16), fused AdamW; activation checkpointing per block on or off.
+
+Per configuration: median step time over timed steps (CUDA events around each step, warm-up
+excluded), min/max, torch.cuda.max_memory_allocated over the warm-up and timed steps, the model's
+dimensions. With --trace-dir, the configurations marked `trace` also write a torch.profiler
+Chrome trace (record_shapes=True) of one step (gzip'd).
+
+    python3 bench/pytorch/llama_corpus.py --out corpus.json [--trace-dir DIR] [--budget-s 420]
+        [--only NAME,NAME] [--quick]
+"""
+import argparse
+import datetime
+import gc
+import gzip
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+# name: hidden, layers, heads, kv_heads, ffn, vocab, tied, qkv_bias
+MODELS = {
+    "llama-0.4b": (1024, 24, 16, 4, 2816, 32000, False, False),
+    "tinyllama-1.1b": (2048, 22, 32, 4, 5632, 32000, False, False),
+    "qwen2.5-0.5b": (896, 24, 14, 2, 4864, 151936, True, True),
+    "qwen2.5-1.5b": (1536, 28, 12, 2, 8960, 151936, True, True),
+    "llama3.2-1b": (2048, 16, 32, 8, 8192, 128256, True, False),
+    "llama3.2-3b": (3072, 28, 24, 8, 8192, 128256, True, False),
+    "llama2-7b": (4096, 32, 32, 32, 11008, 32000, False, False),
+    "llama3-8b": (4096, 32, 32, 8, 14336, 128256, False, False),
+    "mistral-7b": (4096, 32, 32, 8, 14336, 32768, False, False),
+}
+
+# (impl, model, precision, checkpointing, micro_batch, seq_len, split, trace)
+# split: "fit" rows may be looked at when calibrating; "validation" rows may not.
+CONFIGS = [
+    ("plain", "llama-0.4b", "amp", False, 4, 2048, "fit", True),
+    ("plain", "llama-0.4b", "amp", True, 4, 2048, "fit", True),
+    ("plain", "llama-0.4b", "pure", False, 8, 2048, "fit", True),
+    ("plain", "llama-0.4b", "amp", False, 1, 8192, "validation", False),
+    ("plain", "llama-0.4b", "pure", True, 2, 4096, "validation", False),
+    ("plain", "tinyllama-1.1b", "amp", False, 2, 2048, "validation", False),
+    ("plain", "tinyllama-1.1b", "amp", True, 4, 4096, "validation", False),
+    ("plain", "tinyllama-1.1b", "pure", False, 4, 2048, "validation", False),
+    ("plain", "llama3.2-1b", "amp", False, 2, 2048, "validation", False),
+    ("plain", "llama3.2-1b", "pure", True, 4, 4096, "validation", False),
+    ("plain", "qwen2.5-0.5b", "amp", False, 4, 2048, "fit", False),
+    ("plain", "qwen2.5-0.5b", "pure", True, 8, 2048, "validation", False),
+    ("plain", "llama3.2-3b", "amp", True, 2, 4096, "validation", False),
+    ("plain", "llama3.2-3b", "pure", False, 1, 4096, "validation", False),
+    ("plain", "llama2-7b", "pure", True, 1, 4096, "validation", False),
+    ("plain", "llama2-7b", "pure", False, 1, 2048, "validation", False),
+    ("plain", "llama3-8b", "pure", True, 2, 4096, "validation", False),
+    ("plain", "llama3-8b", "pure", True, 1, 8192, "validation", False),
+    ("hf", "llama-0.4b", "amp", False, 4, 2048, "fit", True),
+    ("hf", "qwen2.5-0.5b", "amp", False, 4, 2048, "validation", False),
+    ("hf", "qwen2.5-0.5b", "amp", True, 8, 2048, "validation", False),
+    ("hf", "qwen2.5-1.5b", "amp", False, 2, 4096, "validation", False),
+    ("hf", "qwen2.5-1.5b", "pure", True, 4, 4096, "validation", False),
+    ("hf", "tinyllama-1.1b", "amp", False, 4, 1024, "validation", False),
+    ("hf", "tinyllama-1.1b", "amp", True, 4, 2048, "validation", False),
+    ("hf", "llama3.2-1b", "amp", False, 2, 2048, "validation", False),
+    ("hf", "mistral-7b", "pure", True, 1, 4096, "validation", False),
+    ("compile", "llama-0.4b", "amp", False, 4, 2048, "fit", True),
+    ("compile", "llama-0.4b", "pure", False, 8, 2048, "validation", False),
+    ("compile", "llama3.2-1b", "amp", False, 2, 2048, "validation", False),
+]
+
+
+def rope_tables(seq, head_dim, dev, dtype, base=10000.0):
+    """cos/sin tables in the parameters' dtype (fp32 under autocast, bf16 in pure bf16)."""
+    inv = 1.0 / (base ** (torch.arange(0, head_dim, 2, device=dev, dtype=torch.float32) / head_dim))
+    f = torch.outer(torch.arange(seq, device=dev, dtype=torch.float32), inv)
+    emb = torch.cat((f, f), dim=-1)
+    return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class Block(nn.Module):
+    def __init__(self, h, heads, kv_heads, ffn, qkv_bias):
+        super().__init__()
+        self.heads, self.kv_heads, self.d = heads, kv_heads, h // heads
+        self.n1 = nn.Parameter(torch.ones(h))
+        self.n2 = nn.Parameter(torch.ones(h))
+        self.q = nn.Linear(h, heads * self.d, bias=qkv_bias)
+        self.k = nn.Linear(h, kv_heads * self.d, bias=qkv_bias)
+        self.v = nn.Linear(h, kv_heads * self.d, bias=qkv_bias)
+        self.o = nn.Linear(heads * self.d, h, bias=False)
+        self.gate = nn.Linear(h, ffn, bias=False)
+        self.up = nn.Linear(h, ffn, bias=False)
+        self.down = nn.Linear(ffn, h, bias=False)
+
+    def forward(self, x, cos, sin):
+        b, s, h = x.shape
+        y = F.rms_norm(x, (h,), self.n1, 1e-5)
+        q = self.q(y).view(b, s, self.heads, self.d).transpose(1, 2)
+        k = self.k(y).view(b, s, self.kv_heads, self.d).transpose(1, 2)
+        v = self.v(y).view(b, s, self.kv_heads, self.d).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        rep = self.heads // self.kv_heads
+        if rep > 1:
+            k = k[:, :, None].expand(b, self.kv_heads, rep, s, self.d).reshape(b, self.heads, s, self.d)
+            v = v[:, :, None].expand(b, self.kv_heads, rep, s, self.d).reshape(b, self.heads, s, self.d)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.o(a.transpose(1, 2).reshape(b, s, h))
+        y = F.rms_norm(x, (h,), self.n2, 1e-5)
+        return x + self.down(F.silu(self.gate(y)) * self.up(y))
+
+
+class PlainLlama(nn.Module):
+    def __init__(self, h, layers, heads, kv_heads, ffn, vocab, tied, qkv_bias, seq, ckpt):
+        super().__init__()
+        self.ckpt = ckpt
+        self.emb = nn.Embedding(vocab, h)
+        self.blocks = nn.ModuleList(Block(h, heads, kv_heads, ffn, qkv_bias) for _ in range(layers))
+        self.norm = nn.Parameter(torch.ones(h))
+        self.head = nn.Linear(h, vocab, bias=False)
+        if tied:
+            self.head.weight = self.emb.weight
+        for m in self.modules():
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, std=0.02)
+        self.seq, self.d = seq, h // heads
+
+    def forward(self, idx, tgt):
+        cos, sin = rope_tables(idx.shape[1], self.d, idx.device, self.emb.weight.dtype)
+        x = self.emb(idx)
+        for blk in self.blocks:
+            x = checkpoint(blk, x, cos, sin, use_reentrant=False) if self.ckpt else blk(x, cos, sin)
+        h = x.shape[-1]
+        logits = self.head(F.rms_norm(x, (h,), self.norm, 1e-5))
+        return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt.view(-1))
+
+
+def build(impl, name, precision, ckpt, seq, dev):
+    h, layers, heads, kv, ffn, vocab, tied, qkv_bias = MODELS[name]
+    if impl in ("plain", "compile"):
+        with torch.device(dev):
+            m = PlainLlama(h, layers, heads, kv, ffn, vocab, tied, qkv_bias, seq, ckpt)
+        if precision == "pure":
+            m = m.to(torch.bfloat16)
+        if impl == "compile":
+            fwd = torch.compile(m)
+            return m, (lambda idx, tgt: fwd(idx, tgt))
+        return m, (lambda idx, tgt: m(idx, tgt))
+    import transformers
+
+    common = dict(hidden_size=h, num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv,
+                  intermediate_size=ffn, vocab_size=vocab, tie_word_embeddings=tied,
+                  max_position_embeddings=max(seq, 4096), rms_norm_eps=1e-5)
+    if name.startswith("qwen"):
+        cfg = transformers.Qwen2Config(**common)
+        cls = transformers.Qwen2ForCausalLM
+    elif name.startswith("mistral"):
+        cfg = transformers.MistralConfig(**common, sliding_window=None)
+        cls = transformers.MistralForCausalLM
+    else:
+        cfg = transformers.LlamaConfig(**common)
+        cls = transformers.LlamaForCausalLM
+    cfg._attn_implementation = "sdpa"
+    with torch.device(dev):
+        m = cls(cfg)
+    if precision == "pure":
+        m = m.to(torch.bfloat16)
+    if ckpt:
+        m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    m.config.use_cache = False
+    m.train()
+    return m, (lambda idx, tgt: m(input_ids=idx, labels=tgt).loss)
+
+
+def timed_steps(step, n):
+    out = []
+    for _ in range(n):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        step()
+        b.record()
+        b.synchronize()
+        out.append(a.elapsed_time(b) / 1e3)
+    return out
+
+
+def measure(cfg, args, trace_dir):
+    impl, name, precision, ckpt, mb, seq, split, want_trace = cfg
+    dev = torch.device("cuda")
+    torch.manual_seed(args.seed)
+    gc.collect()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    t_build = time.time()
+    model, fwd = build(impl, name, precision, ckpt, seq, dev)
+    params = sum(p.numel() for p in model.parameters())
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+    vocab = MODELS[name][5]
+    g = torch.Generator(device=dev).manual_seed(args.seed)
+    idx = torch.randint(0, vocab, (mb, seq), device=dev, generator=g)
+    tgt = torch.randint(0, vocab, (mb, seq), device=dev, generator=g)
+    amp = precision == "amp"
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            loss = fwd(idx, tgt)
+        loss.backward()
+        opt.step()
+        return loss
+
+    warm = args.warmup + (2 if impl == "compile" else 0)
+    for _ in range(warm):
+        step()
+    torch.cuda.synchronize()
+    setup_s = time.time() - t_build
+    times = timed_steps(step, args.steps)
+    peak = torch.cuda.max_memory_allocated() - base
+    trace_file = None
+    if trace_dir and want_trace:
+        from torch.profiler import ProfilerActivity, profile, schedule
+
+        tag = f"{impl}_{name}_{precision}_{'ckpt' if ckpt else 'nockpt'}_mb{mb}_s{seq}"
+        path = os.path.join(trace_dir, tag + ".json")
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
+                     schedule=schedule(wait=0, warmup=1, active=1, repeat=1)) as prof:
+            for _ in range(2):
+                step()
+                prof.step()
+        torch.cuda.synchronize()
+        prof.export_chrome_trace(path)
+        with open(path, "rb") as fi, gzip.open(path + ".gz", "wb", compresslevel=9) as fo:
+            shutil.copyfileobj(fi, fo)
+        os.remove(path)
+        trace_file = tag + ".json.gz"
+    h, layers, heads, kv, ffn, vocab, tied, qkv_bias = MODELS[name]
+    res = {
+        "impl": impl,
+        "framework": "torch-compile" if impl == "compile" else "pytorch-eager",
+        "model": name,
+        "dims": {"hidden": h, "layers": layers, "heads": heads, "kv_heads": kv, "ffn": ffn, "vocab": vocab,
+                 "tied_embeddings": tied, "qkv_bias": qkv_bias, "norm": "rmsnorm", "mlp": "swiglu",
+                 "positions": "rope"},
+        "params": params,
+        "precision": "amp-bf16" if amp else "bf16-pure",
+        "checkpointing": "every_block" if ckpt else "none",
+        "micro_batch": mb,
+        "seq_len": seq,
+        "split": split,
+        "warmup_steps": warm,
+        "timed_steps": args.steps,
+        "step_seconds_median": statistics.median(times),
+        "step_seconds_min": min(times),
+        "step_seconds_max": max(times),
+        "max_memory_allocated_bytes": peak,
+        "setup_seconds": setup_s,
+        "trace": trace_file,
+    }
+    del step, model, fwd, opt, idx, tgt
+    gc.collect()
+    torch.cuda.empty_cache()
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--trace-dir", default="")
+    ap.add_argument("--budget-s", type=float, default=420)
+    ap.add_argument("--only", default="", help="comma-separated impl:model filters")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--precision", default="", help="only configs of this precision (amp or pure)")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    configs = CONFIGS
+    if args.only:
+        keep = set(args.only.split(","))
+        configs = [c for c in configs if f"{c[0]}:{c[1]}" in keep or c[1] in keep]
+    if args.precision:
+        configs = [c for c in configs if c[2] == args.precision]
+    if args.quick:
+        configs = configs[:2]
+        args.warmup, args.steps = 1, 2
+    if args.trace_dir:
+        os.makedirs(args.trace_dir, exist_ok=True)
+    import transformers
+
+    out = {
+        "what": "LLaMA-architecture training steps on one GPU (plain PyTorch, Hugging Face transformers, "
+                "torch.compile); validation corpus of the training simulator",
+        "command": "python3 bench/pytorch/llama_corpus.py " + " ".join(sys.argv[1:]),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "gpu": torch.cuda.get_device_name(0),
+        "gpu_memory_bytes": torch.cuda.get_device_properties(0).total_memory,
+        "torch_version": torch.__version__,
+        "transformers_version": transformers.__version__,
+        "cuda_version": torch.version.cuda,
+        "seed": args.seed,
+        "configs": [],
+    }
+    t0 = time.time()
+    for cfg in configs:
+        if time.time() - t0 > args.budget_s:
+            print("budget reached; stopping", flush=True)
+            break
+        try:
+            r = measure(cfg, args, args.trace_dir)
+        except torch.cuda.OutOfMemoryError:
+            r = {"impl": cfg[0], "model": cfg[1], "precision": cfg[2], "micro_batch": cfg[4], "seq_len": cfg[5],
+                 "oom": True}
+            gc.collect()
+            torch.cuda.empty_cache()
+        except Exception as e:  # keep going: one broken config must not lose the rest
+            r = {"impl": cfg[0], "model": cfg[1], "error": repr(e)[:400]}
+            gc.collect()
+            torch.cuda.empty_cache()
+        out["configs"].append(r)
+        if "step_seconds_median" in r:
+            print(f"{r['impl']:7s} {r['model']:15s} {r['precision']:9s} ck={r['checkpointing'][:5]:5s} "
+                  f"mb={r['micro_batch']:2d} s={r['seq_len']:5d} step {r['step_seconds_median']*1e3:8.1f} ms "
+                  f"(min {r['step_seconds_min']*1e3:.1f} max {r['step_seconds_max']*1e3:.1f}) "
+                  f"peak {r['max_memory_allocated_bytes']/2**30:6.2f} GiB setup {r['setup_seconds']:.0f}s "
+                  f"[{time.time()-t0:.0f}s]", flush=True)
+        else:
+            print("FAILED", r, flush=True)
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
