@@ -438,6 +438,8 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     fw.optimizer_us_fixed = us("optimizer_us_fixed", false);
     fw.checkpoint_us_forward_per_block = us("checkpoint_us_forward_per_block", false);
     fw.checkpoint_us_backward_per_block = us("checkpoint_us_backward_per_block", false);
+    fw.aten_op_us_forward = us("aten_op_us_autograd_forward", false);
+    fw.aten_op_us_backward = us("aten_op_us_autograd_backward", false);
     if (f.contains("per_module_us")) {
       const Json& pm = f["per_module_us"];
       if (!pm.is_object())
@@ -447,6 +449,16 @@ Profile parse_profile(const Json& j, const std::string& origin) {
         fw.module_us[it.key()] = {
             number(need(*it, "forward_us", fk, origin), fk + ".forward_us", origin, 0),
             number(need(*it, "backward_us", fk, origin), fk + ".backward_us", origin, 0)};
+      }
+    }
+    if (f.contains("block_host_us")) {
+      const Json& pb = f["block_host_us"];
+      if (!pb.is_object())
+        fail(origin, fp + ".block_host_us", "expected an object of {forward_us, backward_us}");
+      for (auto it = pb.begin(); it != pb.end(); ++it) {
+        const std::string fk = fp + ".block_host_us." + it.key();
+        fw.block_us[it.key()] = {number(need(*it, "forward_us", fk, origin), fk + ".forward_us", origin, 0),
+                                 number(need(*it, "backward_us", fk, origin), fk + ".backward_us", origin, 0)};
       }
     }
     if (f.contains("elementwise")) {

@@ -122,9 +122,16 @@ struct FrameworkProfile {
       0;                               ///< extra per checkpointed block, backward (recompute not included)
   double optimizer_us_per_tensor = 0;  ///< fused AdamW step + zero_grad, per parameter tensor
   double optimizer_us_fixed = 0;       ///< fused AdamW step + zero_grad, per step
+  /// Per elementwise aten op under autograd (chains of tiny ops), forward and backward; 0 when the
+  /// calibration did not record them (the module-level rate then applies).
+  double aten_op_us_forward = 0, aten_op_us_backward = 0;
   /// Host µs per module-level op by kind ("linear", "layernorm", "gelu", "add", "sdpa"): forward,
   /// backward (empty when the calibration has no per-module chains).
   std::map<std::string, std::pair<double, double>> module_us;
+  /// Host µs per LLaMA-architecture block (forward, backward) by
+  /// "framework/precision/plain|checkpointed" (e.g. "pytorch-eager/amp-bf16/checkpointed"; the
+  /// checkpointed backward includes the recompute), measured on tiny shapes; empty when absent.
+  std::map<std::string, std::pair<double, double>> block_us;
   /// GPU seconds of the framework's eager kernels ("cast_f32_bf16", "layer_norm_f32_bwd", ...) over
   /// `elementwise_elements` (ascending; entries may be NaN = not measured).
   std::vector<double> elementwise_elements;

@@ -6,6 +6,7 @@
 
 #include "model/error.hpp"
 #include "model/model_math.hpp"
+#include "strategies/eager_memory.hpp"
 
 namespace infraplan::strat {
 
@@ -163,7 +164,8 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   ao.flash_attention = t.flash_attention;
   double per_mb = 0;
   for (std::int64_t l = first; l < first + n_layers; ++l)
-    per_mb += model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, l);
+    per_mb += uses_eager_activations(m, t, l) ? eager_activation_bytes_per_layer(m, t, t.recompute)
+                                              : model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, l);
   const double inflight = inflight_microbatches(t, stage);
   std::snprintf(note, sizeof note,
                 "%lld layers × %.2f GiB per micro-batch × %.2f in flight (%s, recompute %s)",
@@ -173,21 +175,58 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   if (t.recompute == model::Recompute::Full && n_layers > 0) {
     ao.recompute = model::Recompute::None;
     L.lines.push_back({"recompute_working_set",
-                       model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, first),
+                       uses_eager_activations(m, t, first)
+                           ? eager_activation_bytes_per_layer(m, t, model::Recompute::None)
+                           : model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, first),
                        "one layer's full activations rebuilt during backward"});
   }
   const double tokens = double(t.seq_len) / t.cp * double(t.micro_batch);
   if (stage == 0)
     L.lines.push_back(
         {"embedding_output", tokens * double(m.hidden) * 2 / (t.sp ? tp : 1), "16-bit embedding output"});
+  const bool eager_grads = framework_of(t) != Framework::Megatron;
   if (stage == t.pp - 1) {
-    // 16-bit logits, their fp32 copy for the loss and its gradient (vocab-parallel over tp).
-    L.lines.push_back({"logits_and_loss", tokens * double(m.vocab) / tp * (2 + 4 + 4),
-                       "logits (16-bit) + fp32 softmax/loss + fp32 gradient, vocab split by tp"});
+    if (eager_grads) {
+      // PyTorch's loss at the start of backward: the saved fp32 log-softmax output, the fp32
+      // gradient nll_loss fills and log-softmax's fp32 input gradient (vocab split by tp).
+      L.lines.push_back({"logits_and_loss", tokens * double(m.vocab) / tp * (4 + 4 + 4),
+                         "fp32 log-softmax output + its gradient + the logits' fp32 gradient, vocab split by tp"});
+    } else {
+      // 16-bit logits, their fp32 copy for the loss and its gradient (vocab-parallel over tp).
+      L.lines.push_back({"logits_and_loss", tokens * double(m.vocab) / tp * (2 + 4 + 4),
+                         "logits (16-bit) + fp32 softmax/loss + fp32 gradient, vocab split by tp"});
+    }
   }
+  // With DDP (dp·cp > 1) the reducer's gradient buckets live for the whole step: no phases.
+  if (eager_grads && t.zero < 2 && std::int64_t(t.dp) * t.cp == 1) peak_of_phases(L);
   L.lines.push_back({"cuda_context", r.cuda_context_bytes, "CUDA context, cuBLAS workspace"});
   if (t.gpus() > 1) L.lines.push_back({"nccl_buffers", r.nccl_bytes, "NCCL channels and buffers"});
   return L;
+}
+
+void peak_of_phases(MemoryLedger& L) {
+  // PyTorch frees gradients before each step (zero_grad(set_to_none=True)) and allocates them
+  // during backward as the saved activations are freed, so the two never peak together: the
+  // peak is the larger of the start of backward (activations, weight copies, loss tensors) and
+  // the optimizer step (every gradient). The phase not at the peak shows 0, with the reason.
+  static const char* const kActivationPhase[] = {"weight_copies", "activations", "recompute_working_set",
+                                                 "embedding_output", "logits_and_loss"};
+  double acts = 0;
+  for (const char* n : kActivationPhase) acts += L.line(n);
+  const double grads = L.line("gradients");
+  const bool at_step = grads > acts;
+  for (auto& l : L.lines) {
+    const bool act_line = std::find_if(std::begin(kActivationPhase), std::end(kActivationPhase),
+                                       [&](const char* n) { return l.name == n; }) != std::end(kActivationPhase);
+    if (at_step && act_line && l.bytes > 0) {
+      l.note = "0 at the peak (optimizer step; freed after backward): " + l.note + " = " + gib(l.bytes) + " GiB";
+      l.bytes = 0;
+    } else if (!at_step && l.name == "gradients" && l.bytes > 0) {
+      l.note = "0 at the peak (start of backward; allocated as activations are freed, zero_grad(set_to_none)): " +
+               l.note + " = " + gib(l.bytes) + " GiB";
+      l.bytes = 0;
+    }
+  }
 }
 
 MemoryLedger training_memory_peak(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t,

@@ -42,6 +42,12 @@ struct Reserves {
 /// Training state of one GPU on pipeline stage `stage` (every GPU of a stage holds the same).
 MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t,
                              int stage, const Reserves& r = {});
+/// Eager PyTorch on one data-parallel rank (every framework but megatron, ZeRO below 2, no DDP
+/// buckets): gradients and saved activations
+/// are never live together, so the peak is the larger phase; zeroes the other phase's lines
+/// (their notes say what they would hold).
+void peak_of_phases(MemoryLedger& L);
+
 /// The stage with the largest total (ties → the earliest).
 MemoryLedger training_memory_peak(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t,
                                   const Reserves& r = {});

@@ -59,6 +59,8 @@ class Builder {
   }
   /// Tags the last op with the framework module whose host cost it carries ("" = none).
   void module(const char* kind) { ops.back().module = kind; }
+  /// The last op's host dispatch: `n` elementwise aten ops of an eager framework.
+  void aten(int n) { ops.back().aten_ops = n; }
   int last() const { return int(ops.size()) - 1; }
   /// Makes the last op depend on `deps` instead of the op before it.
   void depend_last_on(std::vector<int> deps) {

@@ -66,7 +66,8 @@ Json TrainingConfig::to_json() const {
           {"optimizer", optimizer_name(optimizer)},
           {"flash_attention", flash_attention},
           {"moe_imbalance", moe_imbalance},
-          {"host_dispatch", host_dispatch_name(host_dispatch)}};
+          {"host_dispatch", host_dispatch_name(host_dispatch)},
+          {"framework", framework_name(framework_of(*this))}};
 }
 
 const char* host_dispatch_name(HostDispatch h) {
@@ -82,7 +83,7 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   JsonObject o(j, path);
   o.reject_unknown({"seq_len", "global_batch", "micro_batch", "tp", "pp", "dp", "cp", "ep", "sp", "zero",
                     "pp_schedule", "pp_virtual_stages", "recompute", "precision", "optimizer",
-                    "flash_attention", "moe_imbalance", "host_dispatch"});
+                    "flash_attention", "moe_imbalance", "host_dispatch", "framework"});
   TrainingConfig t;
   t.seq_len = o.get_int_min("seq_len", t.seq_len, 1);
   t.global_batch = o.get_int_min("global_batch", 0, 0);
@@ -113,7 +114,14 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   t.moe_imbalance = o.get_number_min("moe_imbalance", 1.0, 1.0);
   std::string hd = o.get_choice("host_dispatch", "auto", {"auto", "on", "off"});
   t.host_dispatch = hd == "on" ? HostDispatch::On : hd == "off" ? HostDispatch::Off : HostDispatch::Auto;
+  t.framework = parse_framework(o.get_string("framework", "auto"), o.field("framework"));
   return t;
+}
+
+Framework framework_of(const TrainingConfig& t) {
+  if (t.framework != Framework::Auto) return t.framework;
+  return t.precision == Precision::AmpBF16 || t.precision == Precision::BF16Pure ? Framework::PytorchEager
+                                                                                  : Framework::Megatron;
 }
 
 std::vector<std::int64_t> divisors(std::int64_t n) {

@@ -9,6 +9,7 @@
 #include "model/json_util.hpp"
 #include "model/model_math.hpp"
 #include "model/model_spec.hpp"
+#include "strategies/framework.hpp"
 
 namespace infraplan::strat {
 
@@ -47,12 +48,18 @@ struct TrainingConfig {
   bool flash_attention = true;
   double moe_imbalance = 1.0;  ///< max/mean tokens per expert (≥ 1)
   HostDispatch host_dispatch = HostDispatch::Auto;  ///< scenario key "host_dispatch": auto | on | off
+  /// Scenario key "framework" (framework.hpp); Auto: framework_of() picks by precision.
+  Framework framework = Framework::Auto;
 
   int gpus() const { return tp * pp * dp * cp; }
   /// Micro-batches per iteration per pipeline (gradient-accumulation steps).
   std::int64_t micro_batches() const { return global_batch / (std::int64_t(dp) * micro_batch); }
   Json to_json() const;
 };
+
+/// The framework a config runs in: its `framework`, or for Auto pytorch-eager under the PyTorch
+/// recipes (amp-bf16, bf16-pure) and megatron under the others.
+Framework framework_of(const TrainingConfig& t);
 
 /// Parses a "training" object (all keys optional except where a cluster can't decide them).
 TrainingConfig training_from_json(const Json& j, const std::string& path = "training");

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "hardware/framework_costs.hpp"
+#include "strategies/compiled_ops.hpp"
+#include "strategies/eager_ops.hpp"
 #include "strategies/op_builder.hpp"
 #include "model/error.hpp"
 #include "model/model_math.hpp"
@@ -114,6 +116,8 @@ double optimizer_bytes_per_param(Precision p, Optimizer o) {
 HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   HostCosts h;
   if (t.host_dispatch == HostDispatch::Off) return h;
+  // Inductor's generated wrapper launches its kernels directly: no per-op eager dispatch.
+  if (t.host_dispatch == HostDispatch::Auto && framework_of(t) == Framework::TorchCompile) return h;
   const hw::Profile* p = hw::profile_of(c);
   if (!p || !p->framework) {
     if (t.host_dispatch == HostDispatch::On)
@@ -128,6 +132,15 @@ HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   h.ckpt_fwd_block = f.checkpoint_us_forward_per_block * 1e-6;
   h.ckpt_bwd_block = f.checkpoint_us_backward_per_block * 1e-6;
   h.opt_tensor = f.optimizer_us_per_tensor * 1e-6, h.opt_fixed = f.optimizer_us_fixed * 1e-6;
+  h.aten_fwd = (f.aten_op_us_forward > 0 ? f.aten_op_us_forward : f.op_dispatch_us_forward) * 1e-6;
+  h.aten_bwd = (f.aten_op_us_backward > 0 ? f.aten_op_us_backward : f.op_dispatch_us_backward) * 1e-6;
+  const Framework fw = framework_of(t);
+  if (is_eager(fw) && (t.precision == Precision::AmpBF16 || t.precision == Precision::BF16Pure)) {
+    const std::string key = std::string(framework_name(fw)) + "/" + precision_name(t.precision) + "/" +
+                            (t.recompute == model::Recompute::Full ? "checkpointed" : "plain");
+    if (auto it = f.block_us.find(key); it != f.block_us.end())
+      h.block = std::make_pair(it->second.first * 1e-6, it->second.second * 1e-6);
+  }
   return h;
 }
 
@@ -141,6 +154,7 @@ OpContext::OpContext(const model::ModelSpec& m, const TrainingConfig& t, const h
       cp_all_to_all(ulysses),
       host(host_costs_of(t, c)),
       autocast(t.precision == Precision::AmpBF16),
+      framework(framework_of(t)),
       profile(hw::profile_of(c)) {
   if (const hw::Profile* p = profile) {
     hw::AttentionPrefillShape a;
@@ -154,10 +168,17 @@ OpContext::OpContext(const model::ModelSpec& m, const TrainingConfig& t, const h
 
 double host_seconds(const OpContext& c, const std::vector<OpTemplate>& tpl, bool forward, bool layer) {
   if (!c.host.enabled) return 0;
+  // A rotary (LLaMA-architecture) dense layer of an eager framework: the measured block cost.
+  if (layer && c.host.block && c.model->position == model::PositionType::Rope && !c.model->moe.enabled())
+    return forward ? c.host.block->first : c.host.block->second;
   double s = 0;
   for (const auto& o : tpl) {
     if (o.stream != Stream::Compute || o.seconds <= 0) continue;
     const bool fwd = forward || o.category == OpCategory::Recompute;
+    if (o.aten_ops > 0) {
+      s += o.aten_ops * (fwd ? c.host.aten_fwd : c.host.aten_bwd);
+      continue;
+    }
     if (o.module && !*o.module) continue;  // inside another op's dispatch
     if (o.module && c.profile)
       if (auto us = hw::module_host_us(*c.profile, o.module)) {
@@ -254,106 +275,14 @@ void forward_layer(Builder& b, const OpContext& c, std::int64_t layer, OpCategor
   b.mem("residual_add", 3 * resid, cat);
 }
 
-// PyTorch autocast (amp-bf16), dense layers: the residual stream and the norms stay fp32, each
-// GEMM input is cast to bf16 (weights too, once per step, and their gradients back to fp32), the
-// residual adds mix fp32 and bf16, and autograd accumulates fp32 gradients at the residual
-// branches. Kernel times come from the framework's measured eager-kernel table (memory-bound over
-// the bytes moved when the profile has none); host dispatch is charged per module (Linear,
-// LayerNorm, GELU, add, SDPA), the casts inside them carry none of their own.
-void forward_layer_amp(Builder& b, const OpContext& c, std::int64_t layer, OpCategory cat) {
-  const auto& m = *c.model;
-  const auto& t = *c.cfg;
-  const Shapes s = shapes(c);
-  const double rows = t.sp ? double(s.T) / t.tp : double(s.T);
-  const double rh = rows * double(s.h);
-  const double p = layer_params_on_rank(m, t, layer).total();
-  b.eager("weight_cast", "cast_f32_bf16", p, 6 * p, cat);
-  b.eager("norm1", "layer_norm_f32_fwd", rh, 8 * rh, cat, "layernorm");
-  b.eager("norm1_cast", "cast_f32_bf16", rh, 6 * rh, cat);
-  tp_collective(b, c, true, "", "tp_allgather", "");
-  b.gemm("qkv", s.T, s.qkv_n, s.h, cat);
-  b.module("linear");
-  attention_core(b, c, s, false, cat);
-  b.module("sdpa");
-  b.gemm("attn_proj", s.T, s.h, s.o_k, cat);
-  b.module("linear");
-  tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter");
-  b.eager("residual_add", "add_f32_bf16", rh, 10 * rh, cat, "add");
-  b.eager("norm2", "layer_norm_f32_fwd", rh, 8 * rh, cat, "layernorm");
-  b.eager("norm2_cast", "cast_f32_bf16", rh, 6 * rh, cat);
-  tp_collective(b, c, true, "", "tp_allgather", "");
-  const double tf = double(s.T) * double(s.ffn_r);
-  b.gemm("mlp_up", s.T, s.up_mult * s.ffn_r, s.h, cat);
-  b.module("linear");
-  b.eager("activation", "gelu_bf16_fwd", tf, 4 * tf, cat, "gelu");
-  if (s.up_mult == 2) b.eager("gate_mul", "add_bf16", tf, 6 * tf, cat, "add");  // SwiGLU: silu(g)·u
-  b.gemm("mlp_down", s.T, s.h, s.ffn_r, cat);
-  b.module("linear");
-  tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter");
-  b.eager("residual_add", "add_f32_bf16", rh, 10 * rh, cat, "add");
-}
-
-void backward_layer_amp(Builder& b, const OpContext& c, std::int64_t layer) {
-  const auto& m = *c.model;
-  const auto& t = *c.cfg;
-  const Shapes s = shapes(c);
-  const double rows = t.sp ? double(s.T) / t.tp : double(s.T);
-  const double rh = rows * double(s.h), th = double(s.T) * double(s.h);
-  const double tf = double(s.T) * double(s.ffn_r);
-  const bool bias = m.linear_bias;
-  if (t.recompute == model::Recompute::Full) forward_layer_amp(b, c, layer, OpCategory::Recompute);
-  // MLP block: the fp32 gradient at the residual, cast to bf16 for the GEMMs.
-  b.eager("residual_grad", "add_inplace_f32", rh, 12 * rh);
-  b.eager("grad_cast", "cast_f32_bf16", rh, 6 * rh);
-  tp_collective(b, c, true, "", "tp_allgather_grad", "");
-  b.gemm("mlp_down_bwd", s.T, s.h, s.ffn_r, OpCategory::Compute, 1, 2);
-  b.module("linear");
-  if (bias) b.eager("bias_grad", "bias_grad_bf16", th, 2 * th);
-  b.eager("activation_bwd", "gelu_bf16_bwd", tf, 6 * tf, OpCategory::Compute, "gelu");
-  if (s.up_mult == 2) b.eager("gate_mul_bwd", "add_bf16", 2 * tf, 12 * tf, OpCategory::Compute, "add");
-  b.gemm("mlp_up_dgrad", s.T, s.h, s.up_mult * s.ffn_r);
-  b.module("linear");
-  auto [dgrad, tp_comm] = tp_input_grad(b, c);
-  wgrad_gemm(b, c, "mlp_up_wgrad", s.up_mult * s.ffn_r, dgrad, "");
-  if (bias) b.eager("bias_grad", "bias_grad_bf16", double(s.up_mult) * tf, 2 * double(s.up_mult) * tf);
-  b.compute("tp_wait", 0, 0, OpCategory::Compute, {b.last(), tp_comm});
-  b.eager("norm_grad_cast", "cast_bf16_f32", rh, 6 * rh);
-  b.eager("norm2_bwd", "layer_norm_f32_bwd", rh, 12 * rh, OpCategory::Compute, "layernorm");
-  // Attention block.
-  b.eager("residual_grad", "add_inplace_f32", rh, 12 * rh, OpCategory::Compute, "add");
-  b.eager("grad_cast", "cast_f32_bf16", rh, 6 * rh);
-  tp_collective(b, c, true, "", "tp_allgather_grad", "");
-  b.gemm("attn_proj_bwd", s.T, s.h, s.o_k, OpCategory::Compute, 1, 2);
-  b.module("linear");
-  if (bias) b.eager("bias_grad", "bias_grad_bf16", th, 2 * th);
-  if (t.recompute == model::Recompute::Selective) {
-    attention_core(b, c, s, false, OpCategory::Recompute);
-    b.module("");
-  }
-  attention_core(b, c, s, true, OpCategory::Compute);
-  b.module("sdpa");
-  // dq, dk, dv assembled into the fused projection's gradient.
-  const double tq = double(s.T) * double(s.qkv_n);
-  b.eager("qkv_grad_cat", "cat3_bf16", tq, 4 * tq);
-  b.gemm("qkv_dgrad", s.T, s.h, s.qkv_n);
-  b.module("linear");
-  auto [dgrad2, tp_comm2] = tp_input_grad(b, c);
-  wgrad_gemm(b, c, "qkv_wgrad", s.qkv_n, dgrad2, "");
-  if (bias || m.qkv_bias) b.eager("bias_grad", "bias_grad_bf16", tq, 2 * tq);
-  b.compute("tp_wait", 0, 0, OpCategory::Compute, {b.last(), tp_comm2});
-  b.eager("norm_grad_cast", "cast_bf16_f32", rh, 6 * rh);
-  b.eager("norm1_bwd", "layer_norm_f32_bwd", rh, 12 * rh, OpCategory::Compute, "layernorm");
-  // Weight gradients back to the fp32 parameters' dtype.
-  const double p = layer_params_on_rank(m, t, layer).total();
-  b.eager("weight_grad_cast", "cast_bf16_f32", p, 6 * p);
-}
-
 }  // namespace
 
 std::vector<OpTemplate> layer_forward_ops(const OpContext& c, std::int64_t layer) {
   Builder b(c);
-  if (c.autocast && !is_moe_layer(*c.model, layer))
-    forward_layer_amp(b, c, layer, OpCategory::Compute);
+  if (uses_eager_ops(c, layer))
+    eager_layer_forward(b, c, layer, OpCategory::Compute);
+  else if (uses_compiled_ops(c, layer))
+    compiled_layer_forward(b, c, layer, OpCategory::Compute);
   else
     forward_layer(b, c, layer, OpCategory::Compute);
   return std::move(b.ops);
@@ -364,8 +293,12 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
   const auto& t = *c.cfg;
   const Shapes s = shapes(c);
   Builder b(c);
-  if (c.autocast && !is_moe_layer(m, layer)) {
-    backward_layer_amp(b, c, layer);
+  if (uses_eager_ops(c, layer)) {
+    eager_layer_backward(b, c, layer);
+    return std::move(b.ops);
+  }
+  if (uses_compiled_ops(c, layer)) {
+    compiled_layer_backward(b, c, layer);
     return std::move(b.ops);
   }
   if (t.recompute == model::Recompute::Full) forward_layer(b, c, layer, OpCategory::Recompute);
@@ -422,21 +355,21 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
 
 std::vector<OpTemplate> embedding_forward_ops(const OpContext& c) {
   Builder b(c);
-  if (c.autocast) {
-    // fp32 table gather (+ learned positions added in fp32).
-    const double th = double(c.tokens) * double(c.model->hidden);
-    b.mem("embedding", th * 8);
-    if (c.model->position == model::PositionType::Learned)
-      b.eager("position_add", "add_inplace_f32", th, 12 * th, OpCategory::Compute, "add");
-  } else {
-    b.mem("embedding", 2.0 * double(c.tokens) * double(c.model->hidden) * c.act_bytes);
+  if (is_eager(c.framework)) {
+    eager_embedding_forward(b, c);
+    return std::move(b.ops);
   }
+  b.mem("embedding", 2.0 * double(c.tokens) * double(c.model->hidden) * c.act_bytes);
   tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter");
   return std::move(b.ops);
 }
 
 std::vector<OpTemplate> embedding_backward_ops(const OpContext& c) {
   Builder b(c);
+  if (is_eager(c.framework)) {
+    eager_embedding_backward(b, c);
+    return std::move(b.ops);
+  }
   b.mem("embedding_bwd", double(c.tokens) * double(c.model->hidden) * (c.act_bytes + 8));
   return std::move(b.ops);
 }
@@ -444,20 +377,12 @@ std::vector<OpTemplate> embedding_backward_ops(const OpContext& c) {
 std::vector<OpTemplate> head_forward_ops(const OpContext& c) {
   const auto& t = *c.cfg;
   Builder b(c);
-  if (c.autocast) {
-    // Autocast: fp32 final norm and its cast; bf16 logits cast to fp32 for an fp32 log-softmax.
-    const double th = double(c.tokens) * double(c.model->hidden);
-    const double tv = double(c.tokens) * double(c.model->vocab / t.tp);
-    b.eager("final_norm", "layer_norm_f32_fwd", th, 8 * th, OpCategory::Compute, "layernorm");
-    b.eager("final_norm_cast", "cast_f32_bf16", th, 6 * th);
-    tp_collective(b, c, true, "", "tp_allgather", "");
-    b.gemm("lm_head", c.tokens, c.model->vocab / t.tp, c.model->hidden);
-    b.module("linear");
-    b.eager("logits_cast", "cast_bf16_f32", tv, 6 * tv);
-    b.eager("cross_entropy", "log_softmax_f32_fwd", tv, 8 * tv);
-    if (t.tp > 1)
-      b.comm("tp_allreduce_loss", OpCategory::CommTP, Stream::TP, CommOp::AllReduce, double(c.tokens) * 3 * 4,
-             GroupKind::TP, {b.last()});
+  if (is_eager(c.framework)) {
+    eager_head_forward(b, c);
+    return std::move(b.ops);
+  }
+  if (c.framework == Framework::TorchCompile) {
+    compiled_head_forward(b, c);
     return std::move(b.ops);
   }
   norm(b, c, "final_norm", 1, OpCategory::Compute);
@@ -476,19 +401,12 @@ std::vector<OpTemplate> head_backward_ops(const OpContext& c) {
   const auto& t = *c.cfg;
   Builder b(c);
   const std::int64_t v = c.model->vocab / t.tp;
-  if (c.autocast) {
-    const double th = double(c.tokens) * double(c.model->hidden);
-    const double tv = double(c.tokens) * double(v), vh = double(v) * double(c.model->hidden);
-    b.eager("loss_grad_fill", "fill_f32", tv, 4 * tv);
-    b.eager("cross_entropy_bwd", "log_softmax_f32_bwd", tv, 12 * tv);
-    b.eager("logits_grad_cast", "cast_f32_bf16", tv, 6 * tv);
-    lm_head_backward_gemms(b, c, v, "linear");
-    // The weight gradient to fp32; tied to the embedding it accumulates into the table's gradient.
-    b.eager("lm_head_grad_cast", "cast_bf16_f32", vh, 6 * vh);
-    if (c.model->tied_embeddings && t.pp == 1) b.eager("tied_grad_add", "add_inplace_f32", vh, 12 * vh);
-    tp_collective(b, c, false, "tp_allreduce_grad", "", "tp_reducescatter_grad");
-    b.eager("norm_grad_cast", "cast_bf16_f32", th, 6 * th);
-    b.eager("final_norm_bwd", "layer_norm_f32_bwd", th, 12 * th, OpCategory::Compute, "layernorm");
+  if (is_eager(c.framework)) {
+    eager_head_backward(b, c);
+    return std::move(b.ops);
+  }
+  if (c.framework == Framework::TorchCompile) {
+    compiled_head_backward(b, c);
     return std::move(b.ops);
   }
   b.mem("cross_entropy_bwd", double(c.tokens) * double(v) * (4 + c.act_bytes));

@@ -17,6 +17,8 @@
 // backward ops at the backward rate), plus the activation-checkpoint wrapper per layer under full
 // recompute, and per optimizer step a cost per parameter tensor.
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "hardware/cost_model.hpp"
@@ -62,6 +64,9 @@ struct OpTemplate {
   /// "" = launched inside another op's dispatch (no host cost of its own); else the module kind
   /// whose measured host cost applies ("linear", "layernorm", "gelu", "add", "sdpa").
   const char* module = nullptr;
+  /// Host dispatch of an eager framework counted in elementwise aten ops (a composite such as
+  /// elementwise RoPE issues several); > 0 overrides `module`.
+  int aten_ops = 0;
 };
 
 /// Host-side costs of an eager framework, seconds; all 0 (enabled = false) when the config's
@@ -71,6 +76,11 @@ struct HostCosts {
   double fwd_op = 0, bwd_op = 0;                  ///< per framework op
   double ckpt_fwd_block = 0, ckpt_bwd_block = 0;  ///< per checkpointed layer (full recompute)
   double opt_tensor = 0, opt_fixed = 0;           ///< optimizer step: per parameter tensor, per step
+  double aten_fwd = 0, aten_bwd = 0;              ///< per elementwise aten op (OpTemplate::aten_ops)
+  /// Per LLaMA-architecture layer as measured for this framework, precision and checkpointing
+  /// (profile framework.block_host_us; the checkpointed backward includes the recompute): when
+  /// set it replaces the per-op sum for rotary-position layers.
+  std::optional<std::pair<double, double>> block;
 };
 HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c);
 
@@ -88,6 +98,8 @@ struct OpContext {
   /// PyTorch autocast (precision amp-bf16): fp32 residual stream and norms, casts before GEMMs,
   /// fp32 loss; the op lists then hold the eager kernels autocast runs (docs/training.md).
   bool autocast = false;
+  Framework framework = Framework::Megatron;  ///< framework_of(cfg), resolved
+
   const hw::Profile* profile = nullptr;  ///< the calibrated profile behind `cost`, if any
 
   OpContext(const model::ModelSpec& m, const TrainingConfig& t, const hw::CostModel& c, bool ulysses = false);

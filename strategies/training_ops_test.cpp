@@ -9,6 +9,7 @@
 #include "hardware/cluster.hpp"
 #include "hardware/framework_costs.hpp"
 #include "hardware/roofline_cost_model.hpp"
+#include "model/error.hpp"
 #include "strategies/training_ops.hpp"
 
 namespace infraplan::strat {
@@ -49,12 +50,12 @@ TEST(TrainingOps, AutocastLayerHasTheEagerKernels) {
   ASSERT_TRUE(ca.autocast);
   ASSERT_FALSE(cm.autocast);
   auto fa = layer_forward_ops(ca, 0), ba = layer_backward_ops(ca, 0);
-  for (const char* n : {"norm1_cast", "norm2_cast", "weight_cast", "residual_add"})
+  for (const char* n : {"input_cast", "weight_cast", "residual_add"})
     EXPECT_TRUE(has(fa, n)) << n;
-  for (const char* n : {"grad_cast", "norm_grad_cast", "qkv_grad_cat", "bias_grad", "weight_grad_cast"})
+  for (const char* n : {"grad_cast", "dgrad_cast", "qkv_grad_cat", "bias_grad", "weight_grad_cast"})
     EXPECT_TRUE(has(ba, n)) << n;
   auto fm = layer_forward_ops(cm, 0);
-  EXPECT_FALSE(has(fm, "norm1_cast"));
+  EXPECT_FALSE(has(fm, "input_cast"));
   // fp32 norms and residuals, casts and bias gradients: autocast moves more bytes per layer.
   EXPECT_GT(total(fa), total(fm) * 1.03);
   // The eager kernels are priced from the framework table where the profile has one.
@@ -65,6 +66,87 @@ TEST(TrainingOps, AutocastLayerHasTheEagerKernels) {
       std::find_if(fa.begin(), fa.end(), [](const OpTemplate& o) { return std::string(o.name) == "norm1"; });
   ASSERT_NE(it, fa.end());
   EXPECT_DOUBLE_EQ(it->seconds, *hw::eager_op_seconds(*p, "layer_norm_f32_fwd", rh));
+}
+
+/// A LLaMA-architecture job on one H200 (GQA 4:1, SwiGLU, RoPE, RMSNorm) in `fw`.
+struct LlamaJob {
+  model::ModelSpec m = model::preset("llama3-8b");
+  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
+  TrainingConfig t;
+  LlamaJob(Precision p, Framework fw) {
+    c.gpus_per_node = 1;
+    t.seq_len = 2048;
+    t.micro_batch = 1;
+    t.global_batch = 1;
+    t.precision = p;
+    t.framework = fw;
+    resolve_training(t, m, c);
+  }
+};
+
+int count(const std::vector<OpTemplate>& ops, const std::string& name) {
+  return int(std::count_if(ops.begin(), ops.end(), [&](const OpTemplate& o) { return name == o.name; }));
+}
+
+TEST(TrainingOps, EagerLlamaLayerRunsRopeGqaAndSeparateProjections) {
+  LlamaJob eager(Precision::AmpBF16, Framework::PytorchEager), hf(Precision::AmpBF16, Framework::Transformers);
+  OpContext ce(eager.m, eager.t, h200()), ch(hf.m, hf.t, h200());
+  auto fe = layer_forward_ops(ce, 0), fh = layer_forward_ops(ch, 0), be = layer_backward_ops(ce, 0);
+  for (const char* n : {"q_proj", "k_proj", "v_proj", "mlp_gate", "mlp_up", "rope_q", "rope_k", "swiglu",
+                        "gqa_expand_k", "gqa_expand_v", "sdpa_cast_q", "sdpa_cast_k"})
+    EXPECT_TRUE(has(fe, n)) << n;
+  EXPECT_FALSE(has(fe, "qkv"));
+  // Under autocast every projection casts its fp32 input: Q, K, V, gate, up.
+  EXPECT_EQ(count(fe, "input_cast"), 5);
+  // transformers passes K/V heads to SDPA (enable_gqa): no repeat.
+  EXPECT_FALSE(has(fh, "gqa_expand_k"));
+  for (const char* n : {"rope_q_bwd", "rope_k_bwd", "gqa_expand_k_bwd", "swiglu_bwd", "q_grad_transpose"})
+    EXPECT_TRUE(has(be, n)) << n;
+  // transformers' RMSNorm (a chain of fp32 kernels) costs more than F.rms_norm's fused kernel.
+  auto norm_s = [](const std::vector<OpTemplate>& ops) {
+    return std::find_if(ops.begin(), ops.end(), [](const OpTemplate& o) { return std::string(o.name) == "norm1"; })
+        ->seconds;
+  };
+  EXPECT_GT(norm_s(fh), 2 * norm_s(fe));
+  // Pure bf16: no casts at all.
+  LlamaJob pure(Precision::BF16Pure, Framework::PytorchEager);
+  OpContext cp(pure.m, pure.t, h200());
+  auto fp = layer_forward_ops(cp, 0);
+  EXPECT_FALSE(has(fp, "input_cast"));
+  EXPECT_FALSE(has(fp, "weight_cast"));
+  EXPECT_LT(total(fp), total(fe));
+}
+
+TEST(TrainingOps, FrameworkDefaultsByPrecisionAndParses) {
+  TrainingConfig t;
+  t.precision = Precision::AmpBF16;
+  EXPECT_EQ(framework_of(t), Framework::PytorchEager);
+  t.precision = Precision::BF16Mixed;
+  EXPECT_EQ(framework_of(t), Framework::Megatron);
+  t.framework = Framework::TorchCompile;
+  EXPECT_EQ(framework_of(t), Framework::TorchCompile);
+  Json j = {{"framework", "transformers"}};
+  EXPECT_EQ(training_from_json(j).framework, Framework::Transformers);
+  try {
+    training_from_json(Json{{"framework", "jax"}});
+    FAIL() << "accepted an unknown framework";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("training.framework"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("torch-compile"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TrainingOps, CompiledLayerFusesTheElementwiseChains) {
+  LlamaJob eager(Precision::AmpBF16, Framework::PytorchEager), comp(Precision::AmpBF16, Framework::TorchCompile);
+  OpContext ce(eager.m, eager.t, h200()), cc(comp.m, comp.t, h200());
+  auto fe = layer_forward_ops(ce, 0), fc = layer_forward_ops(cc, 0);
+  EXPECT_TRUE(has(fc, "rope_repeat"));
+  EXPECT_TRUE(has(fc, "silu_mul"));
+  EXPECT_FALSE(has(fc, "input_cast"));
+  EXPECT_LT(fc.size(), fe.size());
+  EXPECT_LT(total(fc), total(fe));
+  // Inductor's generated code has no per-op eager dispatch.
+  EXPECT_FALSE(cc.host.enabled);
 }
 
 TEST(TrainingOps, EagerTableInterpolatesAndScales) {
@@ -81,6 +163,21 @@ TEST(TrainingOps, EagerTableInterpolatesAndScales) {
   EXPECT_GT(mid, *hw::eager_op_seconds(*p, "cast_f32_bf16", 1e6));
   EXPECT_LT(mid, *hw::eager_op_seconds(*p, "cast_f32_bf16", 1e7));
   EXPECT_FALSE(hw::eager_op_seconds(*p, "no_such_op", 1e6).has_value());
+}
+
+TEST(TrainingOps, EagerLlamaHostCostIsTheMeasuredBlock) {
+  LlamaJob j(Precision::AmpBF16, Framework::PytorchEager);
+  j.t.host_dispatch = HostDispatch::On;
+  OpContext c(j.m, j.t, h200());
+  const auto* p = hw::profile_of(h200());
+  ASSERT_TRUE(p->framework->block_us.count("pytorch-eager/amp-bf16/plain"));
+  const auto want = p->framework->block_us.at("pytorch-eager/amp-bf16/plain");
+  EXPECT_NEAR(host_seconds(c, layer_forward_ops(c, 0), true, true), want.first * 1e-6, 1e-12);
+  EXPECT_NEAR(host_seconds(c, layer_backward_ops(c, 0), false, true), want.second * 1e-6, 1e-12);
+  j.t.recompute = model::Recompute::Full;
+  OpContext ck(j.m, j.t, h200());
+  const auto ckpt = p->framework->block_us.at("pytorch-eager/amp-bf16/checkpointed");
+  EXPECT_NEAR(host_seconds(ck, layer_backward_ops(ck, 0), false, true), ckpt.second * 1e-6, 1e-12);
 }
 
 TEST(TrainingOps, HostCostIsChargedPerModule) {

@@ -509,6 +509,54 @@ class MiniLayer(nn.Module):
 OPS_PER_MINI_LAYER = 5
 
 
+def llama_block_dispatch(clock, dev, args):
+    """Host µs per LLaMA block (forward, backward) on tiny shapes, where the GPU waits on the host:
+    the corpus's plain block (bench/pytorch/llama_corpus.py: F.rms_norm, separate Q/K/V and
+    gate/up projections, elementwise RoPE, K/V repeated for GQA) and transformers' decoder layer
+    (LlamaForCausalLM with N layers), under autocast or in pure bf16, with and without
+    non-reentrant activation checkpointing per block. Slope over the number of blocks."""
+    import llama_corpus
+    ns = [2, 4] if args.quick else [2, 4, 8, 12]
+    reps = 3 if args.quick else 7
+    autocast_dev = "cuda" if clock.cuda else "cpu"
+    out = {}
+    h, heads, kv, ffn, vocab, seq = 64, 4, 2, 128, 256, 16
+    llama_corpus.MODELS["tiny-host"] = (h, max(ns), heads, kv, ffn, vocab, False, False)
+    for impl in ("plain", "hf"):
+        for precision in ("amp", "pure"):
+            for ckpt in (False, True):
+                key = f"{'pytorch-eager' if impl == 'plain' else 'transformers'}/" \
+                      f"{'amp-bf16' if precision == 'amp' else 'bf16-pure'}/{'checkpointed' if ckpt else 'plain'}"
+
+                def run(n, impl=impl, precision=precision, ckpt=ckpt):
+                    llama_corpus.MODELS["tiny-host"] = (h, n, heads, kv, ffn, vocab, False, False)
+                    model, fwd = llama_corpus.build(impl, "tiny-host", precision, ckpt, seq, dev)
+                    idx = torch.randint(0, vocab, (1, seq), device=dev)
+                    box = {}
+
+                    def f():
+                        with torch.autocast(autocast_dev, dtype=torch.bfloat16, enabled=precision == "amp"):
+                            box["loss"] = fwd(idx, idx)
+
+                    f()
+                    box["loss"].backward()  # warm-up of this model (autocast cache, autograd)
+                    for p in model.parameters():
+                        p.grad = None
+                    tf = clock.wall(f)
+                    tb = clock.wall(lambda: box["loss"].backward())
+                    return {"forward": tf, "backward": tb}
+
+                try:
+                    r = chain(clock, run, ns, reps)
+                    out[key] = {"forward_us": max(0.0, r["forward"]["us_per_unit"]),
+                                "backward_us": max(0.0, r["backward"]["us_per_unit"]), "chain": r}
+                    print(f"llama block host {key:45s} fwd {out[key]['forward_us']:7.1f} us "
+                          f"bwd {out[key]['backward_us']:7.1f} us", flush=True)
+                except Exception as e:  # one failing variant must not lose the rest
+                    print(f"llama block host {key}: failed: {e!r}", flush=True)
+    return out
+
+
 def framework_dispatch(clock, dev, args):
     torch.manual_seed(args.seed)
     ns = [8, 16, 32] if args.quick else [25, 50, 100, 200]
@@ -632,6 +680,8 @@ def main():
     ap.add_argument("--budget-s", type=float, default=300.0, help="stop measuring new attention shapes after this")
     ap.add_argument("--skip-attention", action="store_true")
     ap.add_argument("--skip-elementwise", action="store_true")
+    ap.add_argument("--llama-blocks-only", action="store_true",
+                    help="measure only the LLaMA block host costs (llama_block_dispatch)")
     ap.add_argument("--elementwise-only", default="",
                     help="comma-separated elementwise ops: measure only these (no dispatch chains, no attention)")
     args = ap.parse_args()
@@ -660,6 +710,12 @@ def main():
             f.write("\n")
 
     fw = out["framework"]
+    if args.llama_blocks_only:
+        out["partial"] = "llama-blocks-only"
+        out["llama_block_host_us"] = llama_block_dispatch(clock, dev, args)
+        save()
+        print(f"done in {time.time()-t_start:.0f}s -> {args.out}", flush=True)
+        return
     if args.elementwise_only:
         keep = args.elementwise_only.split(",")
         unknown = [k for k in keep if k not in ELEMENTWISE_OPS]

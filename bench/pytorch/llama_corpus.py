@@ -84,6 +84,21 @@ CONFIGS = [
     ("compile", "llama3.2-1b", "amp", False, 2, 2048, "validation", False),
 ]
 
+# A second batch (--extra): short sequences and small micro-batches, where the host's dispatch of
+# eager kernels decides the step, and more model/precision/checkpointing combinations.
+CONFIGS_EXTRA = [
+    ("plain", "llama-0.4b", "amp", False, 1, 1024, "validation", False),
+    ("plain", "llama-0.4b", "pure", True, 1, 1024, "validation", False),
+    ("plain", "qwen2.5-0.5b", "amp", True, 2, 1024, "validation", False),
+    ("plain", "tinyllama-1.1b", "amp", True, 1, 2048, "validation", False),
+    ("plain", "qwen2.5-1.5b", "pure", False, 2, 4096, "validation", False),
+    ("plain", "mistral-7b", "pure", False, 1, 1024, "validation", False),
+    ("hf", "qwen2.5-0.5b", "pure", False, 2, 1024, "validation", False),
+    ("hf", "llama3.2-1b", "pure", True, 2, 2048, "validation", False),
+    ("hf", "llama-0.4b", "amp", True, 2, 4096, "validation", False),
+    ("compile", "tinyllama-1.1b", "amp", False, 2, 2048, "validation", False),
+]
+
 
 def rope_tables(seq, head_dim, dev, dtype, base=10000.0):
     """cos/sin tables in the parameters' dtype (fp32 under autocast, bf16 in pure bf16)."""
@@ -192,12 +207,17 @@ def build(impl, name, precision, ckpt, seq, dev):
     return m, (lambda idx, tgt: m(input_ids=idx, labels=tgt).loss)
 
 
-def timed_steps(step, n):
+def timed_steps(step, n, host=None):
+    """Seconds of each of n steps (CUDA events around each); `host` collects the host seconds
+    until step() returned (its dispatch, when the GPU does not hold the host back)."""
     out = []
     for _ in range(n):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
+        t0 = time.perf_counter()
         step()
+        if host is not None:
+            host.append(time.perf_counter() - t0)
         b.record()
         b.synchronize()
         out.append(a.elapsed_time(b) / 1e3)
@@ -235,7 +255,8 @@ def measure(cfg, args, trace_dir):
         step()
     torch.cuda.synchronize()
     setup_s = time.time() - t_build
-    times = timed_steps(step, args.steps)
+    host = []
+    times = timed_steps(step, args.steps, host)
     peak = torch.cuda.max_memory_allocated() - base
     trace_file = None
     if trace_dir and want_trace:
@@ -273,6 +294,7 @@ def measure(cfg, args, trace_dir):
         "step_seconds_median": statistics.median(times),
         "step_seconds_min": min(times),
         "step_seconds_max": max(times),
+        "host_seconds_median": statistics.median(host),
         "max_memory_allocated_bytes": peak,
         "setup_seconds": setup_s,
         "trace": trace_file,
@@ -294,8 +316,9 @@ def main():
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--precision", default="", help="only configs of this precision (amp or pure)")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--extra", action="store_true", help="the second batch of configurations (CONFIGS_EXTRA)")
     args = ap.parse_args()
-    configs = CONFIGS
+    configs = CONFIGS_EXTRA if args.extra else CONFIGS
     if args.only:
         keep = set(args.only.split(","))
         configs = [c for c in configs if f"{c[0]}:{c[1]}" in keep or c[1] in keep]

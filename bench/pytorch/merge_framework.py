@@ -10,6 +10,12 @@ stay in "kernels"). Idempotent: merging again replaces what an earlier merge wro
     python3 bench/pytorch/merge_framework.py docs/data/h200_pytorch_framework.json \\
         hardware/profiles/h200-sxm-141gb.json
 
+A calibration made with --elementwise-only (some eager kernels measured on their own) adds or
+replaces just those kernels' rows in the profile's framework.elementwise table (same element axis):
+
+    python3 bench/pytorch/merge_framework.py docs/data/h200_pytorch_llama_kernels.json \\
+        hardware/profiles/h200-sxm-141gb.json
+
 Then regenerate the derived profiles (INFRAPLAN_REGENERATE_PROFILES=1, docs/calibration.md).
 """
 import json
@@ -31,6 +37,45 @@ def measured_rows(table):
     return out if keep else None
 
 
+def merge_elementwise(cal, cal_path, prof, prof_path):
+    """Adds or replaces the measured kernels' rows of framework.elementwise (same element axis)."""
+    if cal["gpu"] != prof["device"]["name"]:
+        sys.exit(f"{cal_path}: measured on '{cal['gpu']}', the profile is for '{prof['device']['name']}'")
+    fw = prof.get("framework")
+    if not fw or "elementwise" not in fw:
+        sys.exit(f"{prof_path}: no framework.elementwise table to add to; merge a full calibration first")
+    table, new = fw["elementwise"], cal["elementwise"]
+    if table["elements"] != new["elements"]:
+        sys.exit(f"{cal_path}: element axis {new['elements']} differs from the profile's {table['elements']}")
+    for name, row in new["ops"].items():
+        if any(t is None for t in row["seconds"]):
+            sys.exit(f"{cal_path}: {name} has unmeasured points; re-run with a larger --budget-s")
+        table["ops"][name] = dict(row, source=cal_path, date=cal["date"])
+    with open(prof_path, "w") as f:
+        json.dump(prof, f, indent=1)
+        f.write("\n")
+    print(f"{prof_path}: framework.elementwise += {', '.join(sorted(new['ops']))}")
+
+
+def merge_block_host(cal, cal_path, prof, prof_path):
+    """Writes framework.block_host_us: host µs per LLaMA block by framework/precision/checkpointing."""
+    if cal["gpu"] != prof["device"]["name"]:
+        sys.exit(f"{cal_path}: measured on '{cal['gpu']}', the profile is for '{prof['device']['name']}'")
+    fw = prof.get("framework")
+    if not fw:
+        sys.exit(f"{prof_path}: no framework section to add to; merge a full calibration first")
+    blocks = cal["llama_block_host_us"]
+    if not blocks:
+        sys.exit(f"{cal_path}: no LLaMA block measured")
+    fw["block_host_us"] = {k: {"forward_us": v["forward_us"], "backward_us": v["backward_us"]}
+                           for k, v in sorted(blocks.items())}
+    fw["block_host_source"] = {"file": cal_path, "date": cal["date"], "command": cal["command"]}
+    with open(prof_path, "w") as f:
+        json.dump(prof, f, indent=1)
+        f.write("\n")
+    print(f"{prof_path}: framework.block_host_us = {', '.join(sorted(blocks))}")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: merge_framework.py CALIBRATION.json PROFILE.json")
@@ -39,6 +84,12 @@ def main():
     prof = json.load(open(prof_path))
     if cal.get("quick"):
         sys.exit(f"{cal_path}: a --quick run; merge a full run")
+    if cal.get("partial") == "elementwise-only":
+        merge_elementwise(cal, cal_path, prof, prof_path)
+        return
+    if cal.get("partial") == "llama-blocks-only":
+        merge_block_host(cal, cal_path, prof, prof_path)
+        return
     if cal["gpu"] != prof["device"]["name"]:
         sys.exit(f"{cal_path}: measured on '{cal['gpu']}', the profile is for '{prof['device']['name']}'")
     tables, holdout = prof["tables"], prof.setdefault("holdout", {})

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Predicted vs measured for a training corpus (bench/pytorch/llama_corpus.py output): each row
+becomes a scenario (one H200, the row's model dimensions, precision, framework, checkpointing,
+micro-batch and sequence length), `infraplan simulate train --json` predicts it, and the table
+prints step time and peak memory errors by split (fit / validation).
+
+    python3 bench/pytorch/corpus_predict.py docs/data/h200_llama_corpus.json [--infraplan build/bin/infraplan]
+        [--split validation] [--profile P.json]
+
+Memory: the ledger's peak minus the CUDA context and NCCL buffers (max_memory_allocated counts
+neither)."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def scenario_of(row, profile):
+    d = row["dims"]
+    impl = row["impl"]
+    fw = {"plain": "pytorch-eager", "hf": "transformers", "compile": "torch-compile"}[impl]
+    model = {"name": row["model"], "hidden": d["hidden"], "layers": d["layers"], "heads": d["heads"],
+             "kv_heads": d["kv_heads"], "ffn_hidden": d["ffn"], "vocab": d["vocab"],
+             "tied_embeddings": d["tied_embeddings"], "qkv_bias": d["qkv_bias"], "ffn_type": "swiglu",
+             "norm": "rmsnorm", "position": "rope", "max_seq": max(4096, row["seq_len"])}
+    sc = {"name": f"{impl}-{row['model']}", "model": model,
+          "cluster": {"preset": "dgx-h200", "nodes": 1, "gpus_per_node": 1},
+          "training": {"seq_len": row["seq_len"], "micro_batch": row["micro_batch"], "global_batch": row["micro_batch"],
+                       "precision": row["precision"], "framework": fw,
+                       "recompute": "full" if row["checkpointing"] != "none" else "none"}}
+    if profile:
+        sc["profile"] = os.path.abspath(profile)
+    return sc
+
+
+def predict(infraplan, sc):
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(sc, f)
+        path = f.name
+    try:
+        out = subprocess.run([infraplan, "simulate", "train", "--scenario", path, "--json"], capture_output=True,
+                             text=True)
+    finally:
+        os.unlink(path)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip())
+    r = json.loads(out.stdout)
+    res = r.get("result", r)
+    lines = {l["name"]: l["bytes"] for l in res["memory"]["lines"]} if "lines" in res.get("memory", {}) else {}
+    mem = res["peak_bytes"] - lines.get("cuda_context", 0) - lines.get("nccl_buffers", 0)
+    return res["iteration_time_s"], mem, res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("corpus", nargs="+")
+    ap.add_argument("--infraplan", default="build/bin/infraplan")
+    ap.add_argument("--split", default="")
+    ap.add_argument("--profile", default="")
+    ap.add_argument("--json", default="", help="write the rows with predictions here")
+    args = ap.parse_args()
+    rows = []
+    for c in args.corpus:
+        rows += [r for r in json.load(open(c))["configs"] if "step_seconds_median" in r]
+    out = []
+    print("| impl | model | precision | ckpt | mb | seq | split | measured | predicted | error | mem meas | mem pred | error |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    errs = {}
+    for r in rows:
+        if args.split and r["split"] != args.split:
+            continue
+        try:
+            t, m, _ = predict(args.infraplan, scenario_of(r, args.profile))
+        except RuntimeError as e:
+            print(f"| {r['impl']} | {r['model']} | ERROR {e} |")
+            continue
+        et = (t - r["step_seconds_median"]) / r["step_seconds_median"]
+        em = (m - r["max_memory_allocated_bytes"]) / r["max_memory_allocated_bytes"]
+        errs.setdefault((r["split"], r["impl"]), []).append((et, em))
+        out.append(dict(r, predicted_step_s=t, predicted_memory_bytes=m))
+        print(f"| {r['impl']} | {r['model']} | {r['precision']} | {r['checkpointing']} | {r['micro_batch']} | "
+              f"{r['seq_len']} | {r['split']} | {r['step_seconds_median']*1e3:.1f} ms | {t*1e3:.1f} ms | {100*et:+.1f}% | "
+              f"{r['max_memory_allocated_bytes']/2**30:.2f} GiB | {m/2**30:.2f} GiB | {100*em:+.1f}% |")
+    for k, v in sorted(errs.items()):
+        n = len(v)
+        print(f"{k[0]:10s} {k[1]:8s} n={n:2d} step mean |e| {100*sum(abs(a) for a,_ in v)/n:5.1f}% "
+              f"max {100*max(abs(a) for a,_ in v):5.1f}% | memory mean {100*sum(abs(b) for _,b in v)/n:5.1f}% "
+              f"max {100*max(abs(b) for _,b in v):5.1f}%")
+    if args.json:
+        json.dump(out, open(args.json, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

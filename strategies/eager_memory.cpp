@@ -1,0 +1,44 @@
+#include "strategies/eager_memory.hpp"
+
+#include <algorithm>
+
+namespace infraplan::strat {
+
+bool uses_eager_activations(const model::ModelSpec& m, const TrainingConfig& t, std::int64_t layer) {
+  return is_eager(framework_of(t)) && !(m.moe.enabled() && layer >= m.moe.dense_layers) && !m.mla.enabled() &&
+         t.flash_attention;
+}
+
+double eager_activation_bytes_per_layer(const model::ModelSpec& m, const TrainingConfig& t,
+                                        model::Recompute recompute) {
+  const bool amp = t.precision == Precision::AmpBF16;
+  const bool hf = framework_of(t) == Framework::Transformers;
+  const double tokens = double(t.micro_batch) * double(t.seq_len) / std::max(1, t.cp);
+  const double tp = std::max(1, t.tp);
+  const double h = double(m.hidden);
+  const double resid = amp ? 4 : 2;  // bytes of a residual-stream element
+  if (recompute == model::Recompute::Full) return tokens * resid * h;
+  const double heads = double(m.heads) / tp;
+  const double kv_heads = std::max(1.0, double(m.kv_heads) / tp);
+  const double q = heads * double(m.head_dim), kv = kv_heads * double(m.head_dim);
+  const double f = double(m.ffn_hidden) / tp;
+  const bool fused_qkv = m.position == model::PositionType::Learned;
+  const bool swiglu = m.ffn_type == model::FfnType::SwiGLU;
+  // Norm inputs (2 per layer); transformers' RMSNorm also keeps x·rsqrt in fp32 and its input
+  // upcast when the stream is bf16.
+  double per_token = 2 * resid * h;
+  if (hf && m.norm == model::NormType::RMSNorm) per_token += 2 * (4 * h + (amp ? 0 : 4 * h));
+  // Projection inputs: autocast casts per projection; otherwise the normed tensor is shared.
+  const double qkv_inputs = amp ? (fused_qkv ? 1 : 3) : 1;
+  const double mlp_inputs = amp ? (swiglu ? 2 : 1) : 1;
+  per_token += 2 * h * (qkv_inputs + mlp_inputs);
+  // SDPA's saved q, k, v (repeated to the query heads by pytorch-eager) and its output.
+  const bool repeat = !hf && kv < q;
+  per_token += 2 * q + 2 * (repeat ? q : kv) * 2 + 2 * q;
+  // MLP: SwiGLU keeps gate, up, SiLU(gate) and the product (the down projection's input);
+  // GELU keeps its input and output.
+  per_token += (swiglu ? 4 : 2) * 2 * f;
+  return tokens * per_token;
+}
+
+}  // namespace infraplan::strat
