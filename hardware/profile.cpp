@@ -476,6 +476,14 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     }
     p.framework = std::move(fw);
   }
+  if (j.contains("contention")) {
+    const Json& cj = j["contention"];
+    p.gemm_slowdown_under_comm =
+        number(need(cj, "gemm_slowdown_under_comm", "contention", origin), "contention.gemm_slowdown_under_comm",
+               origin, 1);
+    if (p.gemm_slowdown_under_comm > 4)
+      fail(origin, "contention.gemm_slowdown_under_comm", "expected a slowdown between 1 and 4");
+  }
   return p;
 }
 

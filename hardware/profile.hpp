@@ -184,6 +184,11 @@ struct Profile {
   std::vector<KernelRecord> kernels;
   Json comm;  ///< the NCCL section as written (null when absent); see docs/calibration.md
   std::optional<FrameworkProfile> framework;  ///< eager-framework host costs (absent in older profiles)
+  /// Matmul kernels' slowdown while a communication kernel runs beside them on the same GPU
+  /// (profile "contention": bench/pytorch/gemm_contention.py, a copy kernel holding as many SMs as
+  /// NCCL's channels and streaming HBM on another stream): time beside / time alone, >= 1; 1 when
+  /// the profile has no such measurement.
+  double gemm_slowdown_under_comm = 1;
 
   /// The GEMM table for `d`, or nullptr.
   const GemmTable* gemm_table(Dtype d) const;

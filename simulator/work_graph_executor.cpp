@@ -1,5 +1,6 @@
 #include "simulator/work_graph_executor.hpp"
 
+#include <algorithm>
 #include <queue>
 
 #include "model/error.hpp"
@@ -12,6 +13,7 @@ struct Event {
   double time;
   long long seq;
   int op;
+  int version;  ///< an op whose end moved (contention) leaves stale events behind
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
@@ -54,12 +56,50 @@ ExecutionTimes execute_work_graph(const strat::WorkGraph& g) {
   double now = 0;
 
   auto stream_of = [&](int op) { return std::size_t(g.ops[std::size_t(op)].lane) * strat::kStreams + std::size_t(g.ops[std::size_t(op)].stream); };
+  // Contention: a matmul op on a lane's compute stream runs g.comm_slowdown times slower while a
+  // communication op of the same lane runs (its kernels share the SMs and HBM). Overlapping
+  // communication ops do not stack; the slowdown is accounted up to `slowed_until`.
+  std::vector<int> running(streams, -1), version(n, 0);
+  std::vector<double> slowed_until(n, 0);
+  const bool contention = g.comm_slowdown > 1;
+  auto is_matmul = [&](int op) {
+    const auto& o = g.ops[std::size_t(op)];
+    return o.stream == strat::Stream::Compute && o.flops > 0;
+  };
+  auto is_comm_stream = [](std::size_t s) {
+    const auto st = strat::Stream(s % strat::kStreams);
+    return st != strat::Stream::Compute && st != strat::Stream::Host;
+  };
+  auto slow = [&](int op, double until) {
+    const std::size_t i = std::size_t(op);
+    const double e = x.end[i], a = std::max(now, slowed_until[i]);
+    if (until <= a || a >= e) return;
+    const double k = g.comm_slowdown;
+    const double end = (until - a) / k >= e - a ? a + (e - a) * k : until + (e - a) - (until - a) / k;
+    slowed_until[i] = std::min(until, end);
+    x.end[i] = end;
+    events.push({end, seq++, op, ++version[i]});
+  };
   auto launch = [&](int op, double duration) {
     const std::size_t s = stream_of(op);
     busy[s] = 1;
+    running[s] = op;
     x.start[std::size_t(op)] = now;
     x.end[std::size_t(op)] = now + duration;
-    events.push({now + duration, seq++, op});
+    slowed_until[std::size_t(op)] = now;
+    events.push({now + duration, seq++, op, version[std::size_t(op)]});
+    if (!contention) return;
+    const std::size_t lane0 = s - s % strat::kStreams;
+    if (is_matmul(op)) {
+      double comm_end = now;
+      for (std::size_t k = lane0; k < lane0 + strat::kStreams; ++k)
+        if (is_comm_stream(k) && busy[k] == 1 && running[k] >= 0)
+          comm_end = std::max(comm_end, x.end[std::size_t(running[k])]);
+      slow(op, comm_end);
+    } else if (is_comm_stream(s)) {
+      const std::size_t cs = lane0 + std::size_t(strat::Stream::Compute);
+      if (busy[cs] == 1 && running[cs] >= 0 && is_matmul(running[cs])) slow(running[cs], now + duration);
+    }
   };
   auto try_stream = [&](std::size_t s) {
     if (busy[s] || head[s] >= queue[s].size()) return;
@@ -87,10 +127,12 @@ ExecutionTimes execute_work_graph(const strat::WorkGraph& g) {
   while (!events.empty()) {
     Event e = events.top();
     events.pop();
+    if (e.version != version[std::size_t(e.op)]) continue;  // its end moved
     now = e.time;
     ++done;
     const std::size_t s = stream_of(e.op);
     busy[s] = 0;
+    running[s] = -1;
     ++head[s];
     prev_on_stream[s] = e.op;
     if (now >= x.makespan) x.makespan = now, x.last_op = e.op;

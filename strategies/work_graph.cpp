@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "hardware/framework_costs.hpp"
 #include "model/error.hpp"
 #include "model/model_math.hpp"
 #include "strategies/training_schedule.hpp"
@@ -94,6 +95,7 @@ class GraphBuilder {
     g_.exact = o_.exact;
     g_.micro_batches = mb_;
     g_.model_flops = model::training_flops_per_token(m_, t_.seq_len) * double(t_.global_batch) * double(t_.seq_len);
+    if (const hw::Profile* p = hw::profile_of(cost_)) g_.comm_slowdown = p->gemm_slowdown_under_comm;
     const int n = t_.gpus();
     if (o_.exact) {
       for (int r = 0; r < n; ++r) g_.lanes.push_back({r, layout_.coord(r).pp, 1});

@@ -83,6 +83,9 @@ struct WorkGraph {
   bool exact = false;
   /// Model FLOPs of one iteration over the whole cluster (3 × forward, no recompute).
   double model_flops = 0;
+  /// Matmul ops run this much slower while a communication op of their lane runs (the profile's
+  /// measured contention; 1 = none).
+  double comm_slowdown = 1;
 };
 
 /// Builds the graph of one iteration. `t` must be resolved (resolve_training).

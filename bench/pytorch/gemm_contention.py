@@ -10,6 +10,12 @@ shapes run on the main stream meanwhile. Reported: median GEMM time alone, media
 the neighbour, their ratio, and the neighbour's own copy bandwidth.
 
     python3 bench/pytorch/gemm_contention.py --out contention.json
+    python3 bench/pytorch/gemm_contention.py --merge docs/data/h200_gemm_contention.json \
+        hardware/profiles/h200-sxm-141gb.json
+
+--merge writes the profile's "contention" section: the median slowdown over the measured shapes
+with the neighbour on NCCL-like block counts (16 and 24: NCCL runs one block per channel, 16-32
+channels on NVLink machines).
 """
 import argparse
 import datetime
@@ -17,20 +23,23 @@ import json
 import statistics
 import sys
 
-import torch
-import triton
-import triton.language as tl
+try:  # --merge needs neither (it runs where the profile is edited)
+    import torch
+    import triton
+    import triton.language as tl
+except ImportError:
+    torch = None
 
-
-@triton.jit
-def persistent_copy(src, dst, n, loops, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    for _ in range(loops):
-        for start in range(pid * BLOCK, n, nprog * BLOCK):
-            offs = start + tl.arange(0, BLOCK)
-            m = offs < n
-            tl.store(dst + offs, tl.load(src + offs, mask=m), mask=m)
+if torch is not None:
+    @triton.jit
+    def persistent_copy(src, dst, n, loops, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        nprog = tl.num_programs(0)
+        for _ in range(loops):
+            for start in range(pid * BLOCK, n, nprog * BLOCK):
+                offs = start + tl.arange(0, BLOCK)
+                m = offs < n
+                tl.store(dst + offs, tl.load(src + offs, mask=m), mask=m)
 
 
 SHAPES = [  # (m, n, k): GPT-3 175B layers at TP 8 (2048 tokens), LLaMA-70B at TP 8 (4096 tokens), square
@@ -52,7 +61,36 @@ def time_gemms(a_list, b_list, reps):
     return out
 
 
+NCCL_LIKE_BLOCKS = ("16", "24")
+
+
+def merge(data_path, profile_path):
+    data = json.load(open(data_path))
+    prof = json.load(open(profile_path))
+    if data["gpu"] != prof["device"]["name"]:
+        sys.exit(f"{data_path}: measured on '{data['gpu']}', the profile is for '{prof['device']['name']}'")
+    ratios = [r["by_blocks"][b]["slowdown"] for r in data["rows"] for b in NCCL_LIKE_BLOCKS
+              if r["by_blocks"][b]["neighbour_outlasted_gemms"]]
+    if not ratios:
+        sys.exit(f"{data_path}: no usable row")
+    prof["contention"] = {
+        "gemm_slowdown_under_comm": statistics.median(ratios),
+        "range": [min(ratios), max(ratios)],
+        "blocks": [int(b) for b in NCCL_LIKE_BLOCKS],
+        "source": data_path, "date": data["date"], "command": data["command"],
+        "method": "median over GEMM shapes of bf16 GEMM time beside / alone, the neighbour a persistent copy "
+                  "kernel on another stream holding as many SMs as NCCL's channels"}
+    with open(profile_path, "w") as f:
+        json.dump(prof, f, indent=1)
+        f.write("\n")
+    print(f"{profile_path}: contention.gemm_slowdown_under_comm = {statistics.median(ratios):.3f} "
+          f"(range {min(ratios):.3f}-{max(ratios):.3f}, n={len(ratios)})")
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--merge":
+        merge(sys.argv[2], sys.argv[3])
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--reps", type=int, default=30)
