@@ -1,5 +1,6 @@
 // infraplan calibrate [comm] --out FILE.json [--quick] ...: runs the CUDA calibration tool
-// (infraplan-calibrate, built when nvcc is found) beside this binary or on PATH.
+// (infraplan-calibrate, built when nvcc is found) beside this binary or on PATH; with --from-trace
+// it reads a profiler trace in-process instead (cmd_calibrate_trace.cpp).
 #include <unistd.h>
 
 #include <cstdio>
@@ -38,6 +39,12 @@ std::string find_tool() {
 }  // namespace
 
 int cmd_calibrate(const std::vector<std::string>& args) {
+  for (const auto& a : args)
+    if (a == "--from-trace" || a.rfind("--from-trace=", 0) == 0) {
+      for (const auto& h : args)
+        if (h == "--help" || h == "-h") return cmd_calibrate_from_trace({"--help"});
+      return cmd_calibrate_from_trace(args);
+    }
   std::string tool = find_tool();
   bool help = args.empty();
   for (const auto& a : args) help |= a == "--help" || a == "-h";
@@ -46,7 +53,9 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       std::printf(
           "Usage: infraplan calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--shapes SHAPES.json]\n"
           "       infraplan calibrate --out FILE.json --shapes SHAPES.json --add-to PROFILE.json\n"
-          "       infraplan calibrate comm --out FILE.json [--quick]\n\n"
+          "       infraplan calibrate comm --out FILE.json [--quick]\n"
+          "       infraplan calibrate --from-trace TRACE.json[.gz] --out PROFILE.json [--gpu NAME] (no GPU needed;\n"
+          "       options: infraplan calibrate --from-trace --help)\n\n"
           "Runs CUDA kernels, cuBLAS/cuBLASLt sweeps and NCCL collectives on this machine's GPUs and\n"
           "writes a hardware profile (docs/calibration.md). Needs the infraplan-calibrate tool,\n"
           "built when nvcc is found at configure time. SHAPES.json: the exact GEMM shapes of a workload\n"

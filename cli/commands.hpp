@@ -25,6 +25,8 @@ int cmd_models(const std::vector<std::string>& args);
 int cmd_hardware(const std::vector<std::string>& args);
 int cmd_memory(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
+/// `calibrate --from-trace`: a profile from a torch.profiler trace, no GPU needed.
+int cmd_calibrate_from_trace(const std::vector<std::string>& args);
 int cmd_cost(const std::vector<std::string>& args);
 int cmd_comm(const std::vector<std::string>& args);
 int cmd_plan(const std::vector<std::string>& args);

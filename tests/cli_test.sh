@@ -105,5 +105,26 @@ a=$("$bin" memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json -
 b=$("$bin" memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json)
 if [ "$a" != "$b" ]; then echo "FAIL: memory train output differs between runs"; fails=$((fails + 1)); fi
 
+# calibrate --from-trace: a profile from a torch.profiler trace (no GPU), used by a scenario.
+fx=profiler_trace/testdata/synthetic_llama_step.json
+expect 0 "gemm" -- calibrate --from-trace "$fx" --out "$tmp/from_trace.json"
+expect 0 '"framework": "pytorch-eager"' -- calibrate --from-trace "$fx" --out "$tmp/from_trace.json" --gpu h200-sxm-141gb --json
+gzip -c "$fx" > "$tmp/step.json.gz"
+expect 0 "attention" -- calibrate --from-trace "$tmp/step.json.gz" --out "$tmp/from_gz.json"
+cat > "$tmp/with_profile.json" <<EOF
+{"model": "llama2-7b", "cluster": {"gpu": "h200-sxm-141gb", "gpus_per_node": 1}, "profile": "from_trace.json",
+ "training": {"seq_len": 2048, "micro_batch": 1, "precision": "amp-bf16", "recompute": "full"}}
+EOF
+expect 0 "iteration_time_s" -- simulate train --scenario "$tmp/with_profile.json"
+expect 2 "NVIDIA H200" -- calibrate --from-trace "$fx" --out "$tmp/wrong_gpu.json" --gpu h100-sxm5-80gb
+if [ -e "$tmp/wrong_gpu.json" ]; then echo "FAIL: a refused trace wrote a profile"; fails=$((fails + 1)); fi
+head -c 20000 "$fx" > "$tmp/cut.json"
+expect 2 "malformed JSON" -- calibrate --from-trace "$tmp/cut.json" --out "$tmp/cut_profile.json"
+echo '{"traceEvents": []}' > "$tmp/empty_trace.json"
+expect 2 "no GPU kernels" -- calibrate --from-trace "$tmp/empty_trace.json" --out "$tmp/empty_profile.json" --gpu h200-sxm-141gb
+expect 2 "no such file" -- calibrate --from-trace "$tmp/none.json" --out "$tmp/none_profile.json"
+expect 2 "--framework" -- calibrate --from-trace "$fx" --out "$tmp/fw.json" --framework jax
+expect 2 "--out" -- calibrate --from-trace "$fx"
+
 if [ "$fails" -ne 0 ]; then echo "$fails CLI check(s) failed"; exit 1; fi
 echo "all CLI checks passed"
