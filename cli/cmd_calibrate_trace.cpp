@@ -17,7 +17,8 @@ const std::vector<OptionSpec> kSpec = {
     {"from-trace", true, "torch.profiler Chrome trace of one training step (JSON, or gzip'd .json.gz)"},
     {"out", true, "profile JSON to write"},
     {"gpu", true, "GPU catalog name; default: the GPU the trace's deviceProperties describe (must agree)"},
-    {"framework", true, "pytorch-eager | torch-compile | megatron (default: detected from the kernels)"},
+    {"framework", true,
+     "pytorch-eager | transformers | torch-compile | megatron (default: detected from the kernels)"},
     {"step", true, "use ProfilerStep#N (default: the last step that launched GPU work)"},
     {"base", true, "profile to start from (default: the GPU's embedded profile)"},
     {"json", false, "print the summary as JSON"},
@@ -27,8 +28,9 @@ std::string ms(double s) { return fmt(s * 1e3, 3); }
 
 void print_summary(const ptrace::TraceCalibration& r, const std::string& out) {
   const auto& s = r.summary;
-  std::printf("Trace %s, %s (%d step annotation%s), GPU %s, framework %s%s\n", s.trace.c_str(), s.step.c_str(),
-              s.steps_in_trace, s.steps_in_trace == 1 ? "" : "s", r.gpu.c_str(), r.framework.c_str(),
+  std::printf("Trace %s, %s (%d step annotation%s), GPU %s, framework %s%s\n", s.trace.c_str(),
+              s.step.c_str(), s.steps_in_trace, s.steps_in_trace == 1 ? "" : "s", r.gpu.c_str(),
+              r.framework.c_str(),
               r.framework == s.framework ? " (detected)" : (" (detected " + s.framework + ")").c_str());
   Table t({"category", "kernels", "GPU ms", "share of busy"});
   for (int i = 0; i < ptrace::kKernelCategories; ++i) {
@@ -39,13 +41,14 @@ void print_summary(const ptrace::TraceCalibration& r, const std::string& out) {
   }
   t.add({"total", std::to_string(s.kernels), ms(s.gpu_kernel_seconds), ""});
   std::printf("%s", t.str().c_str());
-  std::printf("step wall %s ms, GPU busy %s ms (%s%%), GPU idle waiting on the host %s ms, other idle %s ms\n",
-              ms(s.wall_seconds).c_str(), ms(s.gpu_busy_seconds).c_str(),
-              fmt(s.wall_seconds > 0 ? 100 * s.gpu_busy_seconds / s.wall_seconds : 0, 1).c_str(),
-              ms(s.host_wait_seconds).c_str(), ms(s.idle_other_seconds).c_str());
+  std::printf(
+      "step wall %s ms, GPU busy %s ms (%s%%), GPU idle waiting on the host %s ms, other idle %s ms\n",
+      ms(s.wall_seconds).c_str(), ms(s.gpu_busy_seconds).c_str(),
+      fmt(s.wall_seconds > 0 ? 100 * s.gpu_busy_seconds / s.wall_seconds : 0, 1).c_str(),
+      ms(s.host_wait_seconds).c_str(), ms(s.idle_other_seconds).c_str());
   std::printf("phases: forward %s ms, backward %s ms, recompute %s ms, optimizer %s ms\n",
-              ms(s.seconds_by_phase[0]).c_str(), ms(s.seconds_by_phase[1]).c_str(), ms(s.seconds_by_phase[2]).c_str(),
-              ms(s.seconds_by_phase[3]).c_str());
+              ms(s.seconds_by_phase[0]).c_str(), ms(s.seconds_by_phase[1]).c_str(),
+              ms(s.seconds_by_phase[2]).c_str(), ms(s.seconds_by_phase[3]).c_str());
   std::printf("wrote %s: %zu GEMM shapes, %zu attention shapes, %zu eager kernel types from the trace%s\n",
               out.c_str(), r.gemms.size(), r.attention.size(), r.eager_types,
               r.optimizer_params > 0 ? (", optimizer " + ms(r.optimizer_seconds) + " ms over " +

@@ -30,7 +30,8 @@ bool has_zero_stride(const OpInput& in) {
 }
 
 bool contiguous(const OpInput& in) {
-  if (in.shapes.size() != 1 || in.strides.size() != 1 || in.shapes[0].size() != in.strides[0].size()) return true;
+  if (in.shapes.size() != 1 || in.strides.size() != 1 || in.shapes[0].size() != in.strides[0].size())
+    return true;
   std::int64_t want = 1;
   for (std::size_t i = in.shapes[0].size(); i-- > 0;) {
     if (in.shapes[0][i] != 1 && in.strides[0][i] != want) return false;
@@ -66,7 +67,8 @@ std::vector<CompositeCall> composite_calls(const TraceStep& s, const std::vector
       in_backward_fn[i] = in_backward_fn[std::size_t(p)];
     }
     if (e.name.rfind("Optimizer.", 0) == 0) in_optimizer[i] = 1;
-    if (e.name.find("Backward") != std::string::npos && e.name.rfind("autograd::engine", 0) != 0) in_backward_fn[i] = 1;
+    if (e.name.find("Backward") != std::string::npos && e.name.rfind("autograd::engine", 0) != 0)
+      in_backward_fn[i] = 1;
     if (is_aten(e)) outer[i] = p >= 0 && outer[std::size_t(p)] >= 0 ? outer[std::size_t(p)] : int(i);
   }
   // Per host thread, the outermost ATen ops of forward computation (first forward and the
@@ -85,7 +87,9 @@ std::vector<CompositeCall> composite_calls(const TraceStep& s, const std::vector
     for (std::size_t i = 0; i < seq.size(); ++i)
       if (incl[std::size_t(seq[i])] > 0) k.push_back(int(i));
     auto name = [&](std::size_t ki) { return base_of(*s.ops[std::size_t(seq[std::size_t(k[ki])])].ev); };
-    auto ev = [&](std::size_t ki) -> const TraceEvent& { return *s.ops[std::size_t(seq[std::size_t(k[ki])])].ev; };
+    auto ev = [&](std::size_t ki) -> const TraceEvent& {
+      return *s.ops[std::size_t(seq[std::size_t(k[ki])])].ev;
+    };
     auto span = [&](std::size_t k0, std::size_t k1) {  // every outermost op from kernel op k0 to k1
       std::vector<int> ops;
       for (int i = k[k0]; i <= k[k1]; ++i) ops.push_back(seq[std::size_t(i)]);
@@ -101,7 +105,8 @@ std::vector<CompositeCall> composite_calls(const TraceStep& s, const std::vector
         const OpInput* q = tensor_input(ev(i), 4);
         if (q) {
           bool mixed = false;
-          for (const auto& in : ev(i).inputs) mixed = mixed || (short_dtype(in.type) == "f32" && dtype_of(q) == "bf16");
+          for (const auto& in : ev(i).inputs)
+            mixed = mixed || (short_dtype(in.type) == "f32" && dtype_of(q) == "bf16");
           const std::string t = mixed ? "rope_amp" : "rope_" + dtype_of(q);
           found.push_back({t + "_fwd", t + "_bwd", q->elements(), span(i, i + 4)});
           std::fill(used.begin() + std::ptrdiff_t(i), used.begin() + std::ptrdiff_t(i + 5), 1);
@@ -132,10 +137,13 @@ std::vector<CompositeCall> composite_calls(const TraceStep& s, const std::vector
         for (std::size_t j = i + 1; j < k.size() && j < i + 8 && name(j) != "silu"; ++j) {
           const TraceEvent& m = ev(j);
           if (name(j) != "mul" || m.inputs.size() < 2 || m.inputs[0].shapes.size() != 1 ||
-              m.inputs[1].shapes.size() != 1 || m.inputs[0].shapes[0] != shape || m.inputs[1].shapes[0] != shape)
+              m.inputs[1].shapes.size() != 1 || m.inputs[0].shapes[0] != shape ||
+              m.inputs[1].shapes[0] != shape)
             continue;
           const std::string dt = short_dtype(ev(i).inputs[0].type);
-          found.push_back({"swiglu_" + dt + "_fwd", "swiglu_" + dt + "_bwd", ev(i).inputs[0].elements(),
+          found.push_back({"swiglu_" + dt + "_fwd",
+                           "swiglu_" + dt + "_bwd",
+                           ev(i).inputs[0].elements(),
                            {seq[std::size_t(k[i])], seq[std::size_t(k[j])]}});
           used[i] = used[j] = 1;
           break;

@@ -44,7 +44,8 @@ EagerCalls eager_calls(const TraceStep& step, const std::vector<ClassifiedWork>&
   EagerCalls out;
   auto add = [&](const std::string& type, double elements, double seconds) {
     auto& pts = out[type];
-    auto it = std::find_if(pts.begin(), pts.end(), [&](const EagerPoint& p) { return p.elements == elements; });
+    auto it =
+        std::find_if(pts.begin(), pts.end(), [&](const EagerPoint& p) { return p.elements == elements; });
     if (it == pts.end()) {
       pts.push_back({elements, {}});
       it = pts.end() - 1;
@@ -61,7 +62,8 @@ EagerCalls eager_calls(const TraceStep& step, const std::vector<ClassifiedWork>&
   for (const auto& c : composite_calls(step, work))
     if (c.elements > 0 && c.seconds > 0) add(c.type, c.elements, c.seconds);
   for (auto& [type, pts] : out)
-    std::sort(pts.begin(), pts.end(), [](const EagerPoint& a, const EagerPoint& b) { return a.elements < b.elements; });
+    std::sort(pts.begin(), pts.end(),
+              [](const EagerPoint& a, const EagerPoint& b) { return a.elements < b.elements; });
   return out;
 }
 
@@ -96,7 +98,8 @@ Json merge_eager_table(const hw::Profile& base, const hw::CostModel& cost, const
       if (calls.count(type)) continue;
       Json row = Json::array();
       for (double e : axis) {
-        auto it = std::find(base.framework->elementwise_elements.begin(), base.framework->elementwise_elements.end(), e);
+        auto it = std::find(base.framework->elementwise_elements.begin(),
+                            base.framework->elementwise_elements.end(), e);
         const double v = it == base.framework->elementwise_elements.end()
                              ? NAN
                              : secs[std::size_t(it - base.framework->elementwise_elements.begin())];
@@ -122,7 +125,8 @@ Json merge_eager_table(const hw::Profile& base, const hw::CostModel& cost, const
       } else if (e < lo || e > hi) {
         const EagerPoint& p = nearest(e);
         if (in_base) {
-          auto at_e = hw::eager_op_seconds(base, type, e), at_p = hw::eager_op_seconds(base, type, p.elements);
+          auto at_e = hw::eager_op_seconds(base, type, e),
+               at_p = hw::eager_op_seconds(base, type, p.elements);
           if (at_e && at_p && *at_p > 0) v = *at_e * p.median() / *at_p;
         } else {
           const double beta = bytes_for(cost, p.median()) / p.elements;
@@ -132,8 +136,9 @@ Json merge_eager_table(const hw::Profile& base, const hw::CostModel& cost, const
       row.push_back(std::isfinite(v) && v > 0 ? Json(v) : Json(nullptr));
     }
     Json calls_json = Json::array();
-    for (const auto& p : pts) calls_json.push_back({{"elements", p.elements}, {"calls", p.seconds.size()},
-                                                    {"median_seconds", p.median()}});
+    for (const auto& p : pts)
+      calls_json.push_back(
+          {{"elements", p.elements}, {"calls", p.seconds.size()}, {"median_seconds", p.median()}});
     ops[type] = {{"seconds", row},
                  {"source", in_base ? "trace; base curve scaled to the trace outside its range"
                                     : "trace; memory-bound curve fit to the trace outside its range"},

@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "hardware/cost_model.hpp"
-#include "hardware/cost_model.hpp"
 #include "hardware/profile.hpp"
 #include "model/json_util.hpp"
 #include "profiler_trace/kernel_classify.hpp"

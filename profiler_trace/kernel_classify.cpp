@@ -94,7 +94,9 @@ std::string dtype_of(const TraceEvent& ev, std::size_t i) {
   return short_dtype(ev.inputs[i].type);
 }
 
-double numel(const TraceEvent& ev, std::size_t i) { return i < ev.inputs.size() ? ev.inputs[i].elements() : 0; }
+double numel(const TraceEvent& ev, std::size_t i) {
+  return i < ev.inputs.size() ? ev.inputs[i].elements() : 0;
+}
 
 double max_numel(const TraceEvent& ev) {
   double m = 0;
@@ -106,7 +108,7 @@ double max_numel(const TraceEvent& ev) {
 /// c10::ScalarType numbers as "Concrete Inputs" print them.
 std::string scalar_type_name(const std::string& concrete) {
   static const std::map<std::string, std::string> names = {
-      {"0", "u8"}, {"1", "i8"}, {"2", "i16"}, {"3", "i32"}, {"4", "i64"},          {"5", "f16"},
+      {"0", "u8"},  {"1", "i8"},  {"2", "i16"},   {"3", "i32"},   {"4", "i64"},      {"5", "f16"},
       {"6", "f32"}, {"7", "f64"}, {"11", "bool"}, {"15", "bf16"}, {"23", "fp8e5m2"}, {"24", "fp8e4m3"}};
   auto it = names.find(concrete);
   return it == names.end() ? "" : it->second;
@@ -126,14 +128,19 @@ bool is_attention_op(const std::string& b) {
 /// An SDPA backend op (flash, efficient, cuDNN, math): kernels under it are the attention's own.
 /// Kernels under aten::scaled_dot_product_attention but outside a backend op are the casts and
 /// copies autocast and the dispatcher run before it.
-bool is_attention_backend_op(const std::string& b) { return is_attention_op(b) && b != "scaled_dot_product_attention"; }
+bool is_attention_backend_op(const std::string& b) {
+  return is_attention_op(b) && b != "scaled_dot_product_attention";
+}
 
 bool is_composite(const std::string& b) {
-  return b == "rms_norm" || b == "layer_norm" || b == "group_norm" || b == "cross_entropy_loss" || b == "embedding";
+  return b == "rms_norm" || b == "layer_norm" || b == "group_norm" || b == "cross_entropy_loss" ||
+         b == "embedding";
 }
 
 /// True for GPU work that is collective communication.
-bool is_nccl(const std::string& kernel) { return starts_with(kernel, "nccl") || contains(kernel, "ncclDevKernel"); }
+bool is_nccl(const std::string& kernel) {
+  return starts_with(kernel, "nccl") || contains(kernel, "ncclDevKernel");
+}
 
 bool transposed(const OpInput& in) {
   if (in.shapes.size() != 1 || in.strides.size() != 1) return false;
@@ -158,20 +165,27 @@ std::optional<AttentionCall> attention_of(const TraceEvent& ev) {
   a.kv_heads = ks[1], a.kv_len = ks[2];
   a.backward = bwd;
   a.dtype = dtype_of(ev, q);
-  if (contains(b, "flash")) a.backend = "flash";
-  else if (contains(b, "efficient")) a.backend = "efficient";
-  else if (contains(b, "cudnn")) a.backend = "cudnn";
-  else if (contains(b, "math")) a.backend = "math";
+  if (contains(b, "flash"))
+    a.backend = "flash";
+  else if (contains(b, "efficient"))
+    a.backend = "efficient";
+  else if (contains(b, "cudnn"))
+    a.backend = "cudnn";
+  else if (contains(b, "math"))
+    a.backend = "math";
   // is_causal's position in each signature (native_functions.yaml).
   int causal_at = -1;
-  if (b == "scaled_dot_product_attention") causal_at = 5;
-  else if (b == "_scaled_dot_product_flash_attention") causal_at = 4;
+  if (b == "scaled_dot_product_attention")
+    causal_at = 5;
+  else if (b == "_scaled_dot_product_flash_attention")
+    causal_at = 4;
   else if (b == "_scaled_dot_product_efficient_attention" || b == "_scaled_dot_product_cudnn_attention")
     causal_at = 6;
   else if (b == "_scaled_dot_product_flash_attention_backward" ||
            b == "_scaled_dot_product_efficient_attention_backward")
     causal_at = 11;
-  else if (b == "_scaled_dot_product_cudnn_attention_backward") causal_at = 14;
+  else if (b == "_scaled_dot_product_cudnn_attention_backward")
+    causal_at = 14;
   if (causal_at >= 0 && std::size_t(causal_at) < ev.inputs.size()) {
     const std::string& c = ev.inputs[std::size_t(causal_at)].concrete;
     if (c == "True" || c == "False") a.causal = c == "True";
@@ -188,8 +202,10 @@ bool is_backward_node(const std::string& name) {
 std::optional<GemmCall> gemm_of(const TraceEvent& ev) {
   const std::string b = base_name(ev.name);
   std::size_t ia = 0, ib = 1;
-  if (b == "addmm" || b == "baddbmm" || b == "_addmm_activation") ia = 1, ib = 2;
-  else if (b != "mm" && b != "bmm" && b != "_scaled_mm" && b != "matmul") return std::nullopt;
+  if (b == "addmm" || b == "baddbmm" || b == "_addmm_activation")
+    ia = 1, ib = 2;
+  else if (b != "mm" && b != "bmm" && b != "_scaled_mm" && b != "matmul")
+    return std::nullopt;
   if (ev.inputs.size() <= ib) return std::nullopt;
   const OpInput &A = ev.inputs[ia], &B = ev.inputs[ib];
   if (A.shapes.size() != 1 || B.shapes.size() != 1) return std::nullopt;
@@ -273,7 +289,8 @@ std::string kernel_type_of(const TraceEvent& ev, double* elements) {
   if (activations.count(b)) return b + "_" + dt0() + "_fwd";
   if (ends_with(b, "_backward")) {
     const std::string f = b.substr(0, b.size() - 9);
-    if (activations.count(f) || f == "threshold") return (f == "threshold" ? "relu" : f) + "_" + dt0() + "_bwd";
+    if (activations.count(f) || f == "threshold")
+      return (f == "threshold" ? "relu" : f) + "_" + dt0() + "_bwd";
   }
   // Generic: the op's name (in place marked), then its tensor dtypes.
   std::string n = b;
@@ -341,8 +358,9 @@ std::vector<ClassifiedWork> classify(const TraceStep& s) {
       }
     }
     optimizer = optimizer || contains(kname, "multi_tensor_apply") || contains(kname, "FusedAdam");
-    c.phase = optimizer ? Phase::Optimizer
-                        : backward ? (recompute_op ? Phase::Recompute : Phase::Backward) : Phase::Forward;
+    c.phase = optimizer  ? Phase::Optimizer
+              : backward ? (recompute_op ? Phase::Recompute : Phase::Backward)
+                         : Phase::Forward;
 
     if (typed >= 0) {
       c.unit_op = typed;
@@ -385,28 +403,44 @@ std::vector<ClassifiedWork> classify(const TraceStep& s) {
 
     // Category.
     const std::string kl = lower(kname);
-    if (w.gpu->kind == EventKind::Memcpy || w.gpu->kind == EventKind::Memset) c.category = KernelCategory::Copy;
-    else if (is_nccl(kname)) c.category = KernelCategory::Communication;
-    else if (c.phase == Phase::Optimizer) c.category = KernelCategory::Optimizer;
-    else if (c.attention) c.category = KernelCategory::Attention;
-    else if (c.gemm) c.category = KernelCategory::Gemm;
-    else if (c.triton) {
-      if (starts_with(kl, "triton_tem_") || contains(kl, "_mm_") || ends_with(kl, "_mm")) c.category = KernelCategory::Gemm;
-      else if (contains(kl, "rsqrt") || contains(kl, "norm")) c.category = KernelCategory::Norm;
-      else if (contains(kl, "adam")) c.category = KernelCategory::Optimizer;
-      else c.category = KernelCategory::Elementwise;
-    } else if (starts_with(c.type, "cast_") || starts_with(c.type, "copy_")) c.category = KernelCategory::Copy;
-    else if (contains(c.type, "_norm_") || contains(c.composite_type, "_norm_") || contains(kl, "layer_norm") ||
-             contains(kl, "rms_norm") || contains(kl, "rmsnorm") || contains(kl, "layernorm"))
-      c.category = KernelCategory::Norm;
-    else if (!c.type.empty()) c.category = KernelCategory::Elementwise;
-    else if (contains(kl, "gemm") || contains(kl, "xmma") || contains(kl, "nvjet") || contains(kl, "cutlass") ||
-             contains(kl, "splitkreduce"))
+    if (w.gpu->kind == EventKind::Memcpy || w.gpu->kind == EventKind::Memset)
+      c.category = KernelCategory::Copy;
+    else if (is_nccl(kname))
+      c.category = KernelCategory::Communication;
+    else if (c.phase == Phase::Optimizer)
+      c.category = KernelCategory::Optimizer;
+    else if (c.attention)
+      c.category = KernelCategory::Attention;
+    else if (c.gemm)
       c.category = KernelCategory::Gemm;
-    else if (contains(kl, "flash") || contains(kl, "fmha") || contains(kl, "sdpa")) c.category = KernelCategory::Attention;
-    else if (contains(kl, "copy")) c.category = KernelCategory::Copy;
-    else if (contains(kl, "elementwise") || contains(kl, "reduce")) c.category = KernelCategory::Elementwise;
-    else c.category = KernelCategory::Other;
+    else if (c.triton) {
+      if (starts_with(kl, "triton_tem_") || contains(kl, "_mm_") || ends_with(kl, "_mm"))
+        c.category = KernelCategory::Gemm;
+      else if (contains(kl, "rsqrt") || contains(kl, "norm"))
+        c.category = KernelCategory::Norm;
+      else if (contains(kl, "adam"))
+        c.category = KernelCategory::Optimizer;
+      else
+        c.category = KernelCategory::Elementwise;
+    } else if (starts_with(c.type, "cast_") || starts_with(c.type, "copy_"))
+      c.category = KernelCategory::Copy;
+    else if (contains(c.type, "_norm_") || contains(c.composite_type, "_norm_") ||
+             contains(kl, "layer_norm") || contains(kl, "rms_norm") || contains(kl, "rmsnorm") ||
+             contains(kl, "layernorm"))
+      c.category = KernelCategory::Norm;
+    else if (!c.type.empty())
+      c.category = KernelCategory::Elementwise;
+    else if (contains(kl, "gemm") || contains(kl, "xmma") || contains(kl, "nvjet") ||
+             contains(kl, "cutlass") || contains(kl, "splitkreduce"))
+      c.category = KernelCategory::Gemm;
+    else if (contains(kl, "flash") || contains(kl, "fmha") || contains(kl, "sdpa"))
+      c.category = KernelCategory::Attention;
+    else if (contains(kl, "copy"))
+      c.category = KernelCategory::Copy;
+    else if (contains(kl, "elementwise") || contains(kl, "reduce"))
+      c.category = KernelCategory::Elementwise;
+    else
+      c.category = KernelCategory::Other;
     out.push_back(std::move(c));
   }
   // Composites of several ATen ops (transformers' RMSNorm, rotary embeddings, SwiGLU): their

@@ -59,8 +59,8 @@ struct ClassifiedWork {
   const LaunchedWork* work = nullptr;
   KernelCategory category = KernelCategory::Other;
   Phase phase = Phase::Forward;
-  std::string op;     ///< the launching ATen op ("aten::mm"), "" when unknown
-  std::string type;   ///< kernel type ("cast_f32_bf16"), "" for GEMM / attention / communication
+  std::string op;       ///< the launching ATen op ("aten::mm"), "" when unknown
+  std::string type;     ///< kernel type ("cast_f32_bf16"), "" for GEMM / attention / communication
   double elements = 0;  ///< elements of the op's main tensor (type's convention)
   int unit_op = -1;     ///< the op instance that defines the call (kernels of one call share it)
   /// The composite op around it, if any: its type ("rms_norm_f32_fwd", "cross_entropy_f32_fwd"),

@@ -21,12 +21,19 @@ double OpInput::elements() const {
 }
 
 std::string short_dtype(const std::string& t) {
-  static const std::map<std::string, std::string> names = {
-      {"float", "f32"},         {"c10::BFloat16", "bf16"}, {"c10::Half", "f16"},
-      {"double", "f64"},        {"long int", "i64"},       {"long", "i64"},
-      {"int", "i32"},           {"unsigned char", "u8"},   {"signed char", "i8"},
-      {"bool", "bool"},         {"short int", "i16"},      {"c10::Float8_e4m3fn", "fp8e4m3"},
-      {"c10::Float8_e5m2", "fp8e5m2"}};
+  static const std::map<std::string, std::string> names = {{"float", "f32"},
+                                                           {"c10::BFloat16", "bf16"},
+                                                           {"c10::Half", "f16"},
+                                                           {"double", "f64"},
+                                                           {"long int", "i64"},
+                                                           {"long", "i64"},
+                                                           {"int", "i32"},
+                                                           {"unsigned char", "u8"},
+                                                           {"signed char", "i8"},
+                                                           {"bool", "bool"},
+                                                           {"short int", "i16"},
+                                                           {"c10::Float8_e4m3fn", "fp8e4m3"},
+                                                           {"c10::Float8_e5m2", "fp8e5m2"}};
   auto it = names.find(t);
   return it == names.end() ? "" : it->second;
 }
@@ -81,19 +88,29 @@ bool kind_of(const Json& e, EventKind* k) {
   auto cat = e.find("cat");
   if (cat == e.end() || !cat->is_string()) return false;
   const std::string& c = cat->get_ref<const std::string&>();
-  if (c == "cpu_op") *k = EventKind::CpuOp;
-  else if (c == "user_annotation") *k = EventKind::UserAnnotation;
-  else if (c == "gpu_user_annotation") *k = EventKind::GpuAnnotation;
-  else if (c == "kernel" || c == "Kernel") *k = EventKind::Kernel;
-  else if (c == "gpu_memcpy") *k = EventKind::Memcpy;
-  else if (c == "gpu_memset") *k = EventKind::Memset;
-  else if (c == "cuda_runtime" || c == "cuda_driver") *k = EventKind::Runtime;
+  if (c == "cpu_op")
+    *k = EventKind::CpuOp;
+  else if (c == "user_annotation")
+    *k = EventKind::UserAnnotation;
+  else if (c == "gpu_user_annotation")
+    *k = EventKind::GpuAnnotation;
+  else if (c == "kernel" || c == "Kernel")
+    *k = EventKind::Kernel;
+  else if (c == "gpu_memcpy")
+    *k = EventKind::Memcpy;
+  else if (c == "gpu_memset")
+    *k = EventKind::Memset;
+  else if (c == "cuda_runtime" || c == "cuda_driver")
+    *k = EventKind::Runtime;
   else if (c == "ac2g") {
     auto ph = e.find("ph");
     if (ph == e.end() || !ph->is_string()) return false;
-    if (*ph == "s") *k = EventKind::FlowStart;
-    else if (*ph == "f") *k = EventKind::FlowEnd;
-    else return false;
+    if (*ph == "s")
+      *k = EventKind::FlowStart;
+    else if (*ph == "f")
+      *k = EventKind::FlowEnd;
+    else
+      return false;
   } else {
     return false;
   }
@@ -215,8 +232,8 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& origi
     if (auto d = j.find("deviceProperties"); d != j.end() && d->is_array())
       for (const auto& dev : *d) t.devices.push_back(device_of(dev));
     for (auto m = j.begin(); m != j.end(); ++m)
-      if (m.value().is_primitive()) t.metadata[m.key()] = m.value().is_string() ? m.value().get<std::string>()
-                                                                               : m.value().dump();
+      if (m.value().is_primitive())
+        t.metadata[m.key()] = m.value().is_string() ? m.value().get<std::string>() : m.value().dump();
   } else if (!j.is_array()) {
     throw Error("--from-trace: '" + origin + "' is not a trace (expected an object with \"traceEvents\")");
   }

@@ -60,18 +60,18 @@ struct TraceEvent {
 /// The GPU a trace ran on, as cudaGetDeviceProperties described it ("deviceProperties").
 struct DeviceProperties {
   int id = 0;
-  std::string name;           ///< e.g. "NVIDIA H200"
+  std::string name;  ///< e.g. "NVIDIA H200"
   double total_memory_bytes = 0;
   int compute_major = 0, compute_minor = 0;
   int sms = 0;  ///< "numSms"
 };
 
 struct KinetoTrace {
-  std::string origin;  ///< file path, for messages
+  std::string origin;              ///< file path, for messages
   std::vector<TraceEvent> events;  ///< the kinds above only, sorted by (ts, longest first)
   std::vector<DeviceProperties> devices;
   std::map<std::string, std::string> metadata;  ///< top-level scalars (cuda_runtime_version, ...), as text
-  std::size_t events_read = 0;  ///< traceEvents entries in the file, kept or not
+  std::size_t events_read = 0;                  ///< traceEvents entries in the file, kept or not
 };
 
 /// Largest trace read (decompressed bytes): a trace of one step of a large model stays far below;

@@ -7,15 +7,20 @@ namespace infraplan::ptrace {
 
 std::string detect_framework(const std::vector<ClassifiedWork>& work) {
   double triton = 0, total = 0;
+  bool hf_norm = false;
   for (const auto& w : work) {
     total += w.seconds();
     if (w.triton) triton += w.seconds();
+    hf_norm = hf_norm || w.composite_type.rfind("rms_norm_hf_", 0) == 0;
   }
   // Eager PyTorch launches no Triton kernels; a compiled step runs most of its non-GEMM time in them.
-  return total > 0 && triton >= 0.05 * total ? "torch-compile" : "pytorch-eager";
+  if (total > 0 && triton >= 0.05 * total) return "torch-compile";
+  // transformers' RMSNorm is its own module of ATen ops (to fp32, pow, mean, add, rsqrt, mul, to, mul).
+  return hf_norm ? "transformers" : "pytorch-eager";
 }
 
-StepSummary summarize(const TraceStep& step, const std::vector<ClassifiedWork>& work, const std::string& trace) {
+StepSummary summarize(const TraceStep& step, const std::vector<ClassifiedWork>& work,
+                      const std::string& trace) {
   StepSummary s;
   s.trace = trace;
   s.step = step.name;
@@ -46,8 +51,10 @@ StepSummary summarize(const TraceStep& step, const std::vector<ClassifiedWork>& 
     if (g.ts_us > busy_end && std::isfinite(busy_end)) {
       const double gap = (g.ts_us - busy_end) * 1e-6;
       const TraceEvent* call = w.work->launch;
-      if (call && call->ts_us >= busy_end) s.host_wait_seconds += gap;
-      else s.idle_other_seconds += gap;
+      if (call && call->ts_us >= busy_end)
+        s.host_wait_seconds += gap;
+      else
+        s.idle_other_seconds += gap;
       s.gpu_busy_seconds += g.dur_us * 1e-6;
       busy_end = g.end_us();
     } else if (!std::isfinite(busy_end)) {

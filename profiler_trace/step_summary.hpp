@@ -19,10 +19,10 @@ struct CategoryTotals {
 };
 
 struct StepSummary {
-  std::string trace;      ///< file it came from
-  std::string step;       ///< "ProfilerStep#7" or "whole trace"
+  std::string trace;  ///< file it came from
+  std::string step;   ///< "ProfilerStep#7" or "whole trace"
   int steps_in_trace = 0;
-  std::string framework;  ///< "pytorch-eager" or "torch-compile" (Triton kernels from Inductor)
+  std::string framework;          ///< detected: "pytorch-eager", "transformers" or "torch-compile"
   double wall_seconds = 0;        ///< the host's step window
   double gpu_span_seconds = 0;    ///< first GPU work start to last GPU work end
   double gpu_busy_seconds = 0;    ///< union of the GPU work intervals (all streams)
@@ -37,10 +37,12 @@ struct StepSummary {
 };
 
 /// Sums up a classified step.
-StepSummary summarize(const TraceStep& step, const std::vector<ClassifiedWork>& work, const std::string& trace);
+StepSummary summarize(const TraceStep& step, const std::vector<ClassifiedWork>& work,
+                      const std::string& trace);
 
-/// "torch-compile" when Triton kernels carry a real share of the step's GPU time (Inductor), else
-/// "pytorch-eager".
+/// "torch-compile" when Triton kernels carry a real share of the step's GPU time (Inductor);
+/// "transformers" when the norms are Hugging Face transformers' RMSNorm module (its ATen ops);
+/// else "pytorch-eager".
 std::string detect_framework(const std::vector<ClassifiedWork>& work);
 
 /// The summary as JSON (seconds, counts, shares) for --json and the profile's provenance.

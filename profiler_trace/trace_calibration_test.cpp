@@ -22,7 +22,8 @@
 namespace infraplan::ptrace {
 namespace {
 
-const std::string kFixture = std::string(INFRAPLAN_SOURCE_DIR) + "/profiler_trace/testdata/synthetic_llama_step.json";
+const std::string kFixture =
+    std::string(INFRAPLAN_SOURCE_DIR) + "/profiler_trace/testdata/synthetic_llama_step.json";
 constexpr std::int64_t B = 2, S = 128, H = 256, FFN = 512, V = 1024, T = B * S;
 
 std::string temp_path(const std::string& name) {
@@ -126,10 +127,10 @@ TEST(KernelClassify, CategoriesPhasesAndFramework) {
   std::map<KernelCategory, int> n;
   std::map<Phase, int> ph;
   for (const auto& w : work) ++n[w.category], ++ph[w.phase];
-  EXPECT_EQ(n[KernelCategory::Gemm], 27);  // (4 per layer × 2 layers + LM head) × (fwd, dgrad, wgrad)
-  EXPECT_EQ(n[KernelCategory::Attention], 8);     // 2 forward + 2 × 3 backward kernels
-  EXPECT_EQ(n[KernelCategory::Norm], 23);         // fused 4 + 8, decomposed final norm 6 + 5
-  EXPECT_EQ(n[KernelCategory::Copy], 21);         // weight casts 9 + 9 back, logits 2, input copy
+  EXPECT_EQ(n[KernelCategory::Gemm], 27);      // (4 per layer × 2 layers + LM head) × (fwd, dgrad, wgrad)
+  EXPECT_EQ(n[KernelCategory::Attention], 8);  // 2 forward + 2 × 3 backward kernels
+  EXPECT_EQ(n[KernelCategory::Norm], 23);      // fused 4 + 8, decomposed final norm 6 + 5
+  EXPECT_EQ(n[KernelCategory::Copy], 21);      // weight casts 9 + 9 back, logits 2, input copy
   EXPECT_EQ(n[KernelCategory::Optimizer], 2);
   EXPECT_EQ(n[KernelCategory::Elementwise], 21);
   EXPECT_EQ(n[KernelCategory::Communication], 0);
@@ -173,11 +174,13 @@ TEST(KernelClassify, AttentionAndKernelTypes) {
   }
   EXPECT_EQ(fwd, 2);
   EXPECT_EQ(bwd, 6);
-  for (const char* want : {"cast_f32_bf16", "cast_bf16_f32", "rms_norm_f32_fwd", "rms_norm_f32_bwd", "add_f32_bf16",
-                           "silu_bf16_fwd", "silu_bf16_bwd", "mul_bf16", "log_softmax_f32_fwd", "log_softmax_f32_bwd",
-                           "nll_loss_f32_fwd", "fill_f32", "embedding_f32_fwd", "embedding_f32_bwd"})
+  for (const char* want :
+       {"cast_f32_bf16", "cast_bf16_f32", "rms_norm_f32_fwd", "rms_norm_f32_bwd", "add_f32_bf16",
+        "silu_bf16_fwd", "silu_bf16_bwd", "mul_bf16", "log_softmax_f32_fwd", "log_softmax_f32_bwd",
+        "nll_loss_f32_fwd", "fill_f32", "embedding_f32_bwd"})
     EXPECT_TRUE(types.count(want)) << want;
-  for (const char* want : {"rms_norm_bf16_fwd", "rms_norm_bf16_bwd", "cross_entropy_f32_fwd"})
+  for (const char* want :
+       {"rms_norm_bf16_fwd", "rms_norm_bf16_bwd", "cross_entropy_f32_fwd", "embedding_f32_fwd"})
     EXPECT_TRUE(composites.count(want)) << want;
 }
 

@@ -11,8 +11,9 @@ namespace infraplan::ptrace {
 
 std::string describe_device(const DeviceProperties& d) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs, %.1f GiB)", d.name.empty() ? "unnamed GPU" : d.name.c_str(),
-                d.compute_major, d.compute_minor, d.sms, d.total_memory_bytes / double(1 << 30));
+  std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs, %.1f GiB)",
+                d.name.empty() ? "unnamed GPU" : d.name.c_str(), d.compute_major, d.compute_minor, d.sms,
+                d.total_memory_bytes / double(1 << 30));
   return buf;
 }
 
@@ -69,8 +70,8 @@ std::string trace_gpu(const KinetoTrace& t, const TraceStep& step, const std::st
     throw Error("--from-trace: the trace ran on " + describe_device(*props) +
                 ", which matches no GPU of the catalog (infraplan hardware lists them)");
   if (matches.size() > 1)
-    throw Error("--from-trace: the trace's GPU " + describe_device(*props) + " could be any of " + join(matches) +
-                "; name it with --gpu");
+    throw Error("--from-trace: the trace's GPU " + describe_device(*props) + " could be any of " +
+                join(matches) + "; name it with --gpu");
   return matches.front();
 }
 

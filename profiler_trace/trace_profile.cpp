@@ -15,13 +15,9 @@
 #include "model/error.hpp"
 #include "profiler_trace/eager_table.hpp"
 #include "profiler_trace/trace_gpu.hpp"
+#include "strategies/framework.hpp"
 
 namespace infraplan::ptrace {
-
-const std::vector<std::string>& framework_names() {
-  static const std::vector<std::string> names = {"pytorch-eager", "torch-compile", "megatron"};
-  return names;
-}
 
 namespace {
 
@@ -46,7 +42,8 @@ std::vector<TracedGemm> traced_gemms(const std::vector<ClassifiedWork>& work) {
   for (const auto& w : work)
     if (w.gemm && w.unit_op >= 0 && w.phase != Phase::Optimizer) first.emplace(w.unit_op, &w);
   auto secs = call_seconds(work, [](const ClassifiedWork& w) { return w.gemm.has_value(); });
-  std::map<std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, TracedGemm>
+  std::map<std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t, std::int64_t>,
+           TracedGemm>
       by_shape;
   for (const auto& [op, w] : first) {
     const GemmCall& g = *w->gemm;
@@ -89,7 +86,8 @@ std::vector<TracedAttention> traced_attention(const std::vector<ClassifiedWork>&
 /// tensor list (params), once per op instance; when the trace records no tensor-list shapes (as
 /// PyTorch 2.11 does), the gradients autograd accumulated (AccumulateGrad nodes, one per
 /// parameter tensor, with the gradient's shape).
-void optimizer_params(const TraceStep& s, const std::vector<ClassifiedWork>& work, double* params, double* tensors) {
+void optimizer_params(const TraceStep& s, const std::vector<ClassifiedWork>& work, double* params,
+                      double* tensors) {
   *params = 0, *tensors = 0;
   for (const auto& op : s.ops)
     if (op.ev->name == "torch::autograd::AccumulateGrad" && !op.ev->inputs.empty() &&
@@ -134,15 +132,16 @@ std::string utc_now() {
 double TracedGemm::median() const { return median_of(seconds); }
 
 TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
-  if (!o.framework.empty() &&
-      std::find(framework_names().begin(), framework_names().end(), o.framework) == framework_names().end())
-    throw Error(unknown_name_message("--framework", o.framework, framework_names()));
+  std::string framework = o.framework;  // "auto" = detect
+  if (!framework.empty() && strat::parse_framework(framework, "--framework") == strat::Framework::Auto)
+    framework.clear();
   const KinetoTrace t = read_kineto_trace(o.trace_path);
   const TraceStep step = find_step(t, o.step);
   if (step.work.empty())
-    throw Error("--from-trace: " + step.name + " of '" + o.trace_path +
-                "' launched no GPU kernels; profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] "
-                "around a training step");
+    throw Error(
+        "--from-trace: " + step.name + " of '" + o.trace_path +
+        "' launched no GPU kernels; profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] "
+        "around a training step");
   TraceCalibration r;
   r.gpu = trace_gpu(t, step, o.gpu);
 
@@ -157,15 +156,17 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
     throw Error("--from-trace: " + step.name + " of '" + o.trace_path +
                 "' has no backward pass (no autograd kernels); trace a whole training step "
                 "(forward, backward, optimizer)");
-  r.framework = o.framework.empty() ? r.summary.framework : o.framework;
+  r.framework = framework.empty() ? r.summary.framework : framework;
 
   // Base profile.
-  Json base_json = o.base_profile.empty() ? parse_json_text(hw::default_profile_json(r.gpu), "embedded:" + r.gpu)
-                                          : read_json_file(o.base_profile);
+  Json base_json = o.base_profile.empty()
+                       ? parse_json_text(hw::default_profile_json(r.gpu), "embedded:" + r.gpu)
+                       : read_json_file(o.base_profile);
   if (o.base_profile.empty() && base_json.is_null())
-    throw Error("--from-trace: no built-in profile for " + r.gpu + " to start from; pass --base PROFILE.json");
-  const hw::Profile base = o.base_profile.empty() ? hw::default_profile(r.gpu)
-                                                  : hw::load_profile_for(o.base_profile, r.gpu);
+    throw Error("--from-trace: no built-in profile for " + r.gpu +
+                " to start from; pass --base PROFILE.json");
+  const hw::Profile base =
+      o.base_profile.empty() ? hw::default_profile(r.gpu) : hw::load_profile_for(o.base_profile, r.gpu);
   hw::CalibratedCostModel cost(base, hw::find_gpu(r.gpu));
 
   Json p = base_json;
@@ -178,7 +179,8 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
   fw["name"] = r.framework;
   const EagerCalls calls = eager_calls(step, work);
   r.eager_types = calls.size();
-  fw["elementwise"] = merge_eager_table(base, cost, fw.contains("elementwise") ? fw["elementwise"] : Json(), calls);
+  fw["elementwise"] =
+      merge_eager_table(base, cost, fw.contains("elementwise") ? fw["elementwise"] : Json(), calls);
 
   // Optimizer step on the GPU.
   for (const auto& w : work)
@@ -195,12 +197,16 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
   r.gemms = traced_gemms(work);
   Json& tables = p["tables"];
   Json shapes = tables.contains("gemm_shapes") && tables["gemm_shapes"].is_array() ? tables["gemm_shapes"]
-                                                                                    : Json::array();
+                                                                                   : Json::array();
   for (const auto& g : r.gemms) {
     if (g.dtype != "bf16" && g.dtype != "f16" && g.dtype != "fp8e4m3") continue;
     if (g.layout != "TN" && g.layout != "NN" && g.layout != "NT") continue;  // the cost model's three
     const std::string fmt = g.dtype == "f16" ? "fp16" : g.dtype == "fp8e4m3" ? "fp8" : "bf16";
-    hw::GemmShape shape{g.m, g.n, g.k, fmt == "fp16" ? Dtype::FP16 : fmt == "fp8" ? Dtype::FP8 : Dtype::BF16, 1};
+    hw::GemmShape shape{g.m, g.n, g.k,
+                        fmt == "fp16"  ? Dtype::FP16
+                        : fmt == "fp8" ? Dtype::FP8
+                                       : Dtype::BF16,
+                        1};
     Json e = {{"dtype", fmt},
               {"m", g.m},
               {"n", g.n},
@@ -221,16 +227,19 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
   Json att = Json::array();
   for (const auto& a : r.attention) {
     if (a.forward_seconds.empty()) continue;
-    Json e = {{"batch", a.shape.batch},       {"heads", a.shape.heads},     {"kv_heads", a.shape.kv_heads},
-              {"q_len", a.shape.q_len},       {"kv_len", a.shape.kv_len},   {"head_dim", a.shape.head_dim},
-              {"causal", a.shape.causal},     {"backend", a.shape.backend}, {"dtype", a.shape.dtype},
-              {"seconds", median_of(a.forward_seconds)}, {"calls", a.forward_seconds.size()}};
+    Json e = {{"batch", a.shape.batch},           {"heads", a.shape.heads},
+              {"kv_heads", a.shape.kv_heads},     {"q_len", a.shape.q_len},
+              {"kv_len", a.shape.kv_len},         {"head_dim", a.shape.head_dim},
+              {"causal", a.shape.causal},         {"backend", a.shape.backend},
+              {"dtype", a.shape.dtype},           {"seconds", median_of(a.forward_seconds)},
+              {"calls", a.forward_seconds.size()}};
     if (!a.backward_seconds.empty()) e["backward_seconds"] = median_of(a.backward_seconds);
     hw::AttentionPrefillShape as;
     as.batch = a.shape.batch, as.q_len = a.shape.q_len, as.kv_len = a.shape.kv_len, as.heads = a.shape.heads;
     as.kv_heads = a.shape.kv_heads, as.head_dim = a.shape.head_dim, as.causal = a.shape.causal;
     e["base_seconds"] = cost.attention_prefill(as).seconds;
-    if (auto ratio = hw::attention_backward_ratio(base, as)) e["base_backward_seconds"] = *ratio * cost.attention_prefill(as).seconds;
+    if (auto ratio = hw::attention_backward_ratio(base, as))
+      e["base_backward_seconds"] = *ratio * cost.attention_prefill(as).seconds;
     att.push_back(e);
   }
   if (!att.empty()) tables["attention_points"] = att;

@@ -19,11 +19,11 @@ namespace infraplan::ptrace {
 
 struct TraceCalibrationOptions {
   std::string trace_path;
-  std::string gpu;            ///< catalog name; "" = from the trace's deviceProperties
-  std::string framework;      ///< "" = detected from the kernels
-  std::optional<int> step;    ///< ProfilerStep#N; default: the last step with GPU work
-  std::string base_profile;   ///< base profile file; "" = the GPU's embedded profile
-  std::string command;        ///< echoed in the provenance
+  std::string gpu;           ///< catalog name; "" = from the trace's deviceProperties
+  std::string framework;     ///< strat::framework_names(); "" = detected from the kernels
+  std::optional<int> step;   ///< ProfilerStep#N; default: the last step with GPU work
+  std::string base_profile;  ///< base profile file; "" = the GPU's embedded profile
+  std::string command;       ///< echoed in the provenance
 };
 
 /// A traced GEMM shape: PyTorch's out[m, n] = A[m, k] · B[k, n] with its cuBLAS layout.
@@ -55,8 +55,5 @@ struct TraceCalibration {
 /// Reads, classifies and overlays; throws infraplan::Error for every refusal (unreadable or
 /// malformed trace, another GPU than --gpu, no GPU work, no backward pass, no recorded shapes).
 TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o);
-
-/// The frameworks a profile may name (framework.name).
-const std::vector<std::string>& framework_names();
 
 }  // namespace infraplan::ptrace

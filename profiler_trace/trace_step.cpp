@@ -30,7 +30,9 @@ int TraceStep::nearest_named(int i, const std::vector<std::string>& names) const
 
 namespace {
 
-bool is_gpu(EventKind k) { return k == EventKind::Kernel || k == EventKind::Memcpy || k == EventKind::Memset; }
+bool is_gpu(EventKind k) {
+  return k == EventKind::Kernel || k == EventKind::Memcpy || k == EventKind::Memset;
+}
 bool is_cpu(EventKind k) { return k == EventKind::CpuOp || k == EventKind::UserAnnotation; }
 bool is_step_name(const std::string& n) { return n.rfind("ProfilerStep#", 0) == 0; }
 
@@ -79,7 +81,8 @@ std::vector<CpuOpNode> nest(const std::vector<const TraceEvent*>& evs) {
   constexpr double eps = 1e-3;                                             // µs: the JSON's resolution
   for (const TraceEvent* e : evs) {
     auto& stack = open[{e->pid, e->tid}];
-    while (!stack.empty() && ops[std::size_t(stack.back())].ev->end_us() < e->end_us() - eps) stack.pop_back();
+    while (!stack.empty() && ops[std::size_t(stack.back())].ev->end_us() < e->end_us() - eps)
+      stack.pop_back();
     CpuOpNode n;
     n.ev = e;
     n.parent = stack.empty() ? -1 : stack.back();
@@ -138,9 +141,9 @@ TraceStep find_step(const KinetoTrace& t, std::optional<int> wanted) {
     if (!chosen) {
       std::vector<std::string> have;
       for (const auto* st : steps) have.push_back(st->name);
-      throw Error("--step " + std::to_string(*wanted) + ": '" + t.origin + "' has no " + name +
-                  (have.empty() ? std::string(" (it has no ProfilerStep annotations)")
-                                : "; it has " + join(have)));
+      throw Error(
+          "--step " + std::to_string(*wanted) + ": '" + t.origin + "' has no " + name +
+          (have.empty() ? std::string(" (it has no ProfilerStep annotations)") : "; it has " + join(have)));
     }
   } else {
     for (auto it = steps.rbegin(); it != steps.rend() && !chosen; ++it) {
@@ -185,8 +188,10 @@ TraceStep find_step(const KinetoTrace& t, std::optional<int> wanted) {
     w.gpu = g.ev;
     w.launch = g.launch;
     std::int64_t ext = g.ev->external_id >= 0 ? g.ev->external_id : g.launch ? g.launch->external_id : -1;
-    if (auto it = op_by_ext.find(ext); ext >= 0 && it != op_by_ext.end()) w.op = it->second;
-    else if (g.launch) w.op = enclosing_op(s.ops, *g.launch);
+    if (auto it = op_by_ext.find(ext); ext >= 0 && it != op_by_ext.end())
+      w.op = it->second;
+    else if (g.launch)
+      w.op = enclosing_op(s.ops, *g.launch);
     s.work.push_back(w);
   }
   std::stable_sort(s.work.begin(), s.work.end(),

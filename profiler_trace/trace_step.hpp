@@ -27,8 +27,8 @@ struct LaunchedWork {
 };
 
 struct TraceStep {
-  std::string name;          ///< "ProfilerStep#7", or "whole trace"
-  bool whole_trace = false;  ///< no ProfilerStep annotation: every event counts
+  std::string name;                         ///< "ProfilerStep#7", or "whole trace"
+  bool whole_trace = false;                 ///< no ProfilerStep annotation: every event counts
   double cpu_begin_us = 0, cpu_end_us = 0;  ///< the host's step window
   std::vector<CpuOpNode> ops;               ///< CPU ops and annotations inside the window
   std::vector<LaunchedWork> work;           ///< GPU work launched in the window, by GPU start time

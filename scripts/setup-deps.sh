@@ -5,7 +5,7 @@ set -euo pipefail
 
 pkgs=(
   build-essential cmake ninja-build pkg-config
-  libsimgrid-dev libboost-graph-dev nlohmann-json3-dev
+  libsimgrid-dev libboost-graph-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 if [ "${INFRAPLAN_NO_GUI:-0}" != "1" ]; then

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Measured step times of one model (plain llama-0.4b, AMP bf16) at other micro-batches, sequence
+lengths and checkpointing than its traced configuration (mb 4, seq 2048, no checkpointing), with
+the corpus's own step (bench/pytorch/llama_corpus.py measure()): the data `infraplan calibrate
+--from-trace` is checked against. Each configuration runs in this one process, as in the corpus.
+
+    python3 bench/pytorch/llama04b_sweep.py --out OUT.json [--budget-s 75]
+"""
+import argparse
+import datetime
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import llama_corpus  # noqa: E402
+import torch  # noqa: E402
+
+# (micro_batch, seq_len, checkpointing); the traced configuration first (run-to-run check).
+CONFIGS = [(4, 2048, False), (1, 2048, False), (2, 2048, False), (8, 2048, False), (4, 1024, False),
+           (2, 4096, False), (1, 8192, False), (4, 2048, True), (2, 4096, True), (8, 2048, True),
+           (1, 4096, True), (8, 1024, False)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=75)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=2026)
+    args = ap.parse_args()
+    out = {"what": "plain llama-0.4b AMP bf16 steps at other micro-batches, sequence lengths and checkpointing "
+                   "(bench/pytorch/llama_corpus.py measure())",
+           "command": "python3 bench/pytorch/llama04b_sweep.py " + " ".join(sys.argv[1:]),
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "gpu": torch.cuda.get_device_name(0), "torch_version": torch.__version__, "configs": []}
+    t0 = time.time()
+    for mb, seq, ckpt in CONFIGS:
+        if time.time() - t0 > args.budget_s:
+            print("budget reached", flush=True)
+            break
+        cfg = ("plain", "llama-0.4b", "amp", ckpt, mb, seq, "validation", False)
+        try:
+            r = llama_corpus.measure(cfg, args, "")
+        except torch.cuda.OutOfMemoryError:
+            r = {"micro_batch": mb, "seq_len": seq, "checkpointing": ckpt, "oom": True}
+            torch.cuda.empty_cache()
+        out["configs"].append(r)
+        print(mb, seq, ckpt, r.get("step_seconds_median"), r.get("step_seconds_min"), r.get("step_seconds_max"),
+              f"[{time.time() - t0:.0f}s]", flush=True)
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
