@@ -21,7 +21,8 @@ const std::vector<OptionSpec> kTrainSpec = {
     {"cluster", true, "cluster preset, PRESET:NODES, GPU name or JSON file"},
     {"seq", true, "sequence length (tokens)"},
     {"global-batch", true, "sequences per iteration"},
-    {"tokens", true, "tokens to train: adds time-to-train and GPU-hours (e.g. 15e12)"},
+    {"tokens", true, "tokens to train (e.g. 15e12; default: the scenario's train_tokens, else 20 per parameter)"},
+    {"price-per-gpu-hour", true, "USD per GPU-hour for the cost (default: the cluster's price_per_gpu_hour)"},
     {"top", true, "candidates to re-simulate and show (default 5)"},
     {"precision", true, "comma-separated recipes to consider (default bf16-mixed)"},
     {"profile", true, "hardware profile JSON (default: the GPU's embedded profile)"},
@@ -67,7 +68,12 @@ int plan_train(const std::vector<std::string>& argv) {
       r.search.global_batch = sc.training->global_batch;
       r.search.precisions = {sc.training->precision};
       r.search.optimizer = sc.training->optimizer;
+      if (sc.training->train_tokens > 0) {
+        r.default_train_tokens = sc.training->train_tokens;
+        r.default_train_tokens_source = "training.train_tokens";
+      }
     }
+    r.seed = sc.seed;
   } else {
     r.model = model::resolve_model_arg(a.require("model"));
     r.cluster = hw::resolve_cluster_arg(a.require("cluster"));
@@ -91,6 +97,10 @@ int plan_train(const std::vector<std::string>& argv) {
     }
   }
   if (auto t = a.get_number("tokens", 0)) r.train_tokens = *t;
+  if (auto p = a.get_number("price-per-gpu-hour", 0)) {
+    r.cluster.price_per_gpu_hour = *p;
+    r.cluster.price_source = "--price-per-gpu-hour";
+  }
   r.top = int(a.get_int("top", 1).value_or(5));
   r.simgrid = a.flag("simgrid");
   const bool tty = isatty(STDERR_FILENO) && !a.flag("json");
@@ -111,6 +121,11 @@ int plan_train(const std::vector<std::string>& argv) {
     j["seq_len"] = r.search.seq_len;
     j["global_batch"] = r.search.global_batch;
     j["cost_model"] = cs.name;
+    if (!plan.candidates.empty() && plan.candidates.front().has_outlook) {
+      const auto& best = plan.candidates.front();
+      j["goodput"] = best.outlook.goodput.to_json(best.cfg.gpus());
+      j["cost"] = best.outlook.cost.to_json();
+    }
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -124,10 +139,9 @@ int plan_train(const std::vector<std::string>& argv) {
   std::vector<std::string> head = {"#",    "tp",       "pp",        "dp",       "cp",       "ep",
                                    "zero", "mb",       "recompute", "schedule", "iter (s)", "tokens/s",
                                    "MFU",  "peak GiB", "bubble",    "exp. comm"};
-  if (r.train_tokens > 0) {
-    head.push_back("days");
-    head.push_back("GPU-hours");
-  }
+  head.push_back("days");
+  head.push_back("GPU-hours");
+  for (const char* h : {"days w/ fail.", "GPU-h w/ fail.", "useful", "ckpt every", "USD"}) head.push_back(h);
   Table t(head);
   int i = 0;
   for (const auto& c : plan.candidates) {
@@ -138,7 +152,10 @@ int plan_train(const std::vector<std::string>& argv) {
                                     std::to_string(c.cfg.dp),
                                     std::to_string(c.cfg.cp),
                                     std::to_string(c.cfg.ep),
-                                    std::to_string(c.cfg.zero),
+                                    std::to_string(c.cfg.zero) +
+                                        (c.cfg.zero >= 1 && c.cfg.dp_shard < c.cfg.dp
+                                             ? " hsdp" + std::to_string(c.cfg.dp_shard)
+                                             : ""),
                                     std::to_string(c.cfg.micro_batch),
                                     model::recompute_name(c.cfg.recompute),
                                     std::string(strat::pp_schedule_name(c.cfg.pp_schedule)) +
@@ -151,15 +168,28 @@ int plan_train(const std::vector<std::string>& argv) {
                                     fmt(c.peak_bytes / 1073741824.0, 1),
                                     fmt(100 * c.breakdown.bubble / T, 1) + "%",
                                     fmt(100 * c.breakdown.exposed_comm_total() / T, 1) + "%"};
-    if (r.train_tokens > 0) {
-      row.push_back(fmt(c.time_to_train_s / 86400, 1));
-      row.push_back(fmt_count(c.gpu_hours));
-    }
+    const auto& g = c.outlook.goodput;
+    row.push_back(fmt(g.compute_s / 86400, 1));
+    row.push_back(fmt_count(g.compute_s / 3600 * c.cfg.gpus()));
+    row.push_back(fmt(g.expected_wall_s / 86400, 1));
+    row.push_back(fmt_count(g.expected_wall_s / 3600 * c.cfg.gpus()));
+    row.push_back(fmt(100 * g.useful_fraction, 1) + "%");
+    row.push_back(fmt(g.checkpoint_interval_s / 60, 0) + " min");
+    row.push_back(fmt_count(c.outlook.cost.usd_total));
     t.add(row);
   }
   std::printf("%s", t.str().c_str());
   std::printf("(iteration times of the listed layouts are re-simulated; %s)\n",
               r.simgrid ? "SimGrid flow-level network" : "discrete-event executor");
+  if (!plan.candidates.empty() && plan.candidates.front().has_outlook) {
+    const auto& o = plan.candidates.front().outlook;
+    std::printf(
+        "run of %s tokens (%s); failures: one interruption every %.1f h on %d GPUs (cluster.reliability), "
+        "checkpoint %s written in %.0f s, restart %.0f s; price %.2f USD per GPU-hour (%s)\n",
+        fmt_count(o.goodput.train_tokens).c_str(), o.goodput.train_tokens_source.c_str(), o.goodput.job_mtbf_s / 3600,
+        r.cluster.total_gpus(), fmt_gib(o.goodput.checkpoint_bytes).c_str(), o.goodput.checkpoint_write_s,
+        o.goodput.restart_s, o.cost.price_per_gpu_hour, o.cost.price_source.c_str());
+  }
   if (!plan.rejected.counts.empty()) {
     std::printf("\nrejected:\n");
     for (const auto& [reason, n] : plan.rejected.counts)
@@ -171,6 +201,15 @@ int plan_train(const std::vector<std::string>& argv) {
       best.cfg.tp, best.cfg.pp, best.cfg.dp, best.cfg.cp, best.cfg.ep, best.cfg.sp ? "on" : "off",
       best.cfg.zero, static_cast<long long>(best.cfg.micro_batch), model::recompute_name(best.cfg.recompute),
       best.label().substr(best.label().rfind(' ') + 1).c_str());
+  if (best.has_outlook) {
+    const auto& g = best.outlook.goodput;
+    std::printf(
+        "checkpoint every %.0f s (%.0f iterations; Young/Daly): %.1f days to train with failures (%.1f without, "
+        "%.1f%% useful), %s GPU-hours, %s USD (%.3f USD per million tokens)\n",
+        g.checkpoint_interval_s, g.checkpoint_interval_iterations, g.expected_wall_s / 86400, g.compute_s / 86400,
+        100 * g.useful_fraction, fmt_count(g.expected_wall_s / 3600 * best.cfg.gpus()).c_str(),
+        fmt_count(best.outlook.cost.usd_total).c_str(), best.outlook.cost.usd_per_million_tokens);
+  }
   if (a.flag("explain")) {
     std::printf("\nwhy:\n");
     for (const auto& s : plan.explanation) std::printf("  - %s\n", s.c_str());

@@ -7,6 +7,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
+#include "hardware/reliability.hpp"
 #include "model/error.hpp"
 #include "simulator/cost_setup.hpp"
 #include "planner/serve_planner.hpp"
@@ -33,6 +34,7 @@ const std::vector<OptionSpec> kSpec = {
     {"no-disaggregation", false, "search aggregated deployments only"},
     {"probe-requests", true, "requests per capacity probe (default 300)"},
     {"seed", true, "workload seed (default 1)"},
+    {"price-per-gpu-hour", true, "USD per GPU-hour for the cost columns (default: the GPU's indicative rate)"},
     {"profile", true, "hardware profile JSON (default: the GPU's embedded profile)"},
     {"roofline", false, "use datasheet peaks instead of a calibrated profile"},
     {"json", false, "machine-readable output"},
@@ -123,6 +125,11 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
     s.draft_acceptance = *acc;
   }
   s.disaggregation = !a.flag("no-disaggregation");
+  s.price_per_gpu_hour = hw::default_price_per_gpu_hour(s.gpu.name, &s.price_source);
+  if (auto p = a.get_number("price-per-gpu-hour", 0)) {
+    s.price_per_gpu_hour = *p;
+    s.price_source = "--price-per-gpu-hour";
+  }
   if (auto p = a.get_int("probe-requests", 20)) s.probe_requests = int(*p);
   const bool tty = isatty(STDERR_FILENO) && !a.flag("json");
   if (tty)
@@ -142,6 +149,8 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
                 {"attainment", s.attainment}};
     j["workload"] = s.workload.to_json();
     j["cost_model"] = cs.name;
+    j["price_per_gpu_hour"] = s.price_per_gpu_hour;
+    j["price_source"] = s.price_source;
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -153,10 +162,12 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
       s.target_rate > 0 ? ("target " + fmt(s.target_rate, 2) + " requests/s").c_str()
                         : (std::to_string(s.gpus) + " GPUs").c_str(),
       k.prompt.mean, k.output.mean, s.workload.slo.ttft_ms, s.workload.slo.tpot_ms, 100 * s.attainment);
-  std::printf("cost model: %s; %lld simulations in %.1f s\n\n", cs.name.c_str(),
-              static_cast<long long>(plan.simulations), plan.search_seconds);
+  std::printf("cost model: %s; %lld simulations in %.1f s; price %.2f USD per GPU-hour (%s)\n\n", cs.name.c_str(),
+              static_cast<long long>(plan.simulations), plan.search_seconds, s.price_per_gpu_hour,
+              s.price_source.c_str());
   Table t({"#", "deployment", "GPUs", "P:D GPUs", "cap/inst (req/s)", "goodput (req/s)", "per GPU",
-           "TTFT p90", "TPOT p90", "tok/s/user", "KV tokens/inst", "meets"});
+           "TTFT p90", "TPOT p90", "tok/s/user", "KV tokens/inst", "meets", "USD/h", "USD/M out tok",
+           "USD/req"});
   int i = 0;
   for (const auto& c : plan.candidates) {
     t.add(
@@ -166,7 +177,8 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
                                 : fmt(c.capacity_rps, 2) + " / " + fmt(c.decode_capacity_rps, 2),
          fmt(c.goodput_rps, 2), fmt(c.goodput_rps_per_gpu, 3), fmt(c.ttft_p90_ms, 0) + " ms",
          fmt(c.tpot_p90_ms, 1) + " ms", fmt(c.tokens_per_s_per_user, 1),
-         fmt_count(double(c.kv_capacity_tokens)), c.meets_target ? "yes" : "no"});
+         fmt_count(double(c.kv_capacity_tokens)), c.meets_target ? "yes" : "no", fmt(c.usd_per_hour, 2),
+         fmt(c.usd_per_million_output_tokens, 3), fmt(c.usd_per_request, 5)});
   }
   std::printf("%s", t.str().c_str());
   if (!plan.pareto.empty()) {

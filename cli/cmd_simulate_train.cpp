@@ -13,6 +13,7 @@
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
 #include "simulator/cost_setup.hpp"
+#include "simulator/training_goodput.hpp"
 #include "simulator/training_sim.hpp"
 #include "simulator/training_trace.hpp"
 #include "strategies/scenario.hpp"
@@ -29,6 +30,9 @@ const std::vector<OptionSpec> kSpec = {
     {"simgrid", false, "execute on SimGrid (link contention between concurrent transfers)"},
     {"estimate", false, "closed-form estimate only (no event simulation)"},
     {"roofline", false, "datasheet roofline instead of the GPU's calibrated profile"},
+    {"tokens", true, "tokens of the whole run for goodput and cost (default: training.train_tokens, else 20 per "
+                     "parameter)"},
+    {"price-per-gpu-hour", true, "USD per GPU-hour (default: the cluster's price_per_gpu_hour)"},
     GemmShapesOut::option(),
 };
 
@@ -43,6 +47,43 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   }
   auto sc = strat::load_scenario(a.require("scenario"));
   if (!sc.training) throw Error(sc.origin + ": no 'training' object; add one (docs/scenario.md)");
+  if (auto p = a.get_number("price-per-gpu-hour", 0)) {
+    sc.cluster.price_per_gpu_hour = *p;
+    sc.cluster.price_source = "--price-per-gpu-hour";
+  }
+  const double tokens = a.get_number("tokens", 1).value_or(0);
+  auto outlook_of = [&](double iteration_s) {
+    return sim::train::training_outlook(sc.model, sc.cluster, *sc.training, iteration_s, sc.seed, tokens);
+  };
+  auto add_outlook = [&](Json& j, const sim::train::RunOutlook& o) {
+    j["goodput"] = o.goodput.to_json(sc.cluster.total_gpus());
+    j["cost"] = o.cost.to_json();
+  };
+  auto print_outlook = [&](const sim::train::RunOutlook& o) {
+    const auto& g = o.goodput;
+    Table w({"whole run", "value"});
+    w.add({"train_tokens", fmt_count(g.train_tokens) + " (" + g.train_tokens_source + ")"});
+    w.add({"days to train (no failures)", fmt(g.compute_s / 86400, 2)});
+    w.add({"interruptions", "one every " + fmt(g.job_mtbf_s / 3600, 2) + " h, " + fmt(g.failures_expected, 0) +
+                                " expected"});
+    w.add({"checkpoint", fmt_gib(g.checkpoint_bytes) + " (" + fmt_gib(g.checkpoint_bytes_per_gpu) +
+                             " per GPU), written in " + fmt(g.checkpoint_write_s, 1) + " s"});
+    w.add({"restart", fmt(g.restart_s, 0) + " s (restart + checkpoint read)"});
+    w.add({"checkpoint interval (Young/Daly)",
+           fmt(g.checkpoint_interval_s, 0) + " s = " + fmt(g.checkpoint_interval_iterations, 0) + " iterations"});
+    w.add({"useful fraction", fmt(100 * g.useful_fraction, 2) + "%"});
+    w.add({"days to train with failures", fmt(g.expected_wall_s / 86400, 2)});
+    w.add({"  Monte Carlo (" + std::to_string(g.monte_carlo.runs) + " runs, seed " +
+               std::to_string(g.monte_carlo.seed) + ")",
+           fmt(g.monte_carlo.mean_s / 86400, 2) + " days, 95% CI " + fmt(g.monte_carlo.ci95_low_s / 86400, 2) +
+               " - " + fmt(g.monte_carlo.ci95_high_s / 86400, 2)});
+    w.add({"GPU-hours (no failures / with)", fmt_count(g.compute_s / 3600 * sc.cluster.total_gpus()) + " / " +
+                                                 fmt_count(g.expected_wall_s / 3600 * sc.cluster.total_gpus())});
+    w.add({"cost (USD, at " + fmt(o.cost.price_per_gpu_hour, 2) + " per GPU-hour)",
+           fmt_count(o.cost.usd_total) + ", " + fmt(o.cost.usd_per_million_tokens, 3) + " per million tokens"});
+    std::printf("%s", w.str().c_str());
+    std::printf("price: %s\n", o.cost.price_source.c_str());
+  };
   const auto& t = *sc.training;
   auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
   const std::string& cost_name = cs.name;
@@ -56,11 +97,13 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
     if (a.flag("json")) {
       Json j = e.to_json();
       j["scenario"] = sc.name, j["training"] = t.to_json(), j["cost_model"] = cost_name;
+      add_outlook(j, outlook_of(e.iteration_time_s));
       std::printf("%s\n", j.dump(2).c_str());
     } else {
-      std::printf("%s (estimate): iteration %s, %.0f tokens/s, MFU %.1f%%, peak %s\n", sc.name.c_str(),
+      std::printf("%s (estimate): iteration %s, %.0f tokens/s, MFU %.1f%%, peak %s\n\n", sc.name.c_str(),
                   fmt_seconds(e.iteration_time_s).c_str(), e.tokens_per_s, 100 * e.mfu,
                   fmt_gib(e.peak_bytes).c_str());
+      print_outlook(outlook_of(e.iteration_time_s));
     }
     return 0;
   }
@@ -82,6 +125,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
     Json j = r.to_json();
     j["scenario"] = sc.name, j["training"] = t.to_json(), j["cost_model"] = cost_name;
     j["model"] = sc.model.name, j["cluster"] = sc.cluster.name, j["gpus"] = sc.cluster.total_gpus();
+    add_outlook(j, outlook_of(r.iteration_time_s));
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -117,7 +161,8 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
     agg[seg.category].first += seg.seconds, agg[seg.category].second += seg.ops;
   for (const auto& [k, v] : agg) c.add({k, fmt_seconds(v.first), std::to_string(v.second)});
   std::printf("%s\n", c.str().c_str());
-  std::printf("memory (%s): %s\n", r.ledger.scope.c_str(), r.ledger.verdict().c_str());
+  print_outlook(outlook_of(r.iteration_time_s));
+  std::printf("\nmemory (%s): %s\n", r.ledger.scope.c_str(), r.ledger.verdict().c_str());
   for (const auto& w : r.warnings) std::printf("warning: %s\n", w.c_str());
   if (trace) std::printf("trace written to %s\n", trace->c_str());
   return 0;

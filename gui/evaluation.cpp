@@ -25,6 +25,11 @@ void plan_training_job(Evaluation& ev, const EvaluationRequest& req) {
   r.search.global_batch = sc.training->global_batch;
   r.search.precisions = {sc.training->precision};
   r.search.optimizer = sc.training->optimizer;
+  if (sc.training->train_tokens > 0) {
+    r.default_train_tokens = sc.training->train_tokens;
+    r.default_train_tokens_source = "training.train_tokens";
+  }
+  r.seed = sc.seed;
   if (req.progress)
     r.progress = [&req](std::int64_t visited, std::int64_t) {
       req.progress(std::to_string(visited) + " feasible layouts estimated");
@@ -56,6 +61,8 @@ void plan_serving_job(Evaluation& ev, const EvaluationRequest& req) {
         "workload.slo.tpot_ms is not set: the serving plan judges deployments by goodput under a TTFT and a "
         "TPOT target (milliseconds > 0)");
   s.quants = {sc.serving->weights};
+  s.price_per_gpu_hour = sc.cluster.price_per_gpu_hour;
+  s.price_source = sc.cluster.price_source;
   if (req.progress) s.progress = [&req](const std::string& m) { req.progress("simulating " + m); };
   auto cost = scenario_cost_model(sc);
   ev.cost_model = cost.name;
@@ -83,6 +90,8 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
       sim::train::TrainingOptions o;
       o.keep_graph = true;  // the timeline is drawn from the executed graph
       ev->training = sim::train::simulate_training(sc.model, sc.cluster, *sc.training, *cost.cost, comm, o);
+      ev->training_outlook =
+          sim::train::training_outlook(sc.model, sc.cluster, *sc.training, ev->training->iteration_time_s, sc.seed);
     } else if (req.action == Action::Plan) {
       plan_training_job(*ev, req);
     }
@@ -132,6 +141,10 @@ Json Evaluation::training_json() const {
   j["scenario"] = scenario.name, j["training"] = scenario.training->to_json(), j["cost_model"] = cost_model;
   j["model"] = scenario.model.name, j["cluster"] = scenario.cluster.name,
   j["gpus"] = scenario.cluster.total_gpus();
+  if (training_outlook) {
+    j["goodput"] = training_outlook->goodput.to_json(scenario.cluster.total_gpus());
+    j["cost"] = training_outlook->cost.to_json();
+  }
   return j;
 }
 

@@ -16,6 +16,7 @@
 #include "planner/train_planner.hpp"
 #include "simulator/cost_setup.hpp"
 #include "simulator/serving_sim.hpp"
+#include "simulator/training_goodput.hpp"
 #include "simulator/training_sim.hpp"
 #include "strategies/memory_ledger.hpp"
 #include "strategies/scenario.hpp"
@@ -51,6 +52,7 @@ struct Evaluation {
   /// Cost model the simulation used ("embedded profile", a profile path or "datasheet roofline").
   std::string cost_model;
   std::optional<sim::train::TrainingResult> training;  ///< when simulated (graph kept, for the timeline)
+  std::optional<sim::train::RunOutlook> training_outlook;  ///< goodput and cost of the simulated run
   std::optional<sim::serve::ServingResult> serving;    ///< when simulated (requests kept, for the CDF)
   std::optional<plan::TrainPlan> train_plan;           ///< Plan on a training job
   std::optional<plan::ServePlan> serve_plan;           ///< Plan on a serving job

@@ -112,7 +112,7 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
   t_global_ = spin("training.global_batch", 0, 100000000, 0, "auto");
   t_seq_ = spin("training.seq_len", 1, 10000000, 4096);
   t_recompute_ = combo({"none", "selective", "full"});
-  t_schedule_ = combo({"1f1b", "gpipe", "interleaved"});
+  t_schedule_ = combo({"1f1b", "gpipe", "interleaved", "zb-h1", "dualpipe"});
   t_precision_ = combo(qlist(strat::precision_names()));
   fields_.insert("training.recompute", t_recompute_);
   fields_.insert("training.pp_schedule", t_schedule_);

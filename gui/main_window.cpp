@@ -279,6 +279,13 @@ bool MainWindow::applyPlanCandidate(int index) {
     if (!in.base.is_object()) in.base = Json::object();
     if (c.pp_schedule == strat::PpSchedule::Interleaved)
       in.base["training"]["pp_virtual_stages"] = c.pp_virtual_stages;
+    // HSDP: the shard group travels with the layout (0 = all of DP).
+    // The plan splits layers evenly: a scenario's own pp_layers would not match its pp.
+    if (in.base.contains("training") && in.base["training"].is_object()) {
+      in.base["training"].erase("dp_shard");
+      in.base["training"].erase("pp_layers");
+    }
+    if (c.zero >= 1 && c.dp_shard < c.dp) in.base["training"]["dp_shard"] = c.dp_shard;
   } else if (plan_ev_->serve_plan) {
     const auto& list = plan_ev_->serve_plan->candidates;
     if (index >= int(list.size())) return false;

@@ -115,10 +115,16 @@ void PlanTab::showTraining(const Evaluation& ev) {
     rows.push_back({QString::number(++rank), QString::fromStdString(c.label()),
                     QString::number(c.iteration_time_s, 'f', 3), QString::number(c.estimate_s, 'f', 3),
                     QString::number(c.tokens_per_s, 'f', 0), QString::number(100 * c.mfu, 'f', 1) + "%",
-                    QString::number(to_GiB(c.peak_bytes), 'f', 1), c.simulated ? "simulated" : "estimate"});
+                    QString::number(to_GiB(c.peak_bytes), 'f', 1), c.simulated ? "simulated" : "estimate",
+                    QString::number(c.outlook.goodput.compute_s / 86400, 'f', 1),
+                    QString::number(c.outlook.goodput.expected_wall_s / 86400, 'f', 1),
+                    QString::number(100 * c.outlook.goodput.useful_fraction, 'f', 1) + "%",
+                    QString::number(c.outlook.goodput.checkpoint_interval_s / 60, 'f', 0) + " min",
+                    en.toString(c.outlook.cost.usd_total, 'f', 0)});
   }
   fill(table_,
-       {"#", "layout", "iteration (s)", "estimate (s)", "tokens/s", "MFU", "peak GiB/GPU", "time from"},
+       {"#", "layout", "iteration (s)", "estimate (s)", "tokens/s", "MFU", "peak GiB/GPU", "time from", "days",
+        "days w/ failures", "useful", "checkpoint every", "USD"},
        rows);
   replace_chart(chart_, build_train_plan_chart(p));
   std::vector<std::string> rejected;
@@ -142,6 +148,8 @@ void PlanTab::showServing(const Evaluation& ev) {
           .arg(QString::fromStdString(ev.cost_model))
           .arg(p.simulations)
           .arg(p.search_seconds, 0, 'f', 1));
+  const QLocale en(QLocale::English);
+  (void)en;
   std::vector<QStringList> rows;
   int rank = 0;
   for (const auto& c : p.candidates) {
@@ -149,11 +157,13 @@ void PlanTab::showServing(const Evaluation& ev) {
                     QString::number(c.goodput_rps, 'f', 2), QString::number(c.goodput_rps_per_gpu, 'f', 3),
                     QString::number(100 * c.attainment, 'f', 1) + "%", QString::number(c.ttft_p90_ms, 'f', 0),
                     QString::number(c.tpot_p90_ms, 'f', 1), QString::number(c.tokens_per_s_per_user, 'f', 1),
-                    c.meets_target ? "yes" : "no"});
+                    c.meets_target ? "yes" : "no", QString::number(c.usd_per_hour, 'f', 2),
+                    QString::number(c.usd_per_million_output_tokens, 'f', 3),
+                    QString::number(c.usd_per_request, 'f', 5)});
   }
   fill(table_,
        {"#", "deployment", "GPUs", "goodput (req/s)", "per GPU", "SLO met", "TTFT p90 (ms)", "TPOT p90 (ms)",
-        "tokens/s/user", "meets target"},
+        "tokens/s/user", "meets target", "USD/hour", "USD/M output tokens", "USD/request"},
        rows);
   replace_chart(chart_, build_pareto_chart(p));
   explanation_->setHtml("<b>Why this ranking</b>" + html_list(p.explanation));

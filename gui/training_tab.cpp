@@ -74,6 +74,23 @@ void TrainingTab::show(const Evaluation& ev, const std::vector<TimelineRow>& tim
                 QString::fromStdString(r.backend))
            .arg(qulonglong(r.ops))
            .arg(qulonglong(r.lanes));
+  if (ev.training_outlook) {
+    const auto& g = ev.training_outlook->goodput;
+    const auto& k = ev.training_outlook->cost;
+    h += QString(
+             "<br>whole run of %1 tokens: <b>%2</b> days without failures, <b>%3</b> days with them (useful "
+             "%4%, one interruption every %5 h) · checkpoint every <b>%6 min</b> (Young/Daly) · <b>%7</b> USD "
+             "(%8 per million tokens at %9 per GPU-hour)")
+             .arg(en.toString(g.train_tokens, 'g', 3))
+             .arg(g.compute_s / 86400, 0, 'f', 1)
+             .arg(g.expected_wall_s / 86400, 0, 'f', 1)
+             .arg(100 * g.useful_fraction, 0, 'f', 1)
+             .arg(g.job_mtbf_s / 3600, 0, 'f', 1)
+             .arg(g.checkpoint_interval_s / 60, 0, 'f', 0)
+             .arg(en.toString(k.usd_total, 'f', 0))
+             .arg(k.usd_per_million_tokens, 0, 'f', 3)
+             .arg(k.price_per_gpu_hour, 0, 'f', 2);
+  }
   for (const auto& w : r.warnings)
     h += "<br><span style='color:#8a6d00'>warning: " + QString::fromStdString(w).toHtmlEscaped() + "</span>";
   headline_->setText(h);

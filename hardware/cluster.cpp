@@ -6,6 +6,8 @@
 
 namespace infraplan::hw {
 
+static void set_default_price(Cluster& c);
+
 const char* intra_kind_name(IntraKind k) {
   switch (k) {
     case IntraKind::NVSwitch:
@@ -54,7 +56,14 @@ Json Cluster::to_json() const {
             {"topology", fabric_topology_name(inter.topology)},
             {"oversubscription", inter.oversubscription},
             {"leaf_ports", inter.leaf_ports},
-            {"latency_us", inter.latency_us}}}};
+            {"latency_us", inter.latency_us}}},
+          {"price_per_gpu_hour", price_per_gpu_hour},
+          {"reliability", reliability.to_json()},
+          {"storage", storage.to_json()}};
+}
+
+static void set_default_price(Cluster& c) {
+  c.price_per_gpu_hour = default_price_per_gpu_hour(c.gpu.name, &c.price_source);
 }
 
 namespace {
@@ -67,6 +76,7 @@ Cluster dgx(const std::string& name, const std::string& gpu, double nic_Gbps) {
   c.intra = {IntraKind::NVSwitch, c.gpu.nvlink_GBps};
   c.inter.nics_per_node = 8;
   c.inter.nic_Gbps = nic_Gbps;
+  set_default_price(c);
   return c;
 }
 
@@ -87,14 +97,15 @@ std::vector<Cluster> presets() {
     c.inter.nics_per_node = 1;
     c.inter.nic_Gbps = 400;
     c.inter.topology = FabricTopology::FatTree;
+    set_default_price(c);
     p.push_back(c);
   }
   return p;
 }
 
-const std::vector<std::string> kClusterKeys = {"preset",         "name",  "gpu",   "nodes",
-                                               "gpus_per_node",  "intra", "inter", "nvlink_latency_us",
-                                               "pcie_latency_us"};
+const std::vector<std::string> kClusterKeys = {
+    "preset", "name",           "gpu",       "nodes",      "gpus_per_node",     "intra",
+    "inter",  "nvlink_latency_us", "pcie_latency_us", "reliability", "storage", "price_per_gpu_hour"};
 
 void apply_overrides(Cluster& c, const JsonObject& o) {
   o.reject_unknown(kClusterKeys);
@@ -107,6 +118,13 @@ void apply_overrides(Cluster& c, const JsonObject& o) {
     }
     if (!o.has("intra") || !o.opt_object("intra")->has("GBps_per_gpu"))
       c.intra.GBps_per_gpu = c.intra.kind == IntraKind::PCIe ? c.gpu.pcie_GBps : c.gpu.nvlink_GBps;
+    set_default_price(c);
+  }
+  if (o.has("reliability")) c.reliability = reliability_from_json(o.raw().at("reliability"), o.field("reliability"), c.reliability);
+  if (o.has("storage")) c.storage = storage_from_json(o.raw().at("storage"), o.field("storage"), c.storage);
+  if (o.has("price_per_gpu_hour")) {
+    c.price_per_gpu_hour = o.get_number_min("price_per_gpu_hour", 0, 0);
+    c.price_source = o.field("price_per_gpu_hour");
   }
   c.nodes = int(o.get_int_min("nodes", c.nodes, 1));
   c.gpus_per_node = int(o.get_int_min("gpus_per_node", c.gpus_per_node, 1));
@@ -182,6 +200,7 @@ Cluster resolve_cluster(const Json& v, const std::string& path) {
     c.gpu = find_gpu(o.get_string("gpu"));
     c.intra = {c.gpu.nvlink_gen > 0 ? IntraKind::NVSwitch : IntraKind::PCIe,
                c.gpu.nvlink_gen > 0 ? c.gpu.nvlink_GBps : c.gpu.pcie_GBps};
+    set_default_price(c);
   }
   apply_overrides(c, o);
   c.validate();

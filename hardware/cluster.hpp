@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "hardware/gpu_spec.hpp"
+#include "hardware/reliability.hpp"
 #include "model/json_util.hpp"
 
 namespace infraplan::hw {
@@ -43,6 +44,12 @@ struct Cluster {
   InterNode inter;
   double nvlink_latency_us = 0.7;  ///< one hop through NVLink/NVSwitch
   double pcie_latency_us = 1.5;    ///< one hop over PCIe
+  Reliability reliability;         ///< failure rates and restart time (training goodput)
+  Storage storage;                 ///< checkpoint bandwidth of the storage system
+  /// USD per GPU-hour (cluster key "price_per_gpu_hour", CLI --price-per-gpu-hour); defaults to
+  /// default_price_per_gpu_hour(gpu). `price_source` says which.
+  double price_per_gpu_hour = 0;
+  std::string price_source;
 
   int total_gpus() const { return nodes * gpus_per_node; }
   int node_of(int gpu_rank) const { return gpu_rank / gpus_per_node; }

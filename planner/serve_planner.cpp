@@ -71,6 +71,11 @@ Json ServeCandidate::to_json() const {
           {"tpot_p90_ms", tpot_p90_ms},
           {"tokens_per_s_per_user", tokens_per_s_per_user},
           {"meets_target", meets_target},
+          {"output_tokens_per_s", output_tokens_per_s},
+          {"cost",
+           {{"usd_per_hour", usd_per_hour},
+            {"usd_per_million_output_tokens", usd_per_million_output_tokens},
+            {"usd_per_request_at_slo", usd_per_request}}},
           {"load_points", pts}};
 }
 
@@ -101,13 +106,16 @@ Json ServePlan::to_json() const {
             {"goodput_rps", b.goodput_rps},
             {"goodput_rps_per_gpu", b.goodput_rps_per_gpu},
             {"meets_target", b.meets_target},
-            {"label", b.label()}};
+            {"label", b.label()},
+            {"cost", b.to_json().at("cost")}};
   }
-  return {{"best", best},
-          {"candidates", c},
-          {"pareto", p},
-          {"explanation", explanation},
-          {"simulations", simulations}};
+  Json out = {{"best", best},
+              {"candidates", c},
+              {"pareto", p},
+              {"explanation", explanation},
+              {"simulations", simulations}};
+  if (!candidates.empty()) out["cost"] = candidates.front().to_json().at("cost");
+  return out;
 }
 
 namespace {
@@ -407,6 +415,13 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
       // (the simulation's own goodput divides by a duration that includes the final drain).
       c.goodput_rps = rate * m.slo_attainment;
       c.goodput_rps_per_gpu = c.goodput_rps / c.gpus;
+      // Output tokens at the offered load: the simulated tokens per completed request times the
+      // rate (the drain at the end of the simulation cancels in the ratio).
+      c.output_tokens_per_s = m.throughput_rps > 0 ? rate * m.output_tokens_per_s / m.throughput_rps : 0;
+      c.usd_per_hour = s.price_per_gpu_hour * c.gpus;
+      c.usd_per_million_output_tokens =
+          c.output_tokens_per_s > 0 ? c.usd_per_hour / (c.output_tokens_per_s * 3600 / 1e6) : 0;
+      c.usd_per_request = c.goodput_rps > 0 ? c.usd_per_hour / (c.goodput_rps * 3600) : 0;
       c.ttft_p90_ms = m.ttft_ms.p90;
       c.tpot_p90_ms = m.tpot_ms.p90;
       c.tokens_per_s_per_user = m.tpot_ms.mean > 0 ? 1000.0 / m.tpot_ms.mean : 0;
@@ -472,6 +487,14 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
                   b.label().c_str(), b.gpus, b.goodput_rps, b.goodput_rps_per_gpu, 100 * b.attainment,
                   slo.ttft_ms, slo.tpot_ms);
     plan.explanation.push_back(line);
+    if (s.price_per_gpu_hour > 0) {
+      std::snprintf(line, sizeof line,
+                    "cost at %.2f USD per GPU-hour: %.2f USD per hour, %.3f USD per million output tokens "
+                    "(%.0f output tokens/s), %.5f USD per request within the SLOs",
+                    s.price_per_gpu_hour, b.usd_per_hour, b.usd_per_million_output_tokens, b.output_tokens_per_s,
+                    b.usd_per_request);
+      plan.explanation.push_back(line);
+    }
     for (const auto& c : plan.candidates) {
       if (c.mode != "disaggregated") continue;
       const double pg = c.prefill_tp / c.capacity_rps, dg = c.decode_tp / c.decode_capacity_rps;

@@ -37,6 +37,8 @@ struct ServeSearch {
   std::optional<model::ModelSpec> draft;  ///< speculative decoding with this draft, if given
   double draft_acceptance = 0.7;
   int probe_requests = 300;  ///< requests per capacity probe
+  double price_per_gpu_hour = 0;  ///< USD per GPU-hour for the deployments' cost (0: no cost)
+  std::string price_source;       ///< where the price comes from (default, flag)
   std::function<void(const std::string&)> progress;
 };
 
@@ -68,6 +70,10 @@ struct ServeCandidate {
   double attainment = 0;
   double ttft_p90_ms = 0, tpot_p90_ms = 0, tokens_per_s_per_user = 0;
   bool meets_target = false;
+  double output_tokens_per_s = 0;  ///< output tokens the whole deployment produces at the sized load
+  /// Money at ServeSearch::price_per_gpu_hour: the deployment per hour, per million output tokens
+  /// served, per request that meets the SLOs (JSON "cost").
+  double usd_per_hour = 0, usd_per_million_output_tokens = 0, usd_per_request = 0;
   std::vector<LoadPoint> points;
   std::string label() const;
   Json to_json() const;

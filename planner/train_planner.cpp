@@ -34,9 +34,11 @@ double exposed(const sim::train::TimeBreakdown& b, const std::string& kind) {
 }  // namespace
 
 std::string TrainCandidate::label() const {
-  char b[160];
-  std::snprintf(b, sizeof b, "tp%d pp%d dp%d cp%d ep%d zero%d mb%lld %s %s%s", cfg.tp, cfg.pp, cfg.dp, cfg.cp,
-                cfg.ep, cfg.zero, static_cast<long long>(cfg.micro_batch),
+  char b[180];
+  const std::string hsdp =
+      cfg.zero >= 1 && cfg.dp_shard > 0 && cfg.dp_shard < cfg.dp ? " hsdp" + std::to_string(cfg.dp_shard) : "";
+  std::snprintf(b, sizeof b, "tp%d pp%d dp%d cp%d ep%d zero%d%s mb%lld %s %s%s", cfg.tp, cfg.pp, cfg.dp, cfg.cp,
+                cfg.ep, cfg.zero, hsdp.c_str(), static_cast<long long>(cfg.micro_batch),
                 model::recompute_name(cfg.recompute), strat::pp_schedule_name(cfg.pp_schedule),
                 cfg.pp_schedule == strat::PpSchedule::Interleaved
                     ? ("/v" + std::to_string(cfg.pp_virtual_stages)).c_str()
@@ -56,6 +58,7 @@ Json TrainCandidate::to_json() const {
             {"recompute", model::recompute_name(cfg.recompute)},
             {"pp_schedule", strat::pp_schedule_name(cfg.pp_schedule)},
             {"pp_virtual_stages", cfg.pp_virtual_stages},
+            {"dp_shard", cfg.dp_shard},
             {"precision", strat::precision_name(cfg.precision)},
             {"iteration_time_s", iteration_time_s},
             {"estimate_s", estimate_s},
@@ -68,6 +71,10 @@ Json TrainCandidate::to_json() const {
   if (time_to_train_s > 0) {
     j["time_to_train_s"] = time_to_train_s;
     j["gpu_hours"] = gpu_hours;
+  }
+  if (has_outlook) {
+    j["goodput"] = outlook.goodput.to_json(cfg.gpus());
+    j["cost"] = outlook.cost.to_json();
   }
   return j;
 }
@@ -216,6 +223,8 @@ TrainPlan plan_training(const TrainPlanRequest& r, const hw::CostModel& cost, co
       {"best with TP across nodes", [g](const strat::TrainingConfig& t) { return t.tp > g; }},
       {"best without ZeRO-3", [](const strat::TrainingConfig& t) { return t.zero < 3; }},
       {"best with context parallelism", [](const strat::TrainingConfig& t) { return t.cp > 1; }},
+      {"best with HSDP (ZeRO sharded inside groups, replicated across)",
+       [](const strat::TrainingConfig& t) { return t.zero >= 1 && t.dp_shard > 0 && t.dp_shard < t.dp; }},
   };
   const std::size_t shown = std::min<std::size_t>(all.size(), std::size_t(std::max(1, r.top)));
   for (const auto& [name, in_family] : families) {
@@ -235,17 +244,28 @@ TrainPlan plan_training(const TrainPlanRequest& r, const hw::CostModel& cost, co
                      return a.iteration_time_s < b.iteration_time_s;
                    });
   all.resize(std::min<std::size_t>(all.size(), std::size_t(std::max(1, r.top))));
+  // Failures, checkpoints and money over the whole run, for what the plan shows.
+  auto outlook = [&](TrainCandidate& c) {
+    strat::TrainingConfig t = c.cfg;
+    if (r.train_tokens <= 0 && r.default_train_tokens > 0) t.train_tokens = r.default_train_tokens;
+    c.outlook = sim::train::training_outlook(r.model, r.cluster, t, c.iteration_time_s, r.seed, r.train_tokens);
+    if (r.train_tokens <= 0 && r.default_train_tokens > 0 && !r.default_train_tokens_source.empty())
+      c.outlook.goodput.train_tokens_source = r.default_train_tokens_source;
+    c.has_outlook = true;
+  };
   for (auto& c : all) {
     if (r.train_tokens > 0) {
       double tokens_per_iter = double(c.cfg.global_batch) * double(c.cfg.seq_len);
       c.time_to_train_s = r.train_tokens / tokens_per_iter * c.iteration_time_s;
       c.gpu_hours = c.time_to_train_s / 3600 * r.cluster.total_gpus();
     }
+    outlook(c);
   }
+  for (auto& a : plan.alternatives) outlook(a.candidate);
   plan.candidates = std::move(all);
 
   const auto& w = plan.candidates.front();
-  char line[300];
+  char line[400];
   std::snprintf(
       line, sizeof line,
       "winner %s: %.3f s per iteration, %.0f tokens/s, MFU %.1f%%, %.1f GiB peak per GPU of %.1f GiB",
@@ -260,6 +280,18 @@ TrainPlan plan_training(const TrainPlanRequest& r, const hw::CostModel& cost, co
       100 * w.breakdown.compute / T, 100 * w.breakdown.recompute / T, 100 * w.breakdown.bubble / T,
       100 * w.breakdown.exposed_comm_total() / T, 100 * w.breakdown.optimizer / T);
   plan.explanation.push_back(line);
+  {
+    const auto& gp = w.outlook.goodput;
+    std::snprintf(line, sizeof line,
+                  "over the run (%.3g tokens): %.1f days without failures, %.1f days with them (useful %.1f%%: "
+                  "one interruption every %.1f h, checkpoint %.0f GB in %.0f s, restart %.0f s); checkpoint every "
+                  "%.0f s (%.0f iterations, Young/Daly); %.0f USD at %.2f USD per GPU-hour",
+                  gp.train_tokens, gp.compute_s / 86400, gp.expected_wall_s / 86400, 100 * gp.useful_fraction,
+                  gp.job_mtbf_s / 3600, gp.checkpoint_bytes / 1e9, gp.checkpoint_write_s, gp.restart_s,
+                  gp.checkpoint_interval_s, gp.checkpoint_interval_iterations, w.outlook.cost.usd_total,
+                  w.outlook.cost.price_per_gpu_hour);
+    plan.explanation.push_back(line);
+  }
   if (w.cfg.tp > 1 && w.cfg.tp <= r.cluster.gpus_per_node && r.cluster.nodes > 1)
     plan.explanation.push_back("TP stays inside a node (tp=" + std::to_string(w.cfg.tp) +
                                " <= " + std::to_string(r.cluster.gpus_per_node) +

@@ -9,6 +9,7 @@
 #include "collectives/comm_model.hpp"
 #include "hardware/cost_model.hpp"
 #include "planner/train_space.hpp"
+#include "simulator/training_goodput.hpp"
 #include "simulator/training_sim.hpp"
 
 namespace infraplan::plan {
@@ -19,6 +20,11 @@ struct TrainPlanRequest {
   TrainSearch search;
   int top = 5;              ///< candidates re-simulated and reported
   double train_tokens = 0;  ///< optional: tokens to train, for time-to-train and GPU-hours
+  /// Tokens for goodput and cost when train_tokens is 0 (the scenario's training.train_tokens, or
+  /// 20 per parameter); see sim::train::resolve_train_tokens.
+  double default_train_tokens = 0;
+  std::string default_train_tokens_source;
+  std::uint64_t seed = 1;   ///< Monte Carlo seed of the goodput estimate
   bool simgrid = false;     ///< re-simulate on SimGrid instead of the event executor
   /// Called with (layouts visited, feasible so far) every few thousand layouts (progress line).
   std::function<void(std::int64_t, std::int64_t)> progress;
@@ -36,6 +42,9 @@ struct TrainCandidate {
   std::vector<std::string> warnings;
   /// Time to train `train_tokens` (s) and GPU-hours; 0 when not asked.
   double time_to_train_s = 0, gpu_hours = 0;
+  /// Failures, checkpoints and money over the whole run (listed candidates and alternatives).
+  bool has_outlook = false;
+  sim::train::RunOutlook outlook;
   /// Short layout label: "tp8 pp4 dp2 cp1 ep1 zero1 mb1 sel 1f1b".
   std::string label() const;
   Json to_json() const;

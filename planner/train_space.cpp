@@ -23,6 +23,16 @@ std::vector<int> divisors_upto(std::int64_t n, int cap) {
   return d;
 }
 
+// Shard-group sizes to try with ZeRO stage `zero`: all of DP (FSDP / ZeRO), and with HSDP the
+// powers of two from 2 below dp that divide it (not with expert parallelism).
+std::vector<int> shard_sizes(int dp, int zero, int ep, bool hsdp) {
+  std::vector<int> out = {dp};
+  if (!hsdp || zero == 0 || ep > 1) return out;
+  for (int d = 2; d < dp; d *= 2)
+    if (dp % d == 0) out.push_back(d);
+  return out;
+}
+
 std::vector<int> powers_of_two_upto(int cap) {
   std::vector<int> d;
   for (int i = 1; i <= cap; i *= 2) d.push_back(i);
@@ -100,6 +110,11 @@ void enumerate_training(const model::ModelSpec& m, const hw::Cluster& c, const T
             } else {
               scheds.push_back({strat::PpSchedule::OneFOneB, 1});
               if (s.include_gpipe) scheds.push_back({strat::PpSchedule::GPipe, 1});
+              if (s.include_zero_bubble) {
+                scheds.push_back({strat::PpSchedule::ZBH1, 1});
+                if (pp % 2 == 0 && micro % 2 == 0 && micro >= 2 * pp)
+                  scheds.push_back({strat::PpSchedule::DualPipe, 1});
+              }
               for (int v : s.virtual_stages) {
                 if (m.layers % (std::int64_t(pp) * v) != 0) continue;
                 if (micro % pp != 0) {
@@ -112,12 +127,13 @@ void enumerate_training(const model::ModelSpec& m, const hw::Cluster& c, const T
             for (const auto& sc : scheds)
               for (auto prec : s.precisions)
                 for (auto rc : s.recompute)
-                  for (int zero : s.zero_stages) {
+                  for (int zero : s.zero_stages)
+                    for (int shard : shard_sizes(dp, zero, ep, s.include_hsdp)) {
                     if (zero > 0 && dp * cp == 1) continue;  // nothing to shard over: same as zero 0
                     if (zero >= 2 && pp > 1) {
                       // Megatron and DeepSpeed do not combine pipeline parallelism with
                       // sharded gradients (every micro-batch would re-shard them).
-                      rejected.add("ZeRO-2/3 with pipeline parallelism (unsupported combination)");
+                      if (shard == dp) rejected.add("ZeRO-2/3 with pipeline parallelism (unsupported combination)");
                       continue;
                     }
                     strat::TrainingConfig t;
@@ -131,6 +147,7 @@ void enumerate_training(const model::ModelSpec& m, const hw::Cluster& c, const T
                     t.ep = ep;
                     t.sp = tp > 1;
                     t.zero = zero;
+                    t.dp_shard = shard;
                     t.pp_schedule = sc.kind;
                     t.pp_virtual_stages = sc.v;
                     t.recompute = rc;
@@ -151,7 +168,7 @@ void enumerate_training(const model::ModelSpec& m, const hw::Cluster& c, const T
                     f.cfg = t;
                     f.peak_bytes = L.total_bytes();
                     visit(std::move(f));
-                  }
+                    }
           }
         }
       }

@@ -27,6 +27,12 @@ struct TrainSearch {
   int max_tp = 64, max_pp = 64, max_cp = 16;
   std::vector<int> virtual_stages = {2, 3, 4, 5, 6, 8};  ///< tried with the interleaved schedule
   bool include_gpipe = false;                            ///< GPipe is dominated by 1F1B in memory
+  /// Zero-bubble schedules tried beside 1F1B and interleaved for pp > 1 (ZB-H1: 1F1B's memory,
+  /// a third of its bubble; DualPipe: two stages per rank, needs m >= 2·pp).
+  bool include_zero_bubble = true;
+  /// HSDP: with ZeRO, also shard inside groups of dp_shard data-parallel ranks (powers of two
+  /// from 2 below dp, on top of sharding over all of DP).
+  bool include_hsdp = true;
   strat::Optimizer optimizer = strat::Optimizer::AdamW;
 };
 

@@ -6,6 +6,8 @@
 #include <tuple>
 
 #include "simulator/training_sim.hpp"
+#include "strategies/backward_split.hpp"
+#include "strategies/pipeline_layout.hpp"
 #include "strategies/training_schedule.hpp"
 
 namespace infraplan::sim::train {
@@ -48,7 +50,8 @@ class Pricer {
       const auto& o = tpl[i];
       double ready = 0;
       if (o.explicit_deps) {
-        for (int d : o.deps) ready = std::max(ready, end[std::size_t(d)]);
+        for (int d : o.deps)
+          if (d >= 0) ready = std::max(ready, end[std::size_t(d)]);
       } else if (i > 0) {
         ready = end[i - 1];
       }
@@ -86,7 +89,12 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
   const strat::OpContext ctx(m, t, cost);
   Pricer pr(t, comm);
   const int p = t.pp;
-  const int v = t.pp_schedule == strat::PpSchedule::Interleaved ? t.pp_virtual_stages : 1;
+  const strat::PipelineLayout pl = strat::pipeline_layout(m, t);
+  const int slots = pl.slots();
+  const bool dual = pl.dualpipe();
+  const bool split = t.pp_schedule == strat::PpSchedule::ZBH1 || dual;
+  const bool hsdp = t.zero >= 1 && t.dp_shard > 0 && t.dp_shard < t.dp;
+  const GroupKind shard_group = hsdp ? GroupKind::DPShard : GroupKind::DP;
   const double mb = double(t.micro_batches());
   const double pg = strat::param_gather_bytes(t.precision), gb = strat::grad_comm_bytes(t.precision);
   const auto dense_f = strat::layer_forward_ops(ctx, 0), dense_b = strat::layer_backward_ops(ctx, 0);
@@ -95,29 +103,40 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
   const auto moe_b = moe ? strat::layer_backward_ops(ctx, m.layers - 1) : dense_b;
   const auto emb_f = strat::embedding_forward_ops(ctx), emb_b = strat::embedding_backward_ops(ctx);
   const auto head_f = strat::head_forward_ops(ctx), head_b = strat::head_backward_ops(ctx);
+  // Weight-gradient parts (zero-bubble schedules): their time per template.
+  strat::SplitBackward dense_s, moe_s, emb_s, head_s;
+  if (split) {
+    dense_s = strat::split_backward(dense_b), emb_s = strat::split_backward(emb_b);
+    head_s = strat::split_backward(head_b);
+    moe_s = moe ? strat::split_backward(moe_b) : dense_s;
+  }
 
-  double t_max = 0, t_pipe_sum = 0;
+  double t_max = 0;
   int slow = 0;
   std::vector<Priced> per_mb(static_cast<std::size_t>(p));
+  std::vector<double> w_of(static_cast<std::size_t>(p), 0.0), f_of(static_cast<std::size_t>(p), 0.0);
   std::vector<double> host_wait(static_cast<std::size_t>(p), 0.0);
   std::vector<double> z3(static_cast<std::size_t>(p), 0.0), dp_exposed(static_cast<std::size_t>(p), 0.0), opt(static_cast<std::size_t>(p), 0.0);
   for (int s = 0; s < p; ++s) {
     const int rank = pr.layout().rank({0, 0, 0, s});
     Priced f, b;
+    double w = 0;  // weight-gradient seconds (split schedules)
     double host = 0, tensors = 0;  // host-dispatch seconds per micro-batch; parameter tensors
     strat::RankParams params;
     double ag_total = 0, ag_first = 0, grad_dense = 0, grad_expert = 0;
     int layers = 0;
-    for (int ch = 0; ch < v; ++ch) {
-      auto r = strat::stage_layers(m.layers, p, v, s, ch);
-      const int vs = ch * p + s;
-      if (vs == 0) {
+    for (int slot = 0; slot < slots; ++slot) {
+      const int k = pl.chunk_at(s, slot);
+      const auto r = pl.layers(k);
+      if (pl.holds_embedding(k)) {
         add(f, pr.run(emb_f, rank)), add(b, pr.run(emb_b, rank));
+        if (split) w += pr.run(emb_s.weight, rank).span;
         host += strat::host_seconds(ctx, emb_f, true, false) + strat::host_seconds(ctx, emb_b, false, false);
         tensors += strat::param_tensors_of_embedding(m);
       }
-      if (vs == p * v - 1) {
+      if (pl.holds_head(k)) {
         add(f, pr.run(head_f, rank)), add(b, pr.run(head_b, rank));
+        if (split) w += pr.run(head_s.weight, rank).span;
         host += strat::host_seconds(ctx, head_f, true, false) + strat::host_seconds(ctx, head_b, false, false);
         tensors += strat::param_tensors_of_head(m, t);
       }
@@ -127,7 +146,7 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
         if (l == 0) lp.dense += strat::embedding_params_on_rank(m, t).dense;
         if (l == m.layers - 1) lp.dense += strat::head_params_on_rank(m, t).dense;
         params.dense += lp.dense, params.expert += lp.expert;
-        const double ag = pr.comm_seconds(strat::CommOp::AllGather, lp.total() * pg, GroupKind::DP, rank);
+        const double ag = pr.comm_seconds(strat::CommOp::AllGather, lp.total() * pg, shard_group, rank);
         if (layers == 0) ag_first = ag;
         ag_total += ag;
         ++layers;
@@ -139,26 +158,49 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
       }
       add(f, pr.run(dense_f, rank), double(r.count - n_moe)), add(b, pr.run(dense_b, rank), double(r.count - n_moe));
       if (n_moe) add(f, pr.run(moe_f, rank), double(n_moe)), add(b, pr.run(moe_b, rank), double(n_moe));
+      if (split)
+        w += double(r.count - n_moe) * pr.run(dense_s.weight, rank).span +
+             double(n_moe) * pr.run(moe_s.weight, rank).span;
     }
-    grad_dense = pr.comm_seconds(t.zero >= 1 ? strat::CommOp::ReduceScatter : strat::CommOp::AllReduce,
-                                 params.dense * gb, GroupKind::DP, rank);
-    grad_expert = pr.comm_seconds(t.zero >= 1 ? strat::CommOp::ReduceScatter : strat::CommOp::AllReduce,
-                                  params.expert * gb, GroupKind::ExpertDP, rank);
-    const double grad = grad_dense + grad_expert;
+    const strat::CommOp grad_op = t.zero >= 1 ? strat::CommOp::ReduceScatter : strat::CommOp::AllReduce;
+    grad_dense = pr.comm_seconds(grad_op, params.dense * gb, shard_group, rank);
+    // HSDP: the reduced shard is all-reduced across the replicas once per iteration.
+    const double replica = hsdp ? pr.comm_seconds(strat::CommOp::AllReduce,
+                                                  params.dense * gb / (double(t.dp_shard) * t.cp),
+                                                  GroupKind::DPReplica, rank)
+                                : 0.0;
+    if (t.zero != 3) grad_dense += replica;
+    grad_expert = pr.comm_seconds(grad_op, params.expert * gb, GroupKind::ExpertDP, rank);
+    double grad = grad_dense + grad_expert;
+    const double shard = t.zero >= 1 ? double(hsdp ? t.dp_shard : t.dp) * t.cp : 1.0;
+    if (dual)  // both copies of a stage sum their gradients (pipeline_layout.hpp)
+      grad += pr.comm_seconds(strat::CommOp::AllReduce, params.total() / shard * gb, GroupKind::PPMirror, rank);
     const double buckets = std::max(1.0, std::ceil(params.total() / 40e6));
     double z3_extra = 0;
+    // A DualPipe rank runs each micro-batch through one of its two chunks: per micro-batch it
+    // does half of what both chunks hold.
+    const double per = dual ? 0.5 : 1.0;
     if (t.zero != 3) {
-      double exposed = std::max(grad / buckets, grad - b.span * (1 - 1 / buckets));
-      if (t.zero >= 1 && s == 0) exposed += std::max(ag_first, ag_total - f.span * (1 - 1 / buckets));
+      double exposed = std::max(grad / buckets, grad - per * b.span * (1 - 1 / buckets));
+      if (t.zero >= 1 && s == 0) exposed += std::max(ag_first, ag_total - per * f.span * (1 - 1 / buckets));
       dp_exposed[std::size_t(s)] = exposed;
+    } else if (replica > 0) {
+      // ZeRO-3 reduce-scatters every micro-batch (paced below); the replicas' all-reduce follows
+      // the last one's buckets.
+      dp_exposed[std::size_t(s)] = std::max(replica / buckets, replica - per * b.span * (1 - 1 / buckets));
     }
-    const double shard = t.zero >= 1 ? double(t.dp) * t.cp : 1.0;
     const double eshard = t.zero >= 1 ? double(t.dp) * t.cp / std::max(1, t.ep) : 1.0;
     opt[std::size_t(s)] = cost.memory_bound((params.dense / shard + params.expert / eshard) *
                                             strat::optimizer_bytes_per_param(t.precision, t.optimizer)).seconds;
     opt[std::size_t(s)] = std::max(opt[std::size_t(s)], strat::host_optimizer_seconds(ctx, tensors));
     Priced both = f;
     add(both, b);
+    if (dual) {
+      Priced half;
+      add(half, both, 0.5);
+      both = half;
+      host *= 0.5, w *= 0.5;
+    }
     // Eager host dispatch: a micro-batch takes at least the host's time to issue it.
     host_wait[std::size_t(s)] = std::max(0.0, host - both.span);
     both.span += host_wait[std::size_t(s)];
@@ -172,7 +214,8 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
     }
     z3[std::size_t(s)] = z3_extra;
     per_mb[std::size_t(s)] = both;
-    t_pipe_sum += both.span;
+    w_of[std::size_t(s)] = w;
+    f_of[std::size_t(s)] = per * f.span;
     if (both.span > t_max) t_max = both.span, slow = s;
   }
   double t_pp = 0;
@@ -180,7 +223,18 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
     const double act = double(ctx.tokens) * double(m.hidden) * ctx.act_bytes / (t.sp ? t.tp : 1);
     t_pp = pr.comm_seconds(strat::CommOp::SendRecv, act, GroupKind::PPNext, pr.layout().rank({0, 0, 0, 0}));
   }
-  const double bubble = p > 1 ? double(p - 1) / v * t_max : 0;
+  // The schedule's published bubble on the slowest stage's pass times (training_schedule.hpp).
+  strat::PassTimes pt;
+  if (split) {
+    // Per micro-batch (and chunk, DualPipe): forward, weight gradient, the rest of the time as B.
+    pt.f = f_of[std::size_t(slow)];
+    pt.w = w_of[std::size_t(slow)];
+    pt.b = std::max(0.0, t_max - pt.f - pt.w);
+  } else {
+    pt.f = t_max;
+  }
+  const int v = t.pp_schedule == strat::PpSchedule::Interleaved ? t.pp_virtual_stages : 1;
+  const double bubble = p > 1 ? strat::schedule_bubble_seconds(t.pp_schedule, p, v, pt) : 0;
   const double pp_exposed = p > 1 ? 2.0 * (p - 1) * t_pp : 0;
   const double steady = mb * t_max;
   const double tail = dp_exposed[0] + opt[std::size_t(slow)];
@@ -209,7 +263,6 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
   if (pp_exposed > 0) bd.exposed_comm["pp"] = pp_exposed;
   if (dp_exposed[0] + mb * z3[std::size_t(slow)] > 0) bd.exposed_comm["dp"] = dp_exposed[0] + mb * z3[std::size_t(slow)];
   bd.bubble = bubble;
-  (void)t_pipe_sum;
   return e;
 }
 

@@ -7,6 +7,8 @@
 #include "model/error.hpp"
 #include "model/model_math.hpp"
 #include "strategies/eager_memory.hpp"
+#include "strategies/pipeline_layout.hpp"
+#include "strategies/training_schedule.hpp"
 
 namespace infraplan::strat {
 
@@ -71,20 +73,7 @@ StateBytes state_bytes_per_param(Precision p, Optimizer o) {
 }
 
 double inflight_microbatches(const TrainingConfig& t, int stage) {
-  const double m = double(t.micro_batches());
-  switch (t.pp_schedule) {
-    case PpSchedule::GPipe:
-      return m;
-    case PpSchedule::OneFOneB:
-      return std::min(double(t.pp - stage), m);
-    case PpSchedule::Interleaved: {
-      // Megatron-LM: the first stage holds (1 + (p−1)/(p·v)) × p micro-batches' worth.
-      double p = t.pp, v = t.pp_virtual_stages;
-      double base = std::min(double(t.pp - stage), m);
-      return std::min(base * (1 + (p - 1 - stage) / (p * v)), m);
-    }
-  }
-  return m;
+  return schedule_inflight_microbatches(t.pp_schedule, t.pp, stage, t.micro_batches(), t.pp_virtual_stages);
 }
 
 MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t,
@@ -95,15 +84,23 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   L.scope = "training, one GPU of pipeline stage " + std::to_string(stage) + " of " + std::to_string(t.pp);
   L.capacity_bytes = c.gpu.hbm_bytes;
 
-  // Parameters this GPU owns (before ZeRO sharding).
-  const std::int64_t first = [&] {
-    std::int64_t f = 0;
-    for (int s = 0; s < stage; ++s) f += layers_of_stage(m, t.pp, s);
-    return f;
-  }();
-  const std::int64_t n_layers = layers_of_stage(m, t.pp, stage);
+  // Parameters this GPU owns (before ZeRO sharding): the layers of every model chunk it holds
+  // (pipeline_layout.hpp; DualPipe ranks hold two stages), the embedding with chunk 0 and the LM
+  // head with the last chunk.
+  const PipelineLayout pl = pipeline_layout(m, t);
+  std::vector<std::int64_t> layers;
+  bool has_embedding = false, has_head = false;
+  for (int slot = 0; slot < pl.slots(); ++slot) {
+    const int k = pl.chunk_at(stage, slot);
+    const LayerRange range = pl.layers(k);
+    for (std::int64_t l = range.first; l < range.first + range.count; ++l) layers.push_back(l);
+    has_embedding |= pl.holds_embedding(k);
+    has_head |= pl.holds_head(k);
+  }
+  const std::int64_t n_layers = std::int64_t(layers.size());
+  const std::int64_t first = layers.empty() ? 0 : layers.front();
   double dense = 0, expert = 0;
-  for (std::int64_t l = first; l < first + n_layers; ++l) {
+  for (std::int64_t l : layers) {
     dense += model::attention_params_per_layer(m) + model::norm_params_per_layer(m);
     double mlp = model::mlp_params_of_layer(m, l);
     if (m.moe.enabled() && l >= m.moe.dense_layers) {
@@ -117,30 +114,36 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
     }
   }
   const auto pb = model::count_params(m);
-  if (stage == 0) dense += pb.embedding;
-  if (stage == t.pp - 1) dense += m.tied_embeddings ? (t.pp > 1 ? pb.embedding : 0) : pb.lm_head;
-  if (stage == t.pp - 1)
-    dense += m.norm == model::NormType::LayerNorm ? 2.0 * double(m.hidden) : double(m.hidden);
+  if (has_embedding) dense += pb.embedding;
+  if (has_head) dense += m.tied_embeddings ? (t.pp > 1 ? pb.embedding : 0) : pb.lm_head;
+  if (has_head) dense += m.norm == model::NormType::LayerNorm ? 2.0 * double(m.hidden) : double(m.hidden);
   const double tp = t.tp;
   const double dense_local = dense / tp;
   const double expert_local = expert / (tp * t.ep);
   const double params_local = dense_local + expert_local;
 
-  // ZeRO shards over the data-parallel group: dp×cp for dense, dp×cp/ep for experts.
-  const double shard_dense = double(t.dp) * t.cp, shard_expert = shard_dense / t.ep;
+  // ZeRO shards over the data-parallel group: dp×cp for dense (HSDP: dp_shard×cp), dp×cp/ep for
+  // experts.
+  const double shard_dense = double(t.dp_shard > 0 ? t.dp_shard : t.dp) * t.cp;
+  const double shard_expert = double(t.dp) * t.cp / t.ep;
   auto sharded = [&](double per_param, int min_stage) {
     if (t.zero >= min_stage) return per_param * (dense_local / shard_dense + expert_local / shard_expert);
     return per_param * params_local;
   };
   StateBytes sb = state_bytes_per_param(t.precision, t.optimizer);
-  char note[200];
+  char note[240];
+  std::string hsdp;
+  if (t.zero >= 1 && t.dp_shard > 0 && t.dp_shard < t.dp)
+    hsdp = " (HSDP: over " + std::to_string(int(shard_dense)) + " ranks, " + std::to_string(t.dp / t.dp_shard) +
+           " replicas)";
   std::snprintf(note, sizeof note, "%.3gB params on this GPU × %.0f B%s", params_local, sb.params,
-                t.zero >= 3 ? ", sharded by ZeRO-3" : "");
+                t.zero >= 3 ? (", sharded by ZeRO-3" + hsdp).c_str() : "");
   L.lines.push_back({"parameters", sharded(sb.params, 3), note});
-  std::snprintf(note, sizeof note, "%.0f B/param%s", sb.grads, t.zero >= 2 ? ", sharded by ZeRO-2/3" : "");
+  std::snprintf(note, sizeof note, "%.0f B/param%s", sb.grads,
+                t.zero >= 2 ? (", sharded by ZeRO-2/3" + hsdp).c_str() : "");
   L.lines.push_back({"gradients", sharded(sb.grads, 2), note});
   std::snprintf(note, sizeof note, "%.0f B/param (%s, %s)%s", sb.optimizer, precision_name(t.precision),
-                optimizer_name(t.optimizer), t.zero >= 1 ? ", sharded by ZeRO-1/2/3" : "");
+                optimizer_name(t.optimizer), t.zero >= 1 ? (", sharded by ZeRO-1/2/3" + hsdp).c_str() : "");
   L.lines.push_back({"optimizer_states", sharded(sb.optimizer, 1), note});
   if (sb.copies > 0) {
     L.lines.push_back({"weight_copies", sb.copies * params_local,
@@ -163,7 +166,7 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   ao.recompute = t.recompute;
   ao.flash_attention = t.flash_attention;
   double per_mb = 0;
-  for (std::int64_t l = first; l < first + n_layers; ++l)
+  for (std::int64_t l : layers)
     per_mb += uses_eager_activations(m, t, l) ? eager_activation_bytes_per_layer(m, t, t.recompute)
                                               : model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, l);
   const double inflight = inflight_microbatches(t, stage);
@@ -181,11 +184,11 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
                        "one layer's full activations rebuilt during backward"});
   }
   const double tokens = double(t.seq_len) / t.cp * double(t.micro_batch);
-  if (stage == 0)
+  if (has_embedding)
     L.lines.push_back(
         {"embedding_output", tokens * double(m.hidden) * 2 / (t.sp ? tp : 1), "16-bit embedding output"});
   const bool eager_grads = framework_of(t) != Framework::Megatron;
-  if (stage == t.pp - 1) {
+  if (has_head) {
     if (eager_grads) {
       // PyTorch's loss at the start of backward: the saved fp32 log-softmax output, the fp32
       // gradient nll_loss fills and log-softmax's fp32 input gradient (vocab split by tp).

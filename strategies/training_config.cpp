@@ -1,6 +1,9 @@
 #include "strategies/training_config.hpp"
 
+#include <cmath>
+
 #include "model/error.hpp"
+#include "strategies/pipeline_layout.hpp"
 
 namespace infraplan::strat {
 
@@ -12,8 +15,20 @@ const char* pp_schedule_name(PpSchedule s) {
       return "1f1b";
     case PpSchedule::Interleaved:
       return "interleaved";
+    case PpSchedule::ZBH1:
+      return "zb-h1";
+    case PpSchedule::DualPipe:
+      return "dualpipe";
   }
   return "?";
+}
+
+std::vector<std::string> pp_schedule_names() { return {"1f1b", "gpipe", "interleaved", "zb-h1", "dualpipe"}; }
+
+int chunks_per_stage(const TrainingConfig& t) {
+  if (t.pp_schedule == PpSchedule::Interleaved) return t.pp_virtual_stages;
+  if (t.pp_schedule == PpSchedule::DualPipe) return 2;
+  return 1;
 }
 
 const char* precision_name(Precision p) {
@@ -61,6 +76,9 @@ Json TrainingConfig::to_json() const {
           {"zero", zero},
           {"pp_schedule", pp_schedule_name(pp_schedule)},
           {"pp_virtual_stages", pp_virtual_stages},
+          {"pp_layers", pp_layers},
+          {"dp_shard", dp_shard},
+          {"train_tokens", train_tokens},
           {"recompute", model::recompute_name(recompute)},
           {"precision", precision_name(precision)},
           {"optimizer", optimizer_name(optimizer)},
@@ -83,7 +101,8 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   JsonObject o(j, path);
   o.reject_unknown({"seq_len", "global_batch", "micro_batch", "tp", "pp", "dp", "cp", "ep", "sp", "zero",
                     "pp_schedule", "pp_virtual_stages", "recompute", "precision", "optimizer",
-                    "flash_attention", "moe_imbalance", "host_dispatch", "framework"});
+                    "flash_attention", "moe_imbalance", "host_dispatch", "framework", "pp_layers", "dp_shard",
+                    "train_tokens"});
   TrainingConfig t;
   t.seq_len = o.get_int_min("seq_len", t.seq_len, 1);
   t.global_batch = o.get_int_min("global_batch", 0, 0);
@@ -97,10 +116,10 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   t.zero = int(o.get_int_min("zero", 0, 0));
   if (t.zero > 3)
     throw Error(o.field("zero") + "=" + std::to_string(t.zero) + " is invalid; valid: 0, 1, 2, 3");
-  std::string s = o.get_choice("pp_schedule", "1f1b", {"1f1b", "gpipe", "interleaved"});
-  t.pp_schedule = s == "gpipe"         ? PpSchedule::GPipe
-                  : s == "interleaved" ? PpSchedule::Interleaved
-                                       : PpSchedule::OneFOneB;
+  std::string s = o.get_choice("pp_schedule", "1f1b", pp_schedule_names());
+  for (auto k : {PpSchedule::GPipe, PpSchedule::OneFOneB, PpSchedule::Interleaved, PpSchedule::ZBH1,
+                 PpSchedule::DualPipe})
+    if (s == pp_schedule_name(k)) t.pp_schedule = k;
   t.pp_virtual_stages =
       int(o.get_int_min("pp_virtual_stages", t.pp_schedule == PpSchedule::Interleaved ? 2 : 1, 1));
   t.recompute = model::parse_recompute(o.get_string("recompute", "none"), o.field("recompute"));
@@ -112,6 +131,19 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   t.optimizer = opt == "sgd" ? Optimizer::SGD : opt == "lamb" ? Optimizer::LAMB : Optimizer::AdamW;
   t.flash_attention = o.get_bool("flash_attention", true);
   t.moe_imbalance = o.get_number_min("moe_imbalance", 1.0, 1.0);
+  if (o.has("pp_layers")) {
+    const Json& a = j.at("pp_layers");
+    if (!a.is_array() || a.empty())
+      throw Error(o.field("pp_layers") + ": expected a non-empty array of layer counts, e.g. [7, 8, 8, 7]");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_number_integer() || a[i].get<std::int64_t>() < 0)
+        throw Error(o.field("pp_layers") + "[" + std::to_string(i) + "]=" + a[i].dump() +
+                    " is invalid: layer counts are whole numbers >= 0");
+      t.pp_layers.push_back(a[i].get<std::int64_t>());
+    }
+  }
+  t.dp_shard = int(o.get_int_min("dp_shard", 0, 0));
+  t.train_tokens = o.get_number_min("train_tokens", 0, 0);
   std::string hd = o.get_choice("host_dispatch", "auto", {"auto", "on", "off"});
   t.host_dispatch = hd == "on" ? HostDispatch::On : hd == "off" ? HostDispatch::Off : HostDispatch::Auto;
   t.framework = parse_framework(o.get_string("framework", "auto"), o.field("framework"));
@@ -161,7 +193,7 @@ Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw
   }
   if (t.pp > m.layers)
     fail("training.pp=" + std::to_string(t.pp) + " exceeds layers=" + std::to_string(m.layers));
-  if (m.layers % t.pp != 0)
+  if (t.pp_layers.empty() && m.layers % t.pp != 0 && t.pp_schedule != PpSchedule::Interleaved)
     w.items.push_back("pp=" + std::to_string(t.pp) + " splits " + std::to_string(m.layers) +
                       " layers unevenly: stages hold " + std::to_string(layers_of_stage(m, t.pp, 0)) +
                       " or " + std::to_string(layers_of_stage(m, t.pp, t.pp - 1)) + " layers");
@@ -200,16 +232,44 @@ Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw
          std::to_string(t.micro_batch) + "=" + std::to_string(std::int64_t(t.dp) * t.micro_batch));
   if (t.pp_schedule == PpSchedule::Interleaved) {
     if (t.pp == 1) fail("training.pp_schedule=interleaved needs pp > 1");
-    if (m.layers % (std::int64_t(t.pp) * t.pp_virtual_stages) != 0)
+    if (t.pp_layers.empty() && m.layers % (std::int64_t(t.pp) * t.pp_virtual_stages) != 0)
       fail("training.pp_virtual_stages=" + std::to_string(t.pp_virtual_stages) +
            ": layers=" + std::to_string(m.layers) +
-           " must be divisible by pp×pp_virtual_stages=" + std::to_string(t.pp * t.pp_virtual_stages));
+           " must be divisible by pp×pp_virtual_stages=" + std::to_string(t.pp * t.pp_virtual_stages) +
+           ", or give pp_layers (layers per stage or per chunk) for unequal chunks");
     if (t.micro_batches() % t.pp != 0)
       fail("training.pp_schedule=interleaved needs the number of micro-batches (" +
            std::to_string(t.micro_batches()) + ") to be a multiple of pp=" + std::to_string(t.pp));
   } else if (t.pp_virtual_stages != 1) {
     fail("training.pp_virtual_stages=" + std::to_string(t.pp_virtual_stages) +
          " needs pp_schedule=interleaved");
+  }
+  if (t.pp_schedule == PpSchedule::ZBH1 && t.pp == 1) fail("training.pp_schedule=zb-h1 needs pp > 1");
+  if (t.pp_schedule == PpSchedule::DualPipe) {
+    if (t.pp < 2 || t.pp % 2 != 0)
+      fail("training.pp_schedule=dualpipe needs an even pp >= 2 (pp=" + std::to_string(t.pp) +
+           "): every rank holds stage s and stage pp-1-s");
+    const std::int64_t mb = t.micro_batches();
+    if (mb % 2 != 0 || mb < 2 * std::int64_t(t.pp))
+      fail("training.pp_schedule=dualpipe needs an even number of micro-batches >= 2×pp=" +
+           std::to_string(2 * t.pp) + " (half enter at each end of the pipeline); this config has " +
+           std::to_string(mb) + " (global_batch / (dp × micro_batch))");
+  }
+  if (!t.pp_layers.empty() || t.pp_schedule == PpSchedule::Interleaved ||
+      t.pp_schedule == PpSchedule::DualPipe)
+    pipeline_layout(m, t);  // validates pp_layers (count, sum, empty chunks)
+  if (t.dp_shard == 0) t.dp_shard = t.dp;
+  if (t.dp % t.dp_shard != 0)
+    fail("training.dp_shard=" + std::to_string(t.dp_shard) + " does not divide dp=" + std::to_string(t.dp) +
+         "; try " + list(divisors(t.dp)));
+  if (t.dp_shard < t.dp) {
+    if (t.zero == 0)
+      fail("training.dp_shard=" + std::to_string(t.dp_shard) + " < dp=" + std::to_string(t.dp) +
+           " shards ZeRO states inside groups (HSDP); it needs zero >= 1 (zero=0 shards nothing)");
+    if (t.ep > 1)
+      fail("training.dp_shard=" + std::to_string(t.dp_shard) +
+           " with ep=" + std::to_string(t.ep) +
+           ": hybrid sharding of expert-parallel layouts is not modelled; use dp_shard=" + std::to_string(t.dp));
   }
   if (t.zero > 0 && t.dp * t.cp == 1)
     w.items.push_back("zero=" + std::to_string(t.zero) +

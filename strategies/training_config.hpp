@@ -13,8 +13,11 @@
 
 namespace infraplan::strat {
 
-enum class PpSchedule { GPipe, OneFOneB, Interleaved };
+/// Pipeline schedules (strategies/training_schedule.hpp describes each, with its source).
+enum class PpSchedule { GPipe, OneFOneB, Interleaved, ZBH1, DualPipe };
 const char* pp_schedule_name(PpSchedule s);
+/// Scenario names of the schedules: "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe".
+std::vector<std::string> pp_schedule_names();
 
 /// Precision recipes (bytes per parameter before sharding, with Adam):
 /// bf16-mixed / fp16-mixed (Megatron: 16-bit params, fp32 main grads, fp32 master + 2 states) 18;
@@ -42,6 +45,17 @@ struct TrainingConfig {
   int zero = 0;                                ///< ZeRO stage 0..3 (3 = FSDP full shard)
   PpSchedule pp_schedule = PpSchedule::OneFOneB;
   int pp_virtual_stages = 1;  ///< model chunks per pipeline rank (interleaved)
+  /// Transformer layers per pipeline stage (pp entries), or per model chunk for the interleaved
+  /// schedule (pp × pp_virtual_stages entries, chunk c of stage s at index c·pp + s); they sum
+  /// to the model's layers. Empty: an even split (strategies/pipeline_layout.hpp).
+  std::vector<std::int64_t> pp_layers;
+  /// HSDP: ZeRO shards states inside groups of this many data-parallel ranks and replicates them
+  /// across the dp / dp_shard groups (gradients: reduce-scatter inside the group, all-reduce of
+  /// the shard across groups). 0 (default) resolves to dp: shard over all of DP (FSDP / ZeRO).
+  int dp_shard = 0;
+  /// Tokens the whole run trains on (goodput, time and cost to train); 0: 20 tokens per
+  /// parameter (Chinchilla-optimal, Hoffmann et al. 2022), see training_goodput.hpp.
+  double train_tokens = 0;
   model::Recompute recompute = model::Recompute::None;
   Precision precision = Precision::BF16Mixed;
   Optimizer optimizer = Optimizer::AdamW;
@@ -76,7 +90,11 @@ Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw
 /// Divisors of n (for "try 1, 2, 4, 8" hints).
 std::vector<std::int64_t> divisors(std::int64_t n);
 
-/// Layers held by pipeline stage `stage` (uneven splits give the first stages one more layer).
+/// Layers held by pipeline stage `stage` without pp_layers (uneven splits give the first stages
+/// one more layer). With pp_layers or chunks use strat::pipeline_layout.
 std::int64_t layers_of_stage(const model::ModelSpec& m, int pp, int stage);
+
+/// Model chunks each pipeline rank holds: pp_virtual_stages (interleaved), 2 (DualPipe), else 1.
+int chunks_per_stage(const TrainingConfig& t);
 
 }  // namespace infraplan::strat

@@ -45,7 +45,10 @@ enum class CommOp { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
 const char* comm_op_name(CommOp c);
 
 /// Which process group a communication op runs on.
-enum class GroupKind { None, TP, CP, CPNext, EP, DP, ExpertDP, PPNext, PPPrev };
+/// DPShard / DPReplica: HSDP's shard group (dp_shard data-parallel ranks × cp) and the group of
+/// ranks holding the same shard in the other dp / dp_shard groups. PPMirror: a rank and the rank
+/// holding the same two model stages in the other direction (DualPipe, pipeline_layout.hpp).
+enum class GroupKind { None, TP, CP, CPNext, EP, DP, ExpertDP, PPNext, PPPrev, DPShard, DPReplica, PPMirror };
 
 /// One op of a template. `deps` index earlier ops of the same template; an op with no deps
 /// listed depends on the previous op of the template's main chain (the compute stream).

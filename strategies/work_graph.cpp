@@ -6,6 +6,8 @@
 #include "hardware/framework_costs.hpp"
 #include "model/error.hpp"
 #include "model/model_math.hpp"
+#include "strategies/backward_split.hpp"
+#include "strategies/pipeline_layout.hpp"
 #include "strategies/training_schedule.hpp"
 
 namespace infraplan::strat {
@@ -61,6 +63,24 @@ std::vector<int> RankLayout::group(GroupKind kind, int rank) const {
     case GroupKind::PPPrev:
       g = {rank, with([&](RankCoord& c) { c.pp = (c.pp + t_.pp - 1) % t_.pp; })};
       break;
+    case GroupKind::DPShard: {
+      const int shard = t_.dp_shard > 0 ? t_.dp_shard : t_.dp, base = me.dp - me.dp % shard;
+      for (int d = base; d < base + shard; ++d)
+        for (int i = 0; i < t_.cp; ++i) g.push_back(with([&](RankCoord& c) { c.dp = d, c.cp = i; }));
+      break;
+    }
+    case GroupKind::DPReplica: {
+      const int shard = t_.dp_shard > 0 ? t_.dp_shard : t_.dp;
+      for (int d = me.dp % shard; d < t_.dp; d += shard) g.push_back(with([&](RankCoord& c) { c.dp = d; }));
+      break;
+    }
+    case GroupKind::PPMirror: {
+      const int other = t_.pp - 1 - me.pp;
+      g = {rank};
+      if (other != me.pp) g.push_back(with([&](RankCoord& c) { c.pp = other; }));
+      std::sort(g.begin(), g.end());
+      break;
+    }
   }
   return g;
 }
@@ -69,13 +89,15 @@ namespace {
 
 struct Templates {
   std::vector<OpTemplate> dense_f, dense_b, moe_f, moe_b, emb_f, emb_b, head_f, head_b;
+  // Zero-bubble schedules: the backward's input-gradient (B) and weight-gradient (W) parts.
+  SplitBackward dense_s, moe_s, emb_s, head_s;
 };
 
 class GraphBuilder {
  public:
   GraphBuilder(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t, const hw::CostModel& cost,
                const WorkGraphOptions& o)
-      : m_(m), t_(t), o_(o), layout_(t), ctx_(m, t, cost, o.cp_all_to_all), cost_(cost) {
+      : m_(m), t_(t), o_(o), layout_(t), pl_(pipeline_layout(m, t)), ctx_(m, t, cost, o.cp_all_to_all), cost_(cost) {
     (void)c;
     tp_.dense_f = layer_forward_ops(ctx_, 0);
     tp_.dense_b = layer_backward_ops(ctx_, 0);
@@ -87,8 +109,15 @@ class GraphBuilder {
     tp_.emb_b = embedding_backward_ops(ctx_);
     tp_.head_f = head_forward_ops(ctx_);
     tp_.head_b = head_backward_ops(ctx_);
-    v_ = t.pp_schedule == PpSchedule::Interleaved ? t.pp_virtual_stages : 1;
+    if (t.pp_schedule == PpSchedule::ZBH1 || t.pp_schedule == PpSchedule::DualPipe) {
+      tp_.dense_s = split_backward(tp_.dense_b);
+      if (m.moe.enabled()) tp_.moe_s = split_backward(tp_.moe_b);
+      tp_.emb_s = split_backward(tp_.emb_b);
+      tp_.head_s = split_backward(tp_.head_b);
+    }
+    v_ = pl_.slots();
     mb_ = t.micro_batches();
+    hsdp_ = t.zero >= 1 && t.dp_shard > 0 && t.dp_shard < t.dp;
   }
 
   WorkGraph build() {
@@ -156,7 +185,8 @@ class GraphBuilder {
       op.comm = t.comm;
       if (t.group != GroupKind::None) op.group = group_id(lane, t.group);
       if (t.explicit_deps) {
-        for (int d : t.deps) op.deps.push_back(ids[std::size_t(d)]);
+        for (int d : t.deps)
+          if (d >= 0) op.deps.push_back(ids[std::size_t(d)]);  // -1: a first op's "previous op"
       } else if (i > 0) {
         op.deps.push_back(ids[i - 1]);
       }
@@ -167,9 +197,18 @@ class GraphBuilder {
     return tpl.empty() ? (entry_deps.empty() ? -1 : entry_deps.back()) : ids.back();
   }
 
-  const std::vector<OpTemplate>& layer_tpl(std::int64_t layer, bool fwd) const {
-    const bool moe = m_.moe.enabled() && layer >= m_.moe.dense_layers;
-    return fwd ? (moe ? tp_.moe_f : tp_.dense_f) : (moe ? tp_.moe_b : tp_.dense_b);
+  bool moe_layer(std::int64_t layer) const { return m_.moe.enabled() && layer >= m_.moe.dense_layers; }
+
+  const std::vector<OpTemplate>& layer_tpl(std::int64_t layer, bool fwd, BackwardPart part) const {
+    const bool moe = moe_layer(layer);
+    if (fwd) return moe ? tp_.moe_f : tp_.dense_f;
+    if (part == BackwardPart::Input) return moe ? tp_.moe_s.input : tp_.dense_s.input;
+    if (part == BackwardPart::Weight) return moe ? tp_.moe_s.weight : tp_.dense_s.weight;
+    return moe ? tp_.moe_b : tp_.dense_b;
+  }
+  const std::vector<OpTemplate>& part_of(const std::vector<OpTemplate>& full, const SplitBackward& s,
+                                         BackwardPart part) const {
+    return part == BackwardPart::Input ? s.input : part == BackwardPart::Weight ? s.weight : full;
   }
 
   RankParams params_of(std::int64_t layer) const {
@@ -189,14 +228,25 @@ class GraphBuilder {
     return add(std::move(op));
   }
 
+  /// The group ZeRO shards dense states over: all of DP, or HSDP's shard group.
+  GroupKind shard_group() const { return hsdp_ ? GroupKind::DPShard : GroupKind::DP; }
+
   /// Emits a gradient bucket (dense and expert parts) after `after`.
   void flush_bucket(int lane, RankParams& acc, int after, std::int64_t mb, std::vector<int>& buckets) {
     const CommOp c = t_.zero >= 1 ? CommOp::ReduceScatter : CommOp::AllReduce;
     const char* name = t_.zero >= 1 ? "dp_grad_reducescatter" : "dp_grad_allreduce";
     const double gb = grad_comm_bytes(t_.precision);
     if (acc.dense > 0) {
-      int id = comm_op(lane, name, Stream::DP, c, acc.dense * gb, GroupKind::DP, {after}, -1, mb);
+      int id = comm_op(lane, name, Stream::DP, c, acc.dense * gb, shard_group(), {after}, -1, mb);
       if (id >= 0) buckets.push_back(id);
+      // HSDP: the reduced shard is all-reduced across the replicas, once per iteration.
+      const bool last = t_.zero != 3 || mb == last_mb_of_lane_;
+      if (hsdp_ && last) {
+        const double shard = double(t_.dp_shard) * t_.cp;
+        int r = comm_op(lane, "hsdp_grad_allreduce", Stream::DP, CommOp::AllReduce, acc.dense * gb / shard,
+                        GroupKind::DPReplica, {id >= 0 ? id : after}, -1, mb);
+        if (r >= 0) buckets.push_back(r);
+      }
     }
     if (acc.expert > 0) {
       int id = comm_op(lane, name, Stream::DP, c, acc.expert * gb, GroupKind::ExpertDP, {after}, -1, mb);
@@ -211,11 +261,20 @@ class GraphBuilder {
     const double pg = param_gather_bytes(t_.precision);
     std::vector<int> buckets;
     RankParams lane_params;
+    const auto steps = pipeline_order(t_.pp_schedule, p, stage, mb_, v_);
+    last_mb_of_lane_ = -1;
+    for (const auto& st : steps)
+      if (!st.forward && st.part != BackwardPart::Input) last_mb_of_lane_ = st.micro_batch;
+    // Backward passes that complete weight gradients, per slot: the last one syncs them.
+    std::vector<std::int64_t> grads_left(std::size_t(v_), 0);
+    for (const auto& st : steps)
+      if (!st.forward && st.part != BackwardPart::Input) ++grads_left[std::size_t(st.chunk)];
+    std::vector<bool> gathered(std::size_t(v_), false);
     // ZeRO-1/2: the parameters updated by the previous step's sharded optimizer are all-gathered
     // at the start, bucket by bucket, overlapping the first micro-batch's forward.
     std::map<std::int64_t, int> zero12_gather;  // layer -> gather op
     for (int c = 0; c < v_; ++c) {
-      LayerRange r = stage_layers(m_.layers, p, v_, stage, c);
+      const LayerRange r = pl_.slot_layers(stage, c);
       RankParams acc;
       std::vector<std::int64_t> pending;
       for (std::int64_t l = r.first; l < r.first + r.count; ++l) {
@@ -226,7 +285,7 @@ class GraphBuilder {
           pending.push_back(l);
           if (acc.total() >= o_.bucket_params || l + 1 == r.first + r.count) {
             int id = -1;
-            if (acc.dense > 0) id = comm_op(lane, "dp_param_allgather", Stream::DPGather, CommOp::AllGather, acc.dense * pg, GroupKind::DP, {}, int(l), 0);
+            if (acc.dense > 0) id = comm_op(lane, "dp_param_allgather", Stream::DPGather, CommOp::AllGather, acc.dense * pg, shard_group(), {}, int(l), 0);
             int id2 = acc.expert > 0 ? comm_op(lane, "dp_param_allgather", Stream::DPGather, CommOp::AllGather, acc.expert * pg, GroupKind::ExpertDP, {}, int(l), 0) : -1;
             if (id2 >= 0) id = id2;
             for (auto pl : pending) zero12_gather[pl] = id;
@@ -236,15 +295,18 @@ class GraphBuilder {
         }
       }
     }
-    for (const PipelineStep& st : pipeline_order(t_.pp_schedule, p, stage, mb_, v_)) {
-      LayerRange r = stage_layers(m_.layers, p, v_, stage, st.chunk);
-      const int vstage = st.chunk * p + stage;
-      const bool first_v = vstage == 0, last_v = vstage == p * v_ - 1;
+    std::vector<int> mirror_deps;  // DualPipe: gradient buckets the mirror all-reduce waits for
+    for (const PipelineStep& st : steps) {
+      const LayerRange r = pl_.slot_layers(stage, st.chunk);
+      const int vstage = pl_.chunk_at(stage, st.chunk);
+      const bool first_v = pl_.holds_embedding(vstage), last_v = pl_.holds_head(vstage);
       int first = -1, last = -1;
       double host = 0;  // host seconds to issue this step's ops (eager frameworks)
-      auto run = [&](const std::vector<OpTemplate>& tpl, int layer, std::vector<int> extra) {
-        host += host_seconds(ctx_, tpl, st.forward, layer >= 0);
-        lane_tensors_ += st.forward && st.micro_batch == 0
+      const bool first_fwd = st.forward && !gathered[std::size_t(st.chunk)];
+      if (first_fwd) gathered[std::size_t(st.chunk)] = true;
+      auto run = [&](const std::vector<OpTemplate>& tpl, int layer, std::vector<int> extra, bool tensors) {
+        host += host_seconds(ctx_, tpl, st.forward, layer >= 0 && st.part != BackwardPart::Weight);
+        lane_tensors_ += first_fwd && tensors
                              ? (layer >= 0 ? param_tensors_of_layer(m_, t_, layer)
                                 : &tpl == &tp_.emb_f ? param_tensors_of_embedding(m_)
                                 : &tpl == &tp_.head_f ? param_tensors_of_head(m_, t_) : 0.0)
@@ -270,8 +332,22 @@ class GraphBuilder {
         w.micro_batch = int(st.micro_batch), w.forward = st.forward, w.deps = {last, hid};
         last = add(std::move(w));
       };
+      const double act = double(ctx_.tokens) * double(m_.hidden) * ctx_.act_bytes / (t_.sp ? t_.tp : 1);
+      // The neighbour a send goes to: the next model chunk's rank (forward) or the previous one's.
+      auto send = [&](const char* name, bool fwd) {
+        const int k = fwd ? vstage + 1 : vstage - 1;
+        const int peer = pl_.place(k, st.micro_batch, mb_).stage;
+        Op op;
+        op.name = name, op.category = OpCategory::CommPP, op.stream = Stream::PP, op.lane = lane;
+        op.micro_batch = int(st.micro_batch), op.forward = fwd, op.bytes = act, op.comm = CommOp::SendRecv;
+        const bool next = peer == (stage + 1) % p, prev = peer == (stage + p - 1) % p;
+        op.group = group_id(lane, next ? GroupKind::PPNext : prev ? GroupKind::PPPrev : GroupKind::PPMirror);
+        op.deps = {last};
+        if (peer == stage) return -1;  // same rank (DualPipe's middle): nothing crosses the wire
+        return add(std::move(op));
+      };
       if (st.forward) {
-        if (first_v) run(tp_.emb_f, -1, {});
+        if (first_v) run(tp_.emb_f, -1, {}, true);
         int prev_layer_first = -1;
         for (std::int64_t l = r.first; l < r.first + r.count; ++l) {
           std::vector<int> extra;
@@ -279,41 +355,35 @@ class GraphBuilder {
             std::vector<int> d;
             if (prev_layer_first >= 0) d.push_back(prev_layer_first);
             int ag = comm_op(lane, "fsdp_param_allgather", Stream::DPGather, CommOp::AllGather,
-                             params_of(l).total() * pg, GroupKind::DP, d, int(l), st.micro_batch);
+                             params_of(l).total() * pg, shard_group(), d, int(l), st.micro_batch);
             if (ag >= 0) extra.push_back(ag);
-          } else if (st.micro_batch == 0 && zero12_gather.count(l) && zero12_gather[l] >= 0) {
+          } else if (first_fwd && zero12_gather.count(l) && zero12_gather[l] >= 0) {
             extra.push_back(zero12_gather[l]);
           }
-          prev_layer_first = run(layer_tpl(l, true), int(l), extra);
+          prev_layer_first = run(layer_tpl(l, true, BackwardPart::Full), int(l), extra, true);
         }
-        if (last_v) run(tp_.head_f, -1, {});
+        if (last_v) run(tp_.head_f, -1, {}, true);
         host_gate();
-        if (!last_v) {
-          const double act = double(ctx_.tokens) * double(m_.hidden) * ctx_.act_bytes / (t_.sp ? t_.tp : 1);
-          Op op;
-          op.name = "pp_send_activation", op.category = OpCategory::CommPP, op.stream = Stream::PP, op.lane = lane;
-          op.micro_batch = int(st.micro_batch), op.forward = true, op.bytes = act, op.comm = CommOp::SendRecv;
-          op.group = group_id(lane, GroupKind::PPNext), op.deps = {last};
-          send_[key(lane, true, st.micro_batch, st.chunk)] = add(std::move(op));
-        }
+        if (!last_v) send_[key(lane, true, st.micro_batch, st.chunk)] = send("pp_send_activation", true);
       } else {
-        const bool sync = t_.zero == 3 || st.micro_batch == mb_ - 1;
+        const bool weights = st.part != BackwardPart::Input;  // this step completes weight gradients
+        const bool sync = weights && (t_.zero == 3 || --grads_left[std::size_t(st.chunk)] == 0);
         RankParams acc;
         if (last_v) {
-          run(tp_.head_b, -1, {});
+          run(part_of(tp_.head_b, tp_.head_s, st.part), -1, {}, false);
           if (sync) acc.dense += head_params_on_rank(m_, t_).dense;
         }
         int prev_layer_first = -1;
         for (std::int64_t l = r.first + r.count - 1; l >= r.first; --l) {
           std::vector<int> extra;
-          if (t_.zero == 3) {
+          if (t_.zero == 3 && st.part != BackwardPart::Weight) {
             std::vector<int> d;
             if (prev_layer_first >= 0) d.push_back(prev_layer_first);
             int ag = comm_op(lane, "fsdp_param_allgather", Stream::DPGather, CommOp::AllGather,
-                             params_of(l).total() * pg, GroupKind::DP, d, int(l), st.micro_batch);
+                             params_of(l).total() * pg, shard_group(), d, int(l), st.micro_batch);
             if (ag >= 0) extra.push_back(ag);
           }
-          prev_layer_first = run(layer_tpl(l, false), int(l), extra);
+          prev_layer_first = run(layer_tpl(l, false, st.part), int(l), extra, false);
           if (sync) {
             RankParams lp = layer_params_on_rank(m_, t_, l);
             acc.dense += lp.dense, acc.expert += lp.expert;
@@ -321,25 +391,34 @@ class GraphBuilder {
           }
         }
         if (first_v) {
-          run(tp_.emb_b, -1, {});
+          run(part_of(tp_.emb_b, tp_.emb_s, st.part), -1, {}, false);
           if (sync) acc.dense += embedding_params_on_rank(m_, t_).dense;
         }
         host_gate();
         if (sync && acc.total() > 0) flush_bucket(lane, acc, last, st.micro_batch, buckets);
-        if (!first_v) {
-          const double act = double(ctx_.tokens) * double(m_.hidden) * ctx_.act_bytes / (t_.sp ? t_.tp : 1);
-          Op op;
-          op.name = "pp_send_grad", op.category = OpCategory::CommPP, op.stream = Stream::PP, op.lane = lane;
-          op.micro_batch = int(st.micro_batch), op.forward = false, op.bytes = act, op.comm = CommOp::SendRecv;
-          op.group = group_id(lane, GroupKind::PPPrev), op.deps = {last};
-          send_[key(lane, false, st.micro_batch, st.chunk)] = add(std::move(op));
-        }
+        if (!first_v && st.part != BackwardPart::Weight)
+          send_[key(lane, false, st.micro_batch, st.chunk)] = send("pp_send_grad", false);
       }
-      first_[key(lane, st.forward, st.micro_batch, st.chunk)] = first;
-      last_compute_ = last;
+      if (st.part != BackwardPart::Weight) first_[key(lane, st.forward, st.micro_batch, st.chunk)] = first;
+      else if (first >= 0) weight_first_.push_back({first, key(lane, false, st.micro_batch, st.chunk)});
+      if (st.paired) pairs_.push_back({key(lane, true, st.micro_batch, st.chunk), lane});
+      else if (!st.forward && !pairs_.empty() && pairs_.back().b == SIZE_MAX && pairs_.back().lane == lane)
+        pairs_.back().b = key(lane, false, st.micro_batch, st.chunk);
+      if (last >= 0) last_compute_ = last;
+    }
+    // DualPipe: both copies of a model stage sum their gradients before the optimizer step.
+    if (pl_.dualpipe()) {
+      mirror_deps = buckets;
+      if (last_compute_ >= 0) mirror_deps.push_back(last_compute_);
+      const double shard = t_.zero >= 1 ? double(t_.dp_shard > 0 ? t_.dp_shard : t_.dp) * t_.cp : 1.0;
+      const double local = (lane_params.dense + lane_params.expert) / shard;
+      const int id = comm_op(lane, "dualpipe_mirror_allreduce", Stream::DP, CommOp::AllReduce,
+                             local * grad_comm_bytes(t_.precision), GroupKind::PPMirror, mirror_deps, -1, mb_ - 1);
+      if (id >= 0) buckets.push_back(id);
     }
     // Optimizer step on this rank's (sharded) parameters after the last gradient bucket.
-    const double shard = t_.zero >= 1 ? double(t_.dp) * t_.cp : 1.0;
+    const double dp_group = hsdp_ ? double(t_.dp_shard) : double(t_.dp);
+    const double shard = t_.zero >= 1 ? dp_group * t_.cp : 1.0;
     const double expert_shard = t_.zero >= 1 ? double(t_.dp) * t_.cp / std::max(1, t_.ep) : 1.0;
     const double local = lane_params.dense / shard + lane_params.expert / expert_shard;
     Op op;
@@ -359,40 +438,74 @@ class GraphBuilder {
     add(std::move(op));
   }
 
+  /// The send a pass on `lane` waits for: the activation from the previous model chunk
+  /// (forward) or the gradient from the next one (backward); -1 when none.
+  int incoming(int lane, bool fwd, std::int64_t mb, int slot) const {
+    const int stage = g_.lanes[std::size_t(lane)].stage;
+    const int k = pl_.chunk_at(stage, slot) + (fwd ? -1 : 1);
+    if (k < 0 || k >= pl_.chunks()) return -1;
+    const auto from = pl_.place(k, mb, mb_);
+    const int s = send_[key(lane_of_stage(lane, from.stage), fwd, mb, from.slot)];
+    if (s >= 0) return s;
+    // Same rank (no send): wait for that pass's own first op's step to finish instead.
+    return -1;
+  }
+
   void link_pipeline() {
-    const int p = t_.pp;
-    for (int lane = 0; lane < int(g_.lanes.size()); ++lane) {
-      const int stage = g_.lanes[std::size_t(lane)].stage;
+    for (int lane = 0; lane < int(g_.lanes.size()); ++lane)
       for (std::int64_t mb = 0; mb < mb_; ++mb)
-        for (int c = 0; c < v_; ++c) {
-          const int vs = c * p + stage;
-          if (vs > 0) {
-            const int up = lane_of_stage(lane, (vs - 1) % p), uc = (vs - 1) / p;
-            const int s = send_[key(up, true, mb, uc)], f = first_[key(lane, true, mb, c)];
-            if (s >= 0 && f >= 0) g_.ops[std::size_t(f)].deps.push_back(s);
+        for (int c = 0; c < v_; ++c)
+          for (bool fwd : {true, false}) {
+            const int f = first_[key(lane, fwd, mb, c)];
+            if (f < 0) continue;
+            const int s = incoming(lane, fwd, mb, c);
+            if (s >= 0) g_.ops[std::size_t(f)].deps.push_back(s);
           }
-          if (vs < p * v_ - 1) {
-            const int dn = lane_of_stage(lane, (vs + 1) % p), dc = (vs + 1) / p;
-            const int s = send_[key(dn, false, mb, dc)], f = first_[key(lane, false, mb, c)];
-            if (s >= 0 && f >= 0) g_.ops[std::size_t(f)].deps.push_back(s);
-          }
-        }
+    // A W pass follows its B on the compute stream; where the B had nothing to run (a chunk
+    // holding only the embedding) it waits for the gradient itself.
+    for (const auto& [op, k] : weight_first_) {
+      const int lane = int(k / 2 / std::size_t(v_) / std::size_t(mb_));
+      const std::int64_t mb = std::int64_t((k / 2 / std::size_t(v_)) % std::size_t(mb_));
+      const int s = incoming(lane, false, mb, int((k / 2) % std::size_t(v_)));
+      if (s >= 0) g_.ops[std::size_t(op)].deps.push_back(s);
+    }
+    // A DualPipe F&B pair starts when both of its passes have their inputs.
+    for (const auto& pr : pairs_) {
+      if (pr.b == SIZE_MAX) continue;
+      const int f = first_[pr.f];
+      const std::size_t b = pr.b;
+      const int lane = pr.lane;
+      const std::int64_t mb = std::int64_t((b / 2 / std::size_t(v_)) % std::size_t(mb_));
+      const int slot = int((b / 2) % std::size_t(v_));
+      const int s = incoming(lane, false, mb, slot);
+      if (f >= 0 && s >= 0) g_.ops[std::size_t(f)].deps.push_back(s);
     }
   }
+
+  struct Pair {
+    std::size_t f = 0;
+    int lane = 0;
+    std::size_t b = SIZE_MAX;
+  };
 
   const model::ModelSpec& m_;
   const TrainingConfig& t_;
   const WorkGraphOptions& o_;
   RankLayout layout_;
+  PipelineLayout pl_;
   OpContext ctx_;
   const hw::CostModel& cost_;
   Templates tp_;
   int v_ = 1;
   std::int64_t mb_ = 1;
+  bool hsdp_ = false;
+  std::int64_t last_mb_of_lane_ = -1;
   int last_compute_ = -1;
   double lane_tensors_ = 0;  ///< parameter tensors of the lane being built (optimizer host cost)
   WorkGraph g_;
   std::vector<int> first_, send_;
+  std::vector<Pair> pairs_;
+  std::vector<std::pair<int, std::size_t>> weight_first_;  ///< (first op of a W pass, its backward key)
   std::map<std::pair<int, int>, int> lane_groups_;
   std::map<std::vector<int>, int> group_ids_;
   std::map<std::pair<int, int>, int> join_seq_, join_ids_;
