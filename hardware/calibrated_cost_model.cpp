@@ -577,6 +577,53 @@ CostEstimate CalibratedCostModel::memory_bound(double bytes) const {
   return e;
 }
 
+CostEstimate CalibratedCostModel::memory_bound_queued(double bytes) const {
+  if (!(bytes >= 0)) throw Error("memory_bound_queued: bytes must be >= 0");
+  const auto& fw = profile_.framework;
+  const std::vector<double>* add = nullptr;
+  if (fw) {
+    auto it = fw->elementwise_seconds.find("add_bf16");
+    if (it != fw->elementwise_seconds.end()) add = &it->second;
+  }
+  if (!add) return memory_bound(bytes);
+  // (bytes, seconds) of the measured points: a bf16 add reads two operands and writes one.
+  std::vector<double> b, t;
+  for (std::size_t i = 0; i < add->size(); ++i)
+    if (!std::isnan((*add)[i])) {
+      b.push_back(6.0 * fw->elementwise_elements[i]);
+      t.push_back((*add)[i]);
+    }
+  if (b.empty()) return memory_bound(bytes);
+  CostEstimate e;
+  e.ceiling = profile_.ceilings.copy_GBps * 1e9;
+  if (bytes <= b.front()) {
+    e.seconds = t.front();
+    e.source = CostSource::Measured;
+    e.detail = "queued elementwise GPU time: at or below its smallest size (the per-kernel floor)";
+  } else if (bytes >= b.back()) {
+    e.seconds = t.back() * bytes / b.back();
+    e.source = CostSource::Extrapolated;
+    e.detail = "queued elementwise GPU time: bandwidth of its largest size";
+  } else {
+    Pos p = locate(b, bytes);
+    e.seconds = lerp_log(t[p.i0], t[p.i1], p.w);
+    e.source = CostSource::Measured;
+    e.detail = "queued elementwise GPU time (framework.elementwise add_bf16), log-space interpolation";
+  }
+  e.achieved = bytes / e.seconds;
+  return e;
+}
+
+double CalibratedCostModel::graph_kernel_seconds() const {
+  const double g = profile_.ceilings.graph_kernel_us;
+  return g > 0 ? g * 1e-6 : launch_overhead_seconds();
+}
+
+double CalibratedCostModel::framework_op_seconds() const {
+  const auto& fw = profile_.framework;
+  return fw && fw->aten_op_us_nograd > 0 ? fw->aten_op_us_nograd * 1e-6 : launch_overhead_seconds();
+}
+
 std::unique_ptr<CalibratedCostModel> make_calibrated_cost_model(const std::string& gpu_name,
                                                                 const std::string& profile_path, bool force) {
   const GpuSpec& spec = find_gpu(gpu_name);

@@ -41,6 +41,14 @@ class CalibratedCostModel final : public CostModel {
   CostEstimate memory_bound(double bytes) const override;
   /// Measured back-to-back launch time per kernel.
   double launch_overhead_seconds() const override { return profile_.ceilings.launch_us * 1e-6; }
+  /// From the framework section's elementwise GPU times (bf16 add: 3 operands × 2 B × elements,
+  /// calls queued behind a GPU sleep, so no launch gaps), interpolated in log space and held at
+  /// its smallest time below its smallest size; memory_bound() when the profile has none.
+  CostEstimate memory_bound_queued(double bytes) const override;
+  /// ceilings.graph_kernel_us (launch_overhead_seconds() when not measured).
+  double graph_kernel_seconds() const override;
+  /// framework.aten_op_us_nograd (launch_overhead_seconds() when not measured).
+  double framework_op_seconds() const override;
 
   const Profile& profile() const { return profile_; }
   /// Fitted slow-down (≥ 0, 1 = none) of 16-byte-aligned GEMMs whose n or k is not a multiple of

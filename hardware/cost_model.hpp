@@ -69,6 +69,18 @@ class CostModel {
   virtual CostEstimate memory_bound(double bytes) const = 0;
   /// Seconds to launch one kernel (host → GPU) when nothing hides it.
   virtual double launch_overhead_seconds() const = 0;
+
+  // Kernel floors: what a kernel costs when many run back to back (serving steps, docs/serving.md).
+  /// GPU time of a memory-bound kernel moving `bytes` when kernels are queued back to back (a
+  /// CUDA-graph replay, or a host that runs ahead of the GPU): no launch gap, only the GPU's own
+  /// minimum per kernel. Defaults to memory_bound() (which may be launch-bound at small sizes).
+  virtual CostEstimate memory_bound_queued(double bytes) const { return memory_bound(bytes); }
+  /// Seconds per kernel of a replayed CUDA graph with nothing to do (an empty kernel): the
+  /// shortest any kernel takes in a graph. Defaults to launch_overhead_seconds().
+  virtual double graph_kernel_seconds() const { return launch_overhead_seconds(); }
+  /// Host seconds an eager framework (PyTorch) spends issuing one op without autograd: the pace
+  /// at which a Python engine's eager code can feed the GPU. Defaults to launch_overhead_seconds().
+  virtual double framework_op_seconds() const { return launch_overhead_seconds(); }
 };
 
 }  // namespace infraplan::hw

@@ -436,6 +436,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     fw.op_dispatch_us_backward = us("op_dispatch_us_backward", true);
     fw.optimizer_us_per_tensor = us("optimizer_us_per_tensor", true);
     fw.optimizer_us_fixed = us("optimizer_us_fixed", false);
+    fw.aten_op_us_nograd = us("aten_op_us_nograd", false);
     fw.checkpoint_us_forward_per_block = us("checkpoint_us_forward_per_block", false);
     fw.checkpoint_us_backward_per_block = us("checkpoint_us_backward_per_block", false);
     fw.aten_op_us_forward = us("aten_op_us_autograd_forward", false);

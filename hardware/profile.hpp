@@ -125,6 +125,9 @@ struct FrameworkProfile {
   /// Per elementwise aten op under autograd (chains of tiny ops), forward and backward; 0 when the
   /// calibration did not record them (the module-level rate then applies).
   double aten_op_us_forward = 0, aten_op_us_backward = 0;
+  /// Host µs per aten op without autograd (inference, e.g. torch.no_grad): the pace of eager
+  /// PyTorch code; 0 = not measured.
+  double aten_op_us_nograd = 0;
   /// Host µs per module-level op by kind ("linear", "layernorm", "gelu", "add", "sdpa"): forward,
   /// backward (empty when the calibration has no per-module chains).
   std::map<std::string, std::pair<double, double>> module_us;

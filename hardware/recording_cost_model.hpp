@@ -24,6 +24,9 @@ class RecordingCostModel : public CostModel {
   }
   CostEstimate memory_bound(double bytes) const override { return inner_.memory_bound(bytes); }
   double launch_overhead_seconds() const override { return inner_.launch_overhead_seconds(); }
+  CostEstimate memory_bound_queued(double bytes) const override { return inner_.memory_bound_queued(bytes); }
+  double graph_kernel_seconds() const override { return inner_.graph_kernel_seconds(); }
+  double framework_op_seconds() const override { return inner_.framework_op_seconds(); }
 
   /// {"gemm_shapes": [{dtype, m, n, k, calls, predicted_seconds}]}: one entry per distinct
   /// (format, m, n, k), calls = GEMMs asked (batch counted), predicted_seconds = their total under

@@ -34,7 +34,8 @@ PrefixMatch BlockManager::match_prefix(const Sequence& s) const {
   return m;
 }
 
-bool BlockManager::can_allocate(const Sequence& s, const PrefixMatch& m, std::int64_t tokens) const {
+bool BlockManager::can_allocate(const Sequence& s, const PrefixMatch& m, std::int64_t tokens,
+                                std::int64_t reserved_blocks) const {
   std::int64_t need = s.blocks_for(tokens) - std::int64_t(m.blocks.size());
   if (need < 0) need = 0;
   for (auto b : m.blocks)
@@ -43,7 +44,7 @@ bool BlockManager::can_allocate(const Sequence& s, const PrefixMatch& m, std::in
   if (!m.blocks.empty() && m.tokens < std::int64_t(m.blocks.size()) * block_size_ &&
       ref_[std::size_t(m.blocks.back())] > 0)
     ++need;
-  return std::int64_t(num_free_blocks()) - need >= watermark_blocks_;
+  return std::int64_t(num_free_blocks()) - reserved_blocks - need >= watermark_blocks_;
 }
 
 bool BlockManager::needs_cow(const Sequence& s) const {

@@ -49,8 +49,9 @@ class BlockManager {
   /// to compute so that the step can sample.
   PrefixMatch match_prefix(const Sequence& s) const;
   /// Could a waiting sequence be admitted holding `tokens` slots, reusing `m`, and still leave
-  /// the watermark free?
-  bool can_allocate(const Sequence& s, const PrefixMatch& m, std::int64_t tokens) const;
+  /// the watermark free, besides `reserved_blocks` blocks promised to running sequences?
+  bool can_allocate(const Sequence& s, const PrefixMatch& m, std::int64_t tokens,
+                    std::int64_t reserved_blocks = 0) const;
   /// Could a running sequence grow by `new_tokens` slots (copy-on-write included)?
   bool can_append(const Sequence& s, std::int64_t new_tokens) const;
   bool can_swap_out(const Sequence& s) const {

@@ -36,21 +36,39 @@ double SimulatedBackend::weight_gemm_seconds(std::int64_t m, std::int64_t n, std
   return std::max(t, compute);
 }
 
+double SimulatedBackend::kernel_seconds(double bytes) const {
+  return std::max(cm_.memory_bound_queued(bytes).seconds, cm_.graph_kernel_seconds());
+}
+
 const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
   auto it = dense_cache_.find(T);
   if (it != dense_cache_.end()) return it->second;
   Dense d;
+  const LayerKernels& k = o_.engine.layer;
   const std::int64_t h = m_.hidden, tp = s_.tp;
   const std::int64_t qd = m_.q_dim(),
                      kvd = m_.mla.enabled() ? m_.mla.kv_lora_rank + m_.mla.qk_rope_head_dim : m_.kv_dim();
-  // Attention projections (QKV fused, O).
-  const double attn = weight_gemm_seconds(T, (qd + 2 * kvd) / tp, h) + weight_gemm_seconds(T, h, qd / tp);
+  const bool swiglu = m_.ffn_type == model::FfnType::SwiGLU;
+  // Attention projections: QKV (fused or three GEMMs), O.
+  double attn = weight_gemm_seconds(T, h, qd / tp);
+  if (k.qkv_gemms >= 3)
+    attn += weight_gemm_seconds(T, qd / tp, h) + 2.0 * weight_gemm_seconds(T, kvd / tp, h);
+  else
+    attn += weight_gemm_seconds(T, (qd + 2 * kvd) / tp, h);
+  const int attn_gemms = (k.qkv_gemms >= 3 ? 3 : 1) + 1;
+  // FFN: up (and gate, fused or not), down.
   auto ffn = [&](std::int64_t width, std::int64_t rows, std::int64_t split) {
-    const std::int64_t up = (m_.ffn_type == model::FfnType::SwiGLU ? 2 : 1) * width / split;
-    return weight_gemm_seconds(rows, up, h) + weight_gemm_seconds(rows, h, width / split);
+    double t = weight_gemm_seconds(rows, h, width / split);
+    if (swiglu && k.gate_up_gemms >= 2)
+      t += 2.0 * weight_gemm_seconds(rows, width / split, h);
+    else
+      t += weight_gemm_seconds(rows, (swiglu ? 2 : 1) * width / split, h);
+    return t;
   };
+  const int ffn_gemms = (swiglu && k.gate_up_gemms >= 2 ? 2 : 1) + 1;
   const double dense_ffn = ffn(m_.ffn_hidden, T, tp);
   double moe_ffn = 0;
+  int moe_gemms = 0;
   if (m_.moe.enabled()) {
     const std::int64_t ep = s_.ep, split = ep > 1 ? 1 : tp;
     const double experts_here = double(m_.moe.experts) / double(ep);
@@ -59,47 +77,78 @@ const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
     const double rows = double(T) * double(m_.moe.top_k) / double(ep);
     const std::int64_t per_expert = std::max<std::int64_t>(1, std::int64_t(std::ceil(rows / active)));
     moe_ffn = active * ffn(m_.moe.expert_ffn_hidden, per_expert, split);
-    if (m_.moe.shared_experts > 0) moe_ffn += ffn(m_.moe.expert_ffn_hidden * m_.moe.shared_experts, T, tp);
+    moe_gemms = int(std::ceil(active)) * ffn_gemms + 1;
+    if (m_.moe.shared_experts > 0) {
+      moe_ffn += ffn(m_.moe.expert_ffn_hidden * m_.moe.shared_experts, T, tp);
+      moe_gemms += ffn_gemms;
+    }
     moe_ffn += cm_.gemm({T, m_.moe.experts, h, Dtype::BF16, 1}).seconds;  // router
   }
   const double L = double(m_.layers), Lmoe = double(m_.moe_layers());
-  d.gemm = L * attn + (L - Lmoe) * dense_ffn + Lmoe * moe_ffn;
-  // Norms, residual adds, rotary, activation function: a few passes over the activations.
-  const double act_bytes = 2.0 * double(T) * (10.0 * double(h) + 3.0 * double(m_.ffn_hidden / tp));
-  d.other = L * cm_.memory_bound(act_bytes).seconds + cm_.memory_bound(2.0 * double(T * h)).seconds;
-  if (comm_ && tp > 1) d.comm = 2.0 * L * comm_->all_reduce_seconds(2.0 * double(T * h), int(tp));
+  d.gemm = (L * attn + (L - Lmoe) * dense_ffn + Lmoe * moe_ffn) / L;
+  d.launches = int(std::lround((L * attn_gemms + (L - Lmoe) * ffn_gemms + Lmoe * moe_gemms) / L));
+  // Memory-bound kernels, each at its own GPU time (bf16 activations, bytes read + written).
+  const double Td = double(T), act = 2.0;
+  const double ffn_width =
+      double((m_.moe.enabled() ? m_.moe.expert_ffn_hidden * m_.moe.top_k : m_.ffn_hidden) / tp);
+  const double kv_elem = dtype_bytes(s_.kv_dtype);
+  d.memory += k.norms * kernel_seconds(Td * double(h) * act * (k.residual_in_norm ? 4.0 : 2.0));
+  if (!k.residual_in_norm) d.memory += 2.0 * kernel_seconds(Td * double(h) * act * 3.0);
+  d.memory += k.rope * kernel_seconds(Td * double(qd + kvd) / double(tp) * act * 2.0);
+  d.memory += k.kv_write * kernel_seconds(Td * 2.0 * double(kvd) / double(tp) * (act + kv_elem));
+  d.memory += k.activation * kernel_seconds(Td * ffn_width * act * (swiglu ? 3.0 : 2.0));
+  d.launches += k.memory_kernels();
+  if (comm_ && tp > 1) {
+    d.comm = 2.0 * comm_->all_reduce_seconds(2.0 * double(T * h), int(tp));
+    d.launches += 2;
+  }
   if (comm_ && s_.pp > 1)
-    d.comm += double(s_.pp - 1) * comm_->all_reduce_seconds(2.0 * double(T * h), 2) / 2.0;
+    d.comm += double(s_.pp - 1) * comm_->all_reduce_seconds(2.0 * double(T * h), 2) / 2.0 / L;
   return dense_cache_.emplace(T, d).first->second;
 }
 
 double SimulatedBackend::dense_layer_seconds(std::int64_t tokens) {
   const Dense& d = dense(tokens);
-  return (d.gemm + d.comm + d.other) / double(m_.layers);
+  return d.gemm + d.comm + d.memory;
 }
 
-double SimulatedBackend::lm_head_seconds(std::int64_t rows) {
-  auto it = head_cache_.find(rows);
+const SimulatedBackend::Head& SimulatedBackend::head(std::int64_t T, std::int64_t rows) {
+  const std::int64_t key = (T << 32) ^ rows;
+  auto it = head_cache_.find(key);
   if (it != head_cache_.end()) return it->second;
-  double t = cm_.gemm({rows, std::max<std::int64_t>(1, m_.vocab / s_.tp), m_.hidden, Dtype::BF16, 1}).seconds;
-  t += cm_.memory_bound(double(rows) * double(m_.vocab) * 4.0 * 2.0).seconds;  // softmax, top-p/top-k, sample
-  if (comm_ && s_.tp > 1)
-    t += comm_->all_reduce_seconds(double(rows) * double(m_.vocab / s_.tp) * 2.0, s_.tp) / 2.0;
-  return head_cache_.emplace(rows, t).first->second;
+  Head hd;
+  const double h = double(m_.hidden);
+  hd.memory = kernel_seconds(double(T) * h * 2.0 * 2.0);   // embedding gather
+  hd.memory += kernel_seconds(double(T) * h * 2.0 * 2.0);  // final norm
+  hd.launches = 2;
+  if (rows > 0) {
+    hd.gemm =
+        cm_.gemm({rows, std::max<std::int64_t>(1, m_.vocab / s_.tp), m_.hidden, Dtype::BF16, 1}).seconds;
+    // Sampling: each kernel passes over the fp32 logits (cast, softmax / top-k / top-p, argmax).
+    hd.memory += o_.engine.sampling_kernels * kernel_seconds(double(rows) * double(m_.vocab) * 4.0 * 2.0);
+    hd.launches += 1 + o_.engine.sampling_kernels;
+    if (comm_ && s_.tp > 1) {
+      hd.comm = comm_->all_reduce_seconds(double(rows) * double(m_.vocab / s_.tp) * 2.0, s_.tp) / 2.0;
+      hd.launches += 1;
+    }
+  }
+  return head_cache_.emplace(key, hd).first->second;
 }
 
 StepCost SimulatedBackend::step(const BatchShape& b) {
   StepCost c;
   std::int64_t T = b.padding_seqs, rows = b.padding_seqs, decodes = b.padding_seqs;
-  std::int64_t decode_ctx = b.padding_context, q_max = 1;
+  std::int64_t decode_ctx = b.padding_context, q_max = 1, prefills = 0;
   const Dtype attn_dtype = s_.kv_dtype == Dtype::FP8 ? Dtype::FP8 : Dtype::BF16;
   const std::int64_t head_dim =
       m_.mla.enabled() ? m_.mla.kv_lora_rank + m_.mla.qk_rope_head_dim : m_.head_dim;
   const double L = double(m_.layers);
+  double attn_layer = 0;  // one layer's attention kernels, seconds
   for (const BatchItem& it : b.items) {
     T += it.q_tokens;
     if (it.samples) rows += it.prefill ? 1 : it.q_tokens;
     if (it.prefill) {
+      ++prefills;
       const std::int64_t key = (it.q_tokens << 32) ^ it.context;
       auto f = prefill_attn_cache_.find(key);
       double a;
@@ -111,7 +160,7 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
         a = cm_.attention_prefill(p).seconds;
         if (prefill_attn_cache_.size() < 200000) prefill_attn_cache_.emplace(key, a);
       }
-      c.attention_s += L * a;
+      attn_layer += a;
     } else {
       ++decodes;
       decode_ctx += it.context;
@@ -120,17 +169,51 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
   }
   if (decodes > 0) {
     hw::AttentionDecodeShape d{decodes, decode_ctx, tp_heads_ * q_max, tp_kv_heads_, head_dim, s_.kv_dtype};
-    c.attention_s += L * cm_.attention_decode(d).seconds;
+    attn_layer += cm_.attention_decode(d).seconds;
   }
+  const int attn_launches = (prefills > 0 ? 1 : 0) + (decodes > 0 ? 1 : 0);
+  // How the step is launched: a captured graph (decode-only steps, or all but attention with
+  // piecewise graphs) at the captured size, padding rows included; otherwise eagerly.
+  const CudaGraphs& g = o_.engine.graphs;
+  const bool decode_only = prefills == 0;
+  const int captured = decode_only || g.piecewise_mixed ? g.captured_size(T) : 0;
+  const bool full_graph = captured > 0 && decode_only;
+  const std::int64_t Tg = captured > 0 ? std::max<std::int64_t>(captured, T) : T;
+  const std::int64_t rows_g = full_graph ? std::max<std::int64_t>(rows, Tg) : rows;
+  c.graph_tokens = captured;
   if (T > 0) {
-    const Dense& d = dense(T);
-    c.gemm_s = d.gemm;
-    c.comm_s = d.comm;
-    c.other_s = d.other;
+    const Dense& d = dense(Tg);
+    const Head& hd = head(Tg, rows_g);
+    c.gemm_s = L * d.gemm + hd.gemm;
+    c.comm_s = L * d.comm + hd.comm;
+    c.other_s = L * d.memory + hd.memory;
+    c.attention_s = L * attn_layer;
+    c.launches = int(L) * (d.launches + attn_launches) + hd.launches;
+    const double gpu_layer = d.gemm + d.comm + d.memory + attn_layer;
+    const double issue = o_.engine.eager_issue == EagerIssue::Cuda ? cm_.launch_overhead_seconds()
+                                                                   : cm_.framework_op_seconds();
+    // Host time to issue one layer's kernels: nothing in a full graph; the layer's graph piece
+    // and its eager attention in a piecewise step; every kernel in an eager step.
+    double host_layer = 0, host_head = 0;
+    if (full_graph) {
+      host_layer = 0;
+    } else if (captured > 0) {
+      host_layer = cm_.launch_overhead_seconds() + attn_launches * issue;
+      host_head = cm_.launch_overhead_seconds() + hd.launches * issue;
+    } else {
+      host_layer = (d.launches + attn_launches) * issue;
+      host_head = hd.launches * issue;
+    }
+    const double head_gpu = hd.gemm + hd.comm + hd.memory;
+    c.launch_s = L * std::max(0.0, host_layer - gpu_layer) + std::max(0.0, host_head - head_gpu);
+    if (full_graph) c.launch_s = cm_.launch_overhead_seconds();  // one cudaGraphLaunch
   }
-  if (rows > 0) c.other_s += lm_head_seconds(rows);
-  c.host_s = o_.host_overhead_s;
-  c.total_s = c.gemm_s + c.attention_s + c.comm_s + c.other_s + c.host_s;
+  // Host work of the step: scheduling, input preparation, output processing.
+  const double host =
+      (o_.engine.host_step_us + o_.engine.host_seq_us * double(b.items.size() + b.padding_seqs)) * 1e-6;
+  const double gpu = c.gemm_s + c.attention_s + c.comm_s + c.other_s + c.launch_s;
+  c.host_s = o_.engine.host_overlap ? std::max(0.0, host - gpu) : host;
+  c.total_s = gpu + c.host_s;
   return c;
 }
 

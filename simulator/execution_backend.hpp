@@ -1,10 +1,15 @@
 #pragma once
-// ExecutionBackend: how long one engine step takes. The simulated backend prices the step with a
-// CostModel (roofline or calibrated): per layer the TP-split GEMMs for the step's token count in
-// the weight format's GEMM dtype, attention per prefill chunk and one paged-decode kernel for all
-// decodes, norms and activations, two TP all-reduces; then the LM head and sampling for the
-// sequences that sample, and a fixed host overhead per step. A CUDA backend that runs a real
-// model implements the same interface.
+// ExecutionBackend: how long one engine step takes. The simulated backend prices the step as the
+// kernels an engine launches (engine_preset.hpp): per layer the TP-split GEMMs in the weight
+// format's GEMM dtype, attention per prefill chunk and one paged-decode kernel for all decodes,
+// the norm / RoPE / KV-write / activation kernels, two TP all-reduces; then embedding, final
+// norm, LM head and sampling. A decode step the engine has captured replays its CUDA graph at the
+// captured size (padding rows computed): its kernels run back to back at their GPU times. An
+// eager step runs each layer at the slower of its kernels' GPU time and the host's issue time
+// (launches × the profile's launch or framework-dispatch time); a piecewise step replays all but
+// attention. Host work per step (scheduling, input preparation) adds to the step, or overlaps it
+// for engines that schedule one step ahead. A CUDA backend that runs a real model implements the
+// same interface.
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -12,6 +17,7 @@
 
 #include "hardware/cost_model.hpp"
 #include "model/model_spec.hpp"
+#include "simulator/engine_preset.hpp"
 #include "strategies/serving_config.hpp"
 
 namespace infraplan::sim::serve {
@@ -31,10 +37,16 @@ struct BatchShape {
   std::int64_t padding_context = 0;  ///< their KV length, tokens
 };
 
-/// Time split of one step, seconds.
+/// Time split of one step, seconds: total = gemm + attention + comm + other + launch + host.
 struct StepCost {
   double total_s = 0;
-  double gemm_s = 0, attention_s = 0, comm_s = 0, other_s = 0, host_s = 0;
+  double gemm_s = 0, attention_s = 0, comm_s = 0;
+  double other_s =
+      0;  ///< memory-bound kernels (norms, RoPE, KV write, activation, embedding, sampling), LM head
+  double launch_s = 0;   ///< GPU idle waiting for the host to issue eager kernels
+  double host_s = 0;     ///< per-step host work not hidden behind the GPU
+  int graph_tokens = 0;  ///< captured size a graph replay computed (padding included); 0 = eager
+  int launches = 0;      ///< kernels launched (graph replays count their kernels)
 };
 
 class ExecutionBackend {
@@ -64,11 +76,17 @@ class AlphaBetaTpComm final : public TpCommModel {
   double GBps_, step_, base_, eff_;
 };
 
-/// Engine costs outside the GPU kernels.
+/// What the backend runs around the model's math.
 struct BackendOptions {
-  double host_overhead_s = 50e-6;      ///< scheduler + input preparation per step, seconds
+  EnginePreset engine;                 ///< kernels per layer, CUDA graphs, host costs (default: infraplan)
   int quant_group = 128;               ///< int4 group size (dequantisation cost)
   double w4a16_dequant_factor = 1.15;  ///< compute-bound W4A16 GEMMs run this much slower than fp16
+  /// The default engine without per-step host work (a proposer's steps run inside the target's).
+  static BackendOptions without_host() {
+    BackendOptions o;
+    o.engine.host_step_us = o.engine.host_seq_us = 0;
+    return o;
+  }
 };
 
 /// CostModel-priced step of a model on one replica (tp GPUs, pp stages run back to back).
@@ -78,18 +96,27 @@ class SimulatedBackend final : public ExecutionBackend {
                    const TpCommModel* comm, BackendOptions o = {});
   StepCost step(const BatchShape& b) override;
 
-  /// Per-layer dense cost (GEMMs, norms, all-reduces) for `tokens` tokens, memoised; seconds.
+  /// Per-layer GPU time of the dense kernels (GEMMs, norms and other memory-bound kernels,
+  /// all-reduces) for `tokens` tokens, memoised; seconds.
   double dense_layer_seconds(std::int64_t tokens);
   /// One GEMM in the configured weight format: activations [m, k] × weights [k, n].
   double weight_gemm_seconds(std::int64_t m, std::int64_t n, std::int64_t k) const;
   const model::ModelSpec& model() const { return m_; }
+  const EnginePreset& engine() const { return o_.engine; }
 
  private:
-  struct Dense {
-    double gemm = 0, comm = 0, other = 0;
+  struct Dense {  // one layer's kernels besides attention, GPU seconds
+    double gemm = 0, comm = 0, memory = 0;
+    int launches = 0;
+  };
+  struct Head {  // the step's kernels outside the layers (embedding, final norm, LM head, sampling)
+    double gemm = 0, comm = 0, memory = 0;
+    int launches = 0;
   };
   const Dense& dense(std::int64_t tokens);
-  double lm_head_seconds(std::int64_t rows);
+  const Head& head(std::int64_t tokens, std::int64_t rows);
+  /// A memory-bound kernel's GPU time with no launch gap, at least the graph floor.
+  double kernel_seconds(double bytes) const;
 
   model::ModelSpec m_;
   strat::ServingConfig s_;
@@ -98,7 +125,7 @@ class SimulatedBackend final : public ExecutionBackend {
   BackendOptions o_;
   std::int64_t tp_heads_, tp_kv_heads_;
   std::unordered_map<std::int64_t, Dense> dense_cache_;
-  std::unordered_map<std::int64_t, double> head_cache_;
+  std::unordered_map<std::int64_t, Head> head_cache_;            // key: tokens·2^32 + rows
   std::unordered_map<std::int64_t, double> prefill_attn_cache_;  // key: q_len·2^32 + context
 };
 

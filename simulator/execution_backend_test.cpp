@@ -18,7 +18,7 @@ double step_ms(strat::WeightQuant w, int batch) {
   hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
   strat::ServingConfig s;
   s.weights = w;
-  SimulatedBackend b(model::preset("llama3-8b"), s, cm, nullptr, BackendOptions{0.0});
+  SimulatedBackend b(model::preset("llama3-8b"), s, cm, nullptr, BackendOptions::without_host());
   return b.step(decodes(batch, 512)).total_s * 1e3;
 }
 }  // namespace
@@ -45,7 +45,7 @@ TEST(ExecutionBackend, W4A16BeatsW8A8AtSmallBatchAndLosesAtLargeBatch) {
   auto big = [&](WeightQuant w) {
     strat::ServingConfig s;
     s.weights = w;
-    SimulatedBackend b(model::preset("llama3-8b"), s, cm, nullptr, BackendOptions{0.0});
+    SimulatedBackend b(model::preset("llama3-8b"), s, cm, nullptr, BackendOptions::without_host());
     return b.dense_layer_seconds(4096);
   };
   EXPECT_GT(big(WeightQuant::INT4), 1.5 * big(WeightQuant::INT8));
@@ -56,7 +56,8 @@ TEST(ExecutionBackend, TensorParallelAddsAllReduces) {
   AlphaBetaTpComm comm(450, 0.7e-6);
   strat::ServingConfig s1, s4;
   s4.tp = 4;
-  SimulatedBackend b1(model::preset("llama3-8b"), s1, cm, &comm), b4(model::preset("llama3-8b"), s4, cm, &comm);
+  SimulatedBackend b1(model::preset("llama3-8b"), s1, cm, &comm),
+      b4(model::preset("llama3-8b"), s4, cm, &comm);
   auto c1 = b1.step(decodes(8, 1024)), c4 = b4.step(decodes(8, 1024));
   EXPECT_EQ(c1.comm_s, 0);
   EXPECT_GT(c4.comm_s, 0);

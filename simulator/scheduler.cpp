@@ -5,7 +5,21 @@
 
 namespace infraplan::sim::serve {
 
+const char* admission_name(Admission a) { return a == Admission::Reserve ? "reserve" : "on_demand"; }
+
 Scheduler::Scheduler(const SchedulerConfig& cfg, BlockManager& bm) : cfg_(cfg), bm_(bm) {}
+
+std::int64_t Scheduler::lifetime_tokens(const Sequence& s) const {
+  if (s.prefill_only) return s.prompt_tokens() + 1;
+  return s.prompt_tokens() + s.request().output_tokens + cfg_.spec_tokens;
+}
+
+std::int64_t Scheduler::reserved_blocks() const {
+  std::int64_t r = 0;
+  for (const Sequence* s : running_)
+    r += std::max<std::int64_t>(0, s->blocks_for(lifetime_tokens(*s)) - std::int64_t(s->block_table.size()));
+  return r;
+}
 
 bool Scheduler::before(const Sequence* a, const Sequence* b) const {
   const Request &ra = a->request(), &rb = b->request();
@@ -136,6 +150,8 @@ void Scheduler::schedule_swapped(SchedulerOutput& out) {
 }
 
 void Scheduler::schedule_waiting(SchedulerOutput& out, std::int64_t& budget, bool whole_prompts) {
+  const bool reserve = cfg_.admission == Admission::Reserve;
+  std::int64_t reserved = reserve && !waiting_.empty() ? reserved_blocks() : 0;
   while (!waiting_.empty() && int(running_.size()) < cfg_.max_num_seqs && budget > 0) {
     Sequence* s = waiting_.front();
     PrefixMatch m;
@@ -151,8 +167,13 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, std::int64_t& budget, boo
       if (cfg_.chunk_tokens > 0) q = std::min(q, cfg_.chunk_tokens);
     }
     if (!bm_.can_allocate(*s, m, m.tokens + q)) break;
+    // Reserve: the blocks of its whole lifetime must fit beside what the running ones may take.
+    if (reserve && !bm_.can_allocate(*s, m, lifetime_tokens(*s), reserved)) break;
     waiting_.pop_front();
     bm_.allocate(*s, m, m.tokens + q);
+    if (reserve)
+      reserved +=
+          std::max<std::int64_t>(0, s->blocks_for(lifetime_tokens(*s)) - std::int64_t(s->block_table.size()));
     s->status = SeqStatus::Running;
     running_.push_back(s);
     const bool prefill = s->in_prefill();

@@ -12,6 +12,11 @@
 // When a running sequence cannot grow, the lowest-priority running sequence (the latest
 // admitted under FCFS) is preempted: its KV is dropped and recomputed later, or swapped to host
 // memory over PCIe.
+// Admission (continuous batching): "on_demand" admits a sequence when its first chunk fits and
+// grows its KV step by step (vLLM; TensorRT-LLM's MAX_UTILIZATION), preempting when the cache
+// runs out; "reserve" admits it only when the free blocks cover the whole prompt + output of
+// every running sequence and of the new one (TensorRT-LLM's GUARANTEED_NO_EVICT), so nothing is
+// ever preempted.
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -24,6 +29,8 @@ namespace infraplan::sim::serve {
 enum class Policy { FCFS, Priority };
 enum class Preemption { Recompute, Swap };
 enum class Batching { Continuous, Static };
+enum class Admission { OnDemand, Reserve };
+const char* admission_name(Admission a);
 
 struct SchedulerConfig {
   int max_num_seqs = 256;                  ///< running sequences
@@ -33,6 +40,7 @@ struct SchedulerConfig {
   Policy policy = Policy::FCFS;
   Preemption preemption = Preemption::Recompute;
   Batching batching = Batching::Continuous;
+  Admission admission = Admission::OnDemand;
   int spec_tokens = 0;  ///< speculative draft tokens verified per decode step (k)
 };
 
@@ -86,6 +94,11 @@ class Scheduler {
   /// Preempts the lowest-priority running sequence; returns it.
   Sequence* preempt_one(SchedulerOutput& out);
   std::int64_t decode_tokens(const Sequence& s) const;
+  /// KV slots `s` can ever hold: prompt + output (+ k speculative lookahead); a PD prefill
+  /// sequence stops after its first token.
+  std::int64_t lifetime_tokens(const Sequence& s) const;
+  /// Blocks the running sequences may still take before they finish (admission "reserve").
+  std::int64_t reserved_blocks() const;
   void enqueue_waiting(Sequence* s, bool front);
   bool before(const Sequence* a, const Sequence* b) const;
 

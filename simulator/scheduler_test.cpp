@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 
 using namespace infraplan::sim::serve;
@@ -159,4 +160,47 @@ TEST(Scheduler, SpeculativeStepsVerifyKPlusOneTokens) {
   f.sched.update(out, {3});
   EXPECT_EQ(s->num_generated, 4);
   EXPECT_EQ(s->num_computed, s->len() - 1);
+}
+
+// Admission "reserve" (TensorRT-LLM's GUARANTEED_NO_EVICT) admits a sequence only when the free
+// blocks cover the whole lifetime of every running sequence and of the new one: under a KV pool
+// far too small for everyone, on-demand admission preempts, reserve never does, and both finish.
+TEST(Scheduler, ReserveAdmissionNeverPreempts) {
+  auto run = [](Admission adm, std::int64_t* max_running) {
+    SchedulerConfig c;
+    c.admission = adm;
+    c.max_batched_tokens = 512;
+    Fixture f(c, 64);                                                // 1024 token slots
+    for (int i = 0; i < 12; ++i) f.add(100 + 10 * i, 200 + 20 * i);  // 300..740 tokens each
+    std::int64_t finished = 0, steps = 0;
+    *max_running = 0;
+    while (f.sched.has_work() && steps < 100000) {
+      finished += std::int64_t(f.step().size());
+      *max_running = std::max<std::int64_t>(*max_running, std::int64_t(f.sched.running().size()));
+      std::vector<const Sequence*> live;
+      for (const auto& s : f.seqs)
+        if (!s->block_table.empty()) live.push_back(s.get());
+      f.bm.check_invariants(live);
+      ++steps;
+    }
+    EXPECT_EQ(finished, 12) << admission_name(adm);
+    return f.sched.num_preemptions();
+  };
+  std::int64_t run_od = 0, run_res = 0;
+  EXPECT_GT(run(Admission::OnDemand, &run_od), 0) << "the pool is too small: on-demand admission preempts";
+  EXPECT_EQ(run(Admission::Reserve, &run_res), 0);
+  EXPECT_LT(run_res, run_od) << "reserving whole lifetimes admits fewer sequences at once";
+  EXPECT_GE(run_res, 1);
+}
+
+TEST(Scheduler, ReserveAdmissionCountsTheRunningSequencesFutureBlocks) {
+  SchedulerConfig c;
+  c.admission = Admission::Reserve;
+  Fixture f(c, 40);              // 640 slots
+  Sequence* a = f.add(64, 300);  // lifetime 364 tokens = 23 blocks
+  Sequence* b = f.add(64, 300);  // would need 23 more: 46 > 40
+  f.step();
+  EXPECT_EQ(a->status, SeqStatus::Running);
+  EXPECT_EQ(b->status, SeqStatus::Waiting) << "only 4 blocks are held now, but 23 are promised to a";
+  EXPECT_EQ(a->block_table.size(), 4u) << "blocks are still allocated as the sequence grows";
 }

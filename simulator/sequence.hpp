@@ -32,6 +32,10 @@ struct Request {
   std::int64_t after_request = -1;  ///< this turn is sent `think_time_s` after that request finishes
   double think_time_s = 0;          ///< user think time before this turn, seconds
   double acceptance = -1;           ///< speculative acceptance rate for this request (< 0: engine default)
+  /// Closed-loop pool (the workload class whose arrival type is "closed") this request's
+  /// conversation occupies; -1 = open loop (sent at arrival_s, or after its previous turn).
+  /// A closed-loop request's arrival_s is a placeholder until RequestRelease sends it.
+  int closed_loop = -1;
 };
 
 enum class SeqStatus { Waiting, Running, Swapped, Finished };

@@ -95,7 +95,10 @@ std::optional<StepInfo> ServingEngine::start_step(double now) {
   }
   StepInfo info;
   if (!current_.empty()) {
-    info.duration_s = backend_->step(shape_).total_s;
+    const StepCost c = backend_->step(shape_);
+    info.duration_s = c.total_s;
+    info.graph_tokens = c.graph_tokens;
+    info.launches = c.launches;
     if (spec_proposer_) info.duration_s += spec_proposer_->propose_seconds(shape_);
   }
   const double swap_bytes =

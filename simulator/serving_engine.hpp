@@ -39,6 +39,8 @@ struct StepInfo {
   double duration_s = 0;
   std::int64_t tokens = 0, prefill_tokens = 0, seqs = 0, padding_seqs = 0;
   double swap_s = 0;
+  int graph_tokens = 0;  ///< captured size the step replayed (0 = eager)
+  int launches = 0;      ///< kernels the step launched
 };
 
 class ServingEngine {

@@ -9,8 +9,14 @@ EngineOptions engine_options_from_json(const Json& raw, const strat::ServingConf
   EngineOptions e;
   e.sched.max_num_seqs = core.max_num_seqs;
   e.sched.max_batched_tokens = core.max_batched_tokens;
-  if (raw.is_null()) return e;
+  if (raw.is_null()) {
+    e.engine = engine_preset("infraplan", core.max_num_seqs);
+    e.sched.admission = e.engine.admission;
+    return e;
+  }
   JsonObject o(raw, path);
+  e.engine = engine_preset_from_json(o, core.max_num_seqs);
+  e.sched.admission = e.engine.admission;
   if (o.has("priority"))
     throw Error(o.field("priority") +
                 " is not an engine setting; use serving.scheduler = \"priority\" and give "
@@ -29,7 +35,6 @@ EngineOptions engine_options_from_json(const Json& raw, const strat::ServingConf
   e.routing = rt == "round_robin"         ? Routing::RoundRobin
               : rt == "least_outstanding" ? Routing::LeastOutstanding
                                           : Routing::PrefixAware;
-  e.host_overhead_us = o.get_number_min("host_overhead_us", 50, 0);
   e.swap_space_GiB = o.get_number_min("swap_space_GiB", 4, 0);
   e.watermark = o.get_number_min("watermark", 0.01, 0);
   if (e.watermark >= 0.5) throw Error(o.field("watermark") + " must be < 0.5 (a fraction of the KV blocks)");
@@ -77,7 +82,10 @@ Json EngineOptions::to_json() const {
             {"chunk_tokens", sched.chunk_tokens},
             {"preemption", sched.preemption == Preemption::Swap ? "swap" : "recompute"},
             {"routing", routing_name(routing)},
-            {"host_overhead_us", host_overhead_us},
+            {"engine", engine.name},
+            {"engine_preset", engine.to_json()},
+            {"admission", admission_name(sched.admission)},
+            {"host_overhead_us", engine.host_step_us},
             {"swap_space_GiB", swap_space_GiB},
             {"watermark", watermark}};
   if (pd.enabled)

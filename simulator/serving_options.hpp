@@ -1,11 +1,13 @@
 #pragma once
 // The serving engine's settings from a scenario's "serving" object (the keys beyond
-// ServingConfig's core: scheduler, batching, prefix cache, chunked prefill, preemption, routing,
-// PD disaggregation, speculative decoding, host overhead, swap space, watermark).
+// ServingConfig's core: engine preset, CUDA graphs, admission, scheduler, batching, prefix cache,
+// chunked prefill, preemption, routing, PD disaggregation, speculative decoding, host costs,
+// swap space, watermark).
 // Defaults and units: docs/serving.md.
 #include <string>
 
 #include "model/json_util.hpp"
+#include "simulator/engine_preset.hpp"
 #include "simulator/router.hpp"
 #include "simulator/scheduler.hpp"
 #include "simulator/spec_decode.hpp"
@@ -30,9 +32,11 @@ struct EngineOptions {
   Routing routing = Routing::RoundRobin;
   DisaggConfig pd;
   SpecConfig spec;
-  double host_overhead_us = 50;  ///< per engine step, µs
-  double swap_space_GiB = 4;     ///< host swap space per GPU, GiB
-  double watermark = 0.01;       ///< fraction of KV blocks kept free at admission
+  /// The engine around the model: kernels per layer, CUDA graphs, host costs, default admission
+  /// (serving.engine and its override keys; sched.admission is copied from it).
+  EnginePreset engine;
+  double swap_space_GiB = 4;  ///< host swap space per GPU, GiB
+  double watermark = 0.01;    ///< fraction of KV blocks kept free at admission
   Json to_json() const;
 };
 

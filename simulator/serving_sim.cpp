@@ -7,6 +7,7 @@
 
 #include "model/error.hpp"
 #include "model/model_math.hpp"
+#include "simulator/request_release.hpp"
 #include "simulator/router.hpp"
 #include "simulator/serving_collectives.hpp"
 #include "simulator/serving_engine.hpp"
@@ -30,6 +31,16 @@ ServingSetup serving_setup_from_scenario(const strat::Scenario& sc) {
     throw Error(sc.origin + ": " + e.what());
   }
   return s;
+}
+
+std::int64_t instance_kv_capacity_tokens(const ServingSetup& s, int tp, bool with_proposer) {
+  strat::ServingConfig sc = s.serving;
+  sc.tp = tp;
+  std::int64_t cap = strat::serving_kv_capacity_tokens(s.model, s.cluster.gpu, sc);
+  if (with_proposer && s.engine.spec.enabled())
+    cap -= std::int64_t(proposer_weight_bytes(s.engine.spec, s.model) /
+                        strat::serving_kv_bytes_per_token_per_gpu(s.model, sc));
+  return std::max<std::int64_t>(cap, 0);
 }
 
 namespace {
@@ -67,7 +78,7 @@ class Simulation {
   std::vector<Request> reqs_;
   std::vector<RequestRecord> recs_;
   std::vector<char> done_;
-  std::vector<std::vector<std::int64_t>> dependents_;
+  std::unique_ptr<RequestRelease> release_;
   std::vector<std::unique_ptr<ServingEngine>> engines_;
   std::vector<int> front_, decode_;  // instances receiving new requests; PD decode instances
   std::unique_ptr<coll::CommModel> comm_model_;
@@ -132,8 +143,7 @@ void Simulation::build() {
     if (e.spec.enabled() && p.role != Role::Prefill)
       prop = std::make_unique<SpecProposer>(e.spec, m, sc, cm_);
     const double kv_tok = strat::serving_kv_bytes_per_token_per_gpu(m, sc);
-    std::int64_t cap = strat::serving_kv_capacity_tokens(m, c.gpu, sc);
-    if (prop) cap -= std::int64_t(prop->weight_bytes() / kv_tok);
+    const std::int64_t cap = instance_kv_capacity_tokens(s_, p.tp, prop != nullptr);
     if (cap < s_.serving.block_size)
       throw Error("serving: the weights of " + m.name + " leave no room for KV cache on " + c.gpu.name +
                   " with tp=" + std::to_string(p.tp) +
@@ -149,7 +159,7 @@ void Simulation::build() {
       is.host_blocks = std::int64_t(e.swap_space_GiB * 1073741824.0 / is.block_bytes_per_gpu);
       is.pcie_GBps = c.gpu.pcie_GBps > 0 ? c.gpu.pcie_GBps : 32;
       BackendOptions bo;
-      bo.host_overhead_s = e.host_overhead_us * 1e-6;
+      bo.engine = e.engine;
       bo.quant_group = s_.serving.quant_group;
       auto backend = std::make_unique<SimulatedBackend>(m, sc, cm_, comm, bo);
       const int idx = int(engines_.size());
@@ -199,7 +209,9 @@ void Simulation::try_start(double now, int inst) {
                     {"prefill_tokens", info->prefill_tokens},
                     {"seqs", info->seqs},
                     {"padding_seqs", info->padding_seqs},
-                    {"swap_ms", info->swap_s * 1e3}});
+                    {"swap_ms", info->swap_s * 1e3},
+                    {"graph_tokens", info->graph_tokens},
+                    {"launches", info->launches}});
   }
 }
 
@@ -235,10 +247,8 @@ void Simulation::complete(const Sequence& s, int inst, double now) {
     }
   }
   end_s_ = std::max(end_s_, now);
-  for (std::int64_t d : dependents_[std::size_t(id)]) {
-    const double t = now + reqs_[std::size_t(d)].think_time_s;
-    q_.push(t, EventClass::Arrival, -1, d);
-  }
+  for (const Release& next : release_->on_finish(id, now))
+    q_.push(next.time_s, EventClass::Arrival, -1, next.id);
 }
 
 void Simulation::on_step_done(double now, int inst) {
@@ -334,15 +344,12 @@ ServingResult Simulation::run() {
   build();
   recs_.assign(reqs_.size(), RequestRecord{});
   done_.assign(reqs_.size(), 0);
-  dependents_.assign(reqs_.size(), {});
   pending_.assign(reqs_.size(), Pending{});
-  for (const auto& r : reqs_) {
-    if (r.after_request >= 0)
-      dependents_[std::size_t(r.after_request)].push_back(r.id);
-    else
-      q_.push(r.arrival_s, EventClass::Arrival, -1, r.id);
-  }
-  next_sample_ = reqs_.empty() ? 0 : reqs_.front().arrival_s;
+  release_ = std::make_unique<RequestRelease>(reqs_, s_.workload);
+  const std::vector<Release> first = release_->initial();
+  for (const Release& r : first) q_.push(r.time_s, EventClass::Arrival, -1, r.id);
+  next_sample_ = first.empty() ? 0 : first.front().time_s;
+  for (const Release& r : first) next_sample_ = std::min(next_sample_, r.time_s);
   while (!q_.empty()) {
     const Event ev = q_.pop();
     switch (ev.cls) {

@@ -79,6 +79,11 @@ struct ServingResult {
   Json to_json(bool with_series = true) const;
 };
 
+/// KV capacity of one instance of `tp` GPUs per pipeline stage, tokens: the memory ledger's
+/// (strat::serving_kv_capacity_tokens at serving.gpu_memory_utilization) minus the speculative
+/// proposer's weights when `with_proposer` (decode and aggregated instances run the proposer).
+std::int64_t instance_kv_capacity_tokens(const ServingSetup& s, int tp, bool with_proposer);
+
 /// Runs the simulation. Throws infraplan::Error when the deployment cannot serve the workload
 /// (weights do not fit, more GPUs than the cluster has, a request larger than the KV cache).
 ServingResult simulate_serving(const ServingSetup& setup, const hw::CostModel& cm,

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
 
@@ -168,4 +171,79 @@ TEST(ServingSim, KvTransfersAsSimGridFlows) {
   EXPECT_EQ(a.kv_link, "ib");
   EXPECT_GT(a.kv_transfer_ms_mean, 0.0);
   EXPECT_EQ(a.to_json().dump(), b.to_json().dump());
+}
+
+// A closed loop of N clients keeps exactly N requests in flight (think time 0) until the
+// workload runs out, and each client's next request is sent when its previous one finished.
+TEST(ServingSim, ClosedLoopKeepsExactlyNInFlight) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  for (int n : {1, 5, 24}) {
+    auto s = small_setup(120, 1);
+    s.serving.replicas = 1;
+    s.workload = workload_from_json({{"requests", 120},
+                                     {"arrival", {{"type", "closed"}, {"concurrency", n}}},
+                                     {"prompt_tokens", {{"dist", "uniform"}, {"min", 100}, {"max", 900}}},
+                                     {"output_tokens", {{"dist", "uniform"}, {"min", 20}, {"max", 200}}}},
+                                    3);
+    auto r = simulate_serving(s, cm);
+    ASSERT_EQ(r.requests.size(), 120u);
+    std::vector<double> arrivals;
+    for (const auto& rec : r.requests) arrivals.push_back(rec.arrival_s);
+    std::sort(arrivals.begin(), arrivals.end());
+    const double last_send = arrivals.back();
+    std::vector<double> times = arrivals;
+    for (const auto& rec : r.requests) times.push_back(rec.finish_s);
+    for (double t : times) {
+      std::int64_t in_flight = 0;
+      for (const auto& rec : r.requests) in_flight += rec.arrival_s <= t && t < rec.finish_s;
+      EXPECT_LE(in_flight, n) << "t=" << t;
+      if (t <= last_send) {
+        EXPECT_EQ(in_flight, n) << "n=" << n << " t=" << t;
+      }
+    }
+    // Every request after the first n was sent at the finish time of an earlier one.
+    std::vector<double> finishes;
+    for (const auto& rec : r.requests) finishes.push_back(rec.finish_s);
+    for (std::size_t i = std::size_t(n); i < arrivals.size(); ++i)
+      EXPECT_NE(std::find(finishes.begin(), finishes.end(), arrivals[i]), finishes.end());
+  }
+}
+
+TEST(ServingSim, ClosedLoopThinkTimeDelaysTheNextRequest) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  auto s = small_setup(40, 1);
+  s.workload =
+      workload_from_json({{"requests", 40},
+                          {"arrival", {{"type", "closed"}, {"concurrency", 2}, {"think_time_s", 0.5}}},
+                          {"prompt_tokens", 200},
+                          {"output_tokens", 20}},
+                         3);
+  auto r = simulate_serving(s, cm);
+  std::vector<double> finishes;
+  for (const auto& rec : r.requests) finishes.push_back(rec.finish_s);
+  for (const auto& rec : r.requests) {
+    if (rec.arrival_s == 0) continue;
+    bool follows = false;
+    for (double f : finishes) follows |= std::abs(rec.arrival_s - (f + 0.5)) < 1e-9;
+    EXPECT_TRUE(follows) << "request " << rec.id << " sent at " << rec.arrival_s;
+  }
+  EXPECT_LT(r.metrics.throughput_rps, 2.0 / 0.5) << "two clients thinking 0.5 s each";
+}
+
+// Reserve admission under a KV pool that forces on-demand admission to preempt.
+TEST(ServingSim, ReserveAdmissionNeverPreemptsAndEveryRequestFinishes) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  auto s = small_setup(400, 100);
+  s.serving.gpu_memory_utilization = 0.23;
+  s.engine = engine_options_from_json({{"admission", "reserve"}}, s.serving);
+  ASSERT_EQ(s.engine.sched.admission, Admission::Reserve);
+  SimOptions o;
+  o.check_invariants_every = 5;
+  auto r = simulate_serving(s, cm, o);
+  EXPECT_EQ(r.requests.size(), 400u);
+  EXPECT_EQ(r.metrics.preemptions, 0);
+  auto od = small_setup(400, 100);
+  od.serving.gpu_memory_utilization = 0.23;
+  EXPECT_GT(simulate_serving(od, cm).metrics.preemptions, 0);
+  EXPECT_EQ(r.to_json()["config"]["engine"]["admission"], "reserve");
 }

@@ -32,6 +32,28 @@ std::int64_t sample_accepted_tokens(Rng& rng, double alpha, std::int64_t k) {
   return n;
 }
 
+std::optional<model::ModelSpec> proposer_model(const SpecConfig& c, const model::ModelSpec& target) {
+  if (c.method == SpecMethod::Draft && c.draft_model) return *c.draft_model;
+  if (c.method == SpecMethod::Eagle) {
+    model::ModelSpec e = target;  // one decoder layer at the target's width, fed its hidden states
+    e.name = target.name + "-eagle-head";
+    e.layers = 1;
+    e.moe = {};
+    if (e.ffn_hidden == 0) e.ffn_hidden = 4 * e.hidden;
+    return e;
+  }
+  return std::nullopt;
+}
+
+double proposer_weight_bytes(const SpecConfig& c, const model::ModelSpec& target) {
+  if (!c.enabled()) return 0;
+  const auto d = proposer_model(c, target);
+  if (!d) return 0;
+  double w = model::count_params(*d).total * 2.0;
+  if (c.method == SpecMethod::Eagle) w -= model::count_params(*d).embedding * 2.0;  // shares the target's
+  return w;
+}
+
 SpecProposer::SpecProposer(const SpecConfig& c, const model::ModelSpec& target,
                            const strat::ServingConfig& serving, const hw::CostModel& cm)
     : c_(c) {
@@ -40,21 +62,11 @@ SpecProposer::SpecProposer(const SpecConfig& c, const model::ModelSpec& target,
   draft_serving_.pp = 1;
   draft_serving_.ep = 1;
   draft_serving_.weights = strat::WeightQuant::BF16;
-  if (c_.method == SpecMethod::Draft && c_.draft_model) {
-    draft_ = *c_.draft_model;
-  } else if (c_.method == SpecMethod::Eagle) {
-    model::ModelSpec e = target;  // one decoder layer at the target's width, fed its hidden states
-    e.name = target.name + "-eagle-head";
-    e.layers = 1;
-    e.moe = {};
-    if (e.ffn_hidden == 0) e.ffn_hidden = 4 * e.hidden;
-    draft_ = e;
-  }
+  draft_ = proposer_model(c_, target);
   if (draft_) {
-    backend_ = std::make_unique<SimulatedBackend>(*draft_, draft_serving_, cm, nullptr, BackendOptions{0.0});
-    weight_bytes_ = model::count_params(*draft_).total * 2.0;
-    if (c_.method == SpecMethod::Eagle)
-      weight_bytes_ -= model::count_params(*draft_).embedding * 2.0;  // shares the target's
+    backend_ = std::make_unique<SimulatedBackend>(*draft_, draft_serving_, cm, nullptr,
+                                                  BackendOptions::without_host());
+    weight_bytes_ = proposer_weight_bytes(c_, target);
   }
 }
 

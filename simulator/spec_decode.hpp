@@ -34,6 +34,12 @@ double expected_tokens_per_step(double alpha, int k);
 /// probability α), at most k + 1.
 std::int64_t sample_accepted_tokens(Rng& rng, double alpha, std::int64_t k);
 
+/// The model a proposer runs: the draft model, or an EAGLE-style head (one decoder layer at the
+/// target's width); none for n-gram lookup.
+std::optional<model::ModelSpec> proposer_model(const SpecConfig& c, const model::ModelSpec& target);
+/// Proposer weights on the GPU (bf16; an EAGLE head shares the target's embedding), bytes.
+double proposer_weight_bytes(const SpecConfig& c, const model::ModelSpec& target);
+
 /// GPU time of the proposer for one step.
 class SpecProposer {
  public:

@@ -94,15 +94,33 @@ WorkloadClass parse_class(const JsonObject& o, const std::string& default_name) 
   c.name = o.get_string("name", default_name);
   c.requests = o.get_int_min("requests", 100, 1);
   if (auto a = o.opt_object("arrival")) {
-    a->reject_unknown({"type", "rate_per_s", "cv", "start_s", "burst"});
-    c.arrival.burst = int(a->get_int_min("burst", 1, 1));
-    const std::string t = a->get_choice("type", "poisson", {"poisson", "gamma", "fixed"});
+    a->reject_unknown({"type", "rate_per_s", "cv", "start_s", "burst", "concurrency", "think_time_s"});
+    const std::string t = a->get_choice("type", "poisson", {"poisson", "gamma", "fixed", "closed"});
     c.arrival.kind = t == "poisson" ? ArrivalSpec::Kind::Poisson
                      : t == "gamma" ? ArrivalSpec::Kind::Gamma
-                                    : ArrivalSpec::Kind::Fixed;
-    c.arrival.rate_per_s = a->get_number_min("rate_per_s", 0, 0);
-    c.arrival.cv = a->get_number_min("cv", 1, 0.01);
+                     : t == "fixed" ? ArrivalSpec::Kind::Fixed
+                                    : ArrivalSpec::Kind::Closed;
     c.arrival.start_s = a->get_number_min("start_s", 0, 0);
+    if (c.arrival.closed()) {
+      for (const char* open_only : {"rate_per_s", "cv", "burst"})
+        if (a->has(open_only))
+          throw Error(a->field(open_only) +
+                      " does not apply to a closed loop (type 'closed' sends the next request when one "
+                      "finishes); set concurrency (requests in flight) and optionally think_time_s");
+      if (!a->has("concurrency"))
+        throw Error(a->field("concurrency") +
+                    " is required for type 'closed' (requests in flight, an integer >= 1)");
+      c.arrival.concurrency = int(a->get_int_min("concurrency", 1, 1));
+      c.arrival.think_time_s = a->get_number_min("think_time_s", 0, 0);
+    } else {
+      for (const char* closed_only : {"concurrency", "think_time_s"})
+        if (a->has(closed_only))
+          throw Error(a->field(closed_only) + " applies only to arrival type 'closed' (this class is '" + t +
+                      "'); use rate_per_s for an open loop");
+      c.arrival.burst = int(a->get_int_min("burst", 1, 1));
+      c.arrival.rate_per_s = a->get_number_min("rate_per_s", 0, 0);
+      c.arrival.cv = a->get_number_min("cv", 1, 0.01);
+    }
   }
   c.prompt = parse_length(o.raw().value("prompt_tokens", Json()), o.field("prompt_tokens"), 512);
   c.output = parse_length(o.raw().value("output_tokens", Json()), o.field("output_tokens"), 128);
@@ -183,16 +201,21 @@ Json WorkloadSpec::to_json() const {
   for (const auto& c : classes) {
     const char* at = c.arrival.kind == ArrivalSpec::Kind::Poisson ? "poisson"
                      : c.arrival.kind == ArrivalSpec::Kind::Gamma ? "gamma"
-                                                                  : "fixed";
+                     : c.arrival.kind == ArrivalSpec::Kind::Fixed ? "fixed"
+                                                                  : "closed";
+    Json arrival = {{"type", at}, {"start_s", c.arrival.start_s}};
+    if (c.arrival.closed()) {
+      arrival["concurrency"] = c.arrival.concurrency;
+      arrival["think_time_s"] = c.arrival.think_time_s;
+    } else {
+      arrival["rate_per_s"] = c.arrival.rate_per_s;
+      arrival["cv"] = c.arrival.cv;
+      arrival["burst"] = c.arrival.burst;
+    }
     cs.push_back(
         {{"name", c.name},
          {"requests", c.requests},
-         {"arrival",
-          {{"type", at},
-           {"rate_per_s", c.arrival.rate_per_s},
-           {"cv", c.arrival.cv},
-           {"start_s", c.arrival.start_s},
-           {"burst", c.arrival.burst}}},
+         {"arrival", arrival},
          {"prompt_tokens", length_json(c.prompt)},
          {"output_tokens", length_json(c.output)},
          {"prefix",
@@ -219,7 +242,7 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
     double t = c.arrival.start_s;
     std::int64_t made = 0;
     for (std::int64_t s = 0; s < sessions && made < c.requests; ++s) {
-      if (s > 0 && s % c.arrival.burst == 0 && c.arrival.rate_per_s > 0) {
+      if (s > 0 && s % c.arrival.burst == 0 && c.arrival.rate_per_s > 0 && !c.arrival.closed()) {
         const double mean = double(c.arrival.burst) / c.arrival.rate_per_s;  // gap between arrival instants
         switch (c.arrival.kind) {
           case ArrivalSpec::Kind::Poisson:
@@ -227,6 +250,8 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
             break;
           case ArrivalSpec::Kind::Fixed:
             t += mean;
+            break;
+          case ArrivalSpec::Kind::Closed:  // sent by RequestRelease, not at a time drawn here
             break;
           case ArrivalSpec::Kind::Gamma: {
             const double shape = 1.0 / (c.arrival.cv * c.arrival.cv);
@@ -247,8 +272,9 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
       std::int64_t history = 0;
       for (std::int64_t turn = 0; turn < turns && made < c.requests; ++turn, ++made) {
         Request r;
-        r.arrival_s = t;
+        r.arrival_s = t;  // closed loop: a placeholder, RequestRelease sends it
         r.klass = int(ci);
+        r.closed_loop = c.arrival.closed() ? int(ci) : -1;
         r.priority = prio;
         r.acceptance = c.acceptance;
         const std::int64_t own = c.prompt.sample(len);

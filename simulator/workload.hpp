@@ -26,13 +26,21 @@ struct LengthDist {
   std::int64_t sample(Rng& rng) const;
 };
 
+/// How requests of a class are sent. Open loop (poisson, gamma, fixed): at times drawn in
+/// advance, whatever the server does. Closed loop: `concurrency` clients each send a request
+/// (a conversation, with sessions), wait for it to finish, think `think_time_s`, send the next —
+/// as benchmark tools with a concurrency limit do (genai-perf, vLLM's benchmark_serving
+/// --max-concurrency); see RequestRelease.
 struct ArrivalSpec {
-  enum class Kind { Poisson, Gamma, Fixed };
+  enum class Kind { Poisson, Gamma, Fixed, Closed };
   Kind kind = Kind::Poisson;
-  double rate_per_s = 0;  ///< mean arrival rate; 0 = every request at start_s
-  double cv = 1;          ///< gamma: coefficient of variation of the gaps (> 1 bursty)
-  double start_s = 0;     ///< first arrival time, seconds
-  int burst = 1;          ///< requests arriving together at each arrival instant
+  double rate_per_s = 0;    ///< mean arrival rate; 0 = every request at start_s (open loop)
+  double cv = 1;            ///< gamma: coefficient of variation of the gaps (> 1 bursty)
+  double start_s = 0;       ///< first arrival time, seconds
+  int burst = 1;            ///< requests arriving together at each arrival instant (open loop)
+  int concurrency = 1;      ///< closed loop: requests (conversations) in flight
+  double think_time_s = 0;  ///< closed loop: a client's pause between a finish and its next request, seconds
+  bool closed() const { return kind == Kind::Closed; }
 };
 
 /// One stream of similar requests.

@@ -143,9 +143,10 @@ void validate_serving(const ServingConfig& s, const model::ModelSpec& m, const h
 namespace infraplan::strat {
 const std::vector<std::string>& serving_engine_keys() {
   static const std::vector<std::string> k = {
-      "scheduler",      "batching",  "prefix_cache",   "chunked_prefill", "chunk_tokens",
-      "preemption",     "routing",   "disaggregation", "speculative",     "host_overhead_us",
-      "swap_space_GiB", "watermark", "priority"};
+      "scheduler",       "batching",     "prefix_cache",   "chunked_prefill", "chunk_tokens",
+      "preemption",      "routing",      "disaggregation", "speculative",     "host_overhead_us",
+      "swap_space_GiB",  "watermark",    "priority",       "engine",          "cuda_graph",
+      "host_us_per_seq", "host_overlap", "admission",      "kernels",         "eager_issue"};
   return k;
 }
 }  // namespace infraplan::strat

@@ -33,6 +33,28 @@ expect 1 "does not fit by" -- memory train --scenario scenarios/memory_llama2_7b
 expect 0 "fits (" -- memory train --scenario scenarios/memory_llama2_7b_zero3_dgx_a100.json
 expect 0 '"fits": true' -- memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json
 expect 0 '"name": "kv_cache"' -- memory serve --scenario scenarios/memory_llama2_70b_2xa100.json --batch 16 --context 4096 --json
+# Without flags memory serve sizes the KV pool for the scenario's own workload, as simulate serve runs it.
+expect 0 "the pool holds 203 sequences of the mean length" -- memory serve --scenario scenarios/serve_goodput_slo.json
+expect 0 '"kv_capacity_blocks": 28556' -- memory serve --scenario scenarios/serve_goodput_slo.json --json
+expect 0 '"sizing": "workload"' -- memory serve --scenario scenarios/serve_goodput_slo.json --json
+expect 1 "does not fit by" -- memory serve --scenario scenarios/serve_goodput_slo.json --batch 256 --context 8192
+cat > "$tmp/long.json" <<'EOF2'
+{"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "nodes": 1}, "serving": {"tp": 2},
+ "workload": {"requests": 3, "prompt_tokens": 60000, "output_tokens": 100}}
+EOF2
+expect 1 "does not fit: the longest request (60100 tokens) exceeds the KV pool" -- memory serve --scenario "$tmp/long.json"
+expect 2 "request 0 needs 60100 tokens of KV but a replica instance can admit 26912 tokens" -- simulate serve --scenario "$tmp/long.json"
+# Engine presets, admission and closed-loop workloads from the CLI.
+cat > "$tmp/closed.json" <<'EOF2'
+{"model": "llama2-7b", "cluster": "dgx-h200", "serving": {"engine": "vllm", "admission": "reserve"},
+ "workload": {"requests": 20, "arrival": {"type": "closed", "concurrency": 4}, "prompt_tokens": 128, "output_tokens": 32}}
+EOF2
+expect 0 '"concurrency": 4' -- simulate serve --scenario "$tmp/closed.json" --json
+expect 0 '"admission": "reserve"' -- simulate serve --scenario "$tmp/closed.json" --json
+sed 's/"vllm"/"vllm-v9"/' "$tmp/closed.json" > "$tmp/bad_engine.json"
+expect 2 "serving.engine='vllm-v9' is not a known engine; valid: infraplan, vllm, tensorrt-llm, sglang" -- simulate serve --scenario "$tmp/bad_engine.json"
+sed 's/"concurrency": 4/"concurrency": 4, "rate_per_s": 2/' "$tmp/closed.json" > "$tmp/bad_closed.json"
+expect 2 "workload.arrival.rate_per_s does not apply to a closed loop" -- simulate serve --scenario "$tmp/bad_closed.json"
 
 expect 0 "algorithm" -- comm --cluster dgx-h100 --op all_reduce --bytes 2GB --group world
 expect 0 '"bottleneck"' -- comm --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --op all_reduce --bytes 1GiB --group tp --json

@@ -1,0 +1,162 @@
+#include "simulator/engine_preset.hpp"
+
+#include <gtest/gtest.h>
+
+#include "hardware/calibrated_cost_model.hpp"
+#include "hardware/roofline_cost_model.hpp"
+#include "model/error.hpp"
+#include "simulator/execution_backend.hpp"
+#include "simulator/serving_options.hpp"
+
+using namespace infraplan;
+using namespace infraplan::sim::serve;
+
+namespace {
+std::string error_of(const Json& serving) {
+  try {
+    strat::ServingConfig core;
+    engine_options_from_json(serving, core);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+BatchShape decodes(int n, std::int64_t ctx) {
+  BatchShape b;
+  for (int i = 0; i < n; ++i) b.items.push_back({1, ctx, false, true});
+  return b;
+}
+BackendOptions with_engine(const std::string& name, int max_num_seqs = 256) {
+  BackendOptions o;
+  o.engine = engine_preset(name, max_num_seqs);
+  return o;
+}
+}  // namespace
+
+TEST(EnginePreset, EveryPresetParsesAndUnknownNamesListTheValidOnes) {
+  for (const auto& n : engine_preset_names()) {
+    strat::ServingConfig core;
+    const auto e = engine_options_from_json({{"engine", n}}, core);
+    EXPECT_EQ(e.engine.name, n);
+    EXPECT_FALSE(e.engine.graphs.sizes.empty()) << n;
+    EXPECT_TRUE(std::is_sorted(e.engine.graphs.sizes.begin(), e.engine.graphs.sizes.end())) << n;
+    EXPECT_EQ(e.engine.to_json()["name"], n);
+  }
+  const std::string err = error_of({{"engine", "vllm-v2"}});
+  EXPECT_NE(err.find("serving.engine='vllm-v2' is not a known engine"), std::string::npos) << err;
+  EXPECT_NE(err.find("infraplan, vllm, tensorrt-llm, sglang"), std::string::npos) << err;
+  EXPECT_NE(error_of({{"admission", "greedy"}}).find("serving.admission"), std::string::npos);
+  EXPECT_NE(error_of({{"cuda_graph", {{"sizes", {4, 0}}}}}).find("serving.cuda_graph.sizes"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"cuda_graph", {{"sizes", Json::array()}}}}).find("non-empty"), std::string::npos);
+  EXPECT_NE(error_of({{"cuda_graph", {{"max_size", 0}}}}).find("serving.cuda_graph.max_size"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"cuda_graph", {{"padded", true}}}}).find("padding"), std::string::npos)
+      << "unknown keys get a did-you-mean hint";
+  EXPECT_NE(error_of({{"host_us_per_seq", -1}}).find("serving.host_us_per_seq"), std::string::npos);
+}
+
+TEST(EnginePreset, DefaultsOverridesAndAdmission) {
+  strat::ServingConfig core;
+  const auto d = engine_options_from_json(Json::object(), core);
+  EXPECT_EQ(d.engine.name, "infraplan");
+  EXPECT_EQ(d.sched.admission, Admission::OnDemand);
+  const auto t = engine_options_from_json({{"engine", "tensorrt-llm"}}, core);
+  EXPECT_EQ(t.sched.admission, Admission::Reserve) << "TensorRT-LLM defaults to GUARANTEED_NO_EVICT";
+  EXPECT_FALSE(t.engine.graphs.padding);
+  const auto o = engine_options_from_json({{"engine", "tensorrt-llm"},
+                                           {"admission", "on_demand"},
+                                           {"host_overhead_us", 10},
+                                           {"host_overlap", false},
+                                           {"cuda_graph", {{"sizes", {16, 4, 8, 4}}, {"padding", true}}}},
+                                          core);
+  EXPECT_EQ(o.sched.admission, Admission::OnDemand);
+  EXPECT_EQ(o.engine.host_step_us, 10);
+  EXPECT_FALSE(o.engine.host_overlap);
+  EXPECT_EQ(o.engine.graphs.sizes, (std::vector<int>{4, 8, 16}));
+  EXPECT_EQ(vllm_capture_sizes(256).back(), 512);
+  EXPECT_EQ(vllm_capture_sizes(64).back(), 128) << "min(2 · max_num_seqs, 512)";
+  EXPECT_EQ(vllm_capture_sizes(256).size(), 3u + 31u + 17u);
+}
+
+TEST(EnginePreset, DecodeStepsPadToTheNextCapturedSize) {
+  CudaGraphs g;
+  g.sizes = {1, 2, 4, 8, 16, 24, 32};
+  EXPECT_EQ(g.captured_size(1), 1);
+  EXPECT_EQ(g.captured_size(3), 4);
+  EXPECT_EQ(g.captured_size(17), 24);
+  EXPECT_EQ(g.captured_size(33), 0) << "beyond the largest captured size: eager";
+  g.padding = false;
+  EXPECT_EQ(g.captured_size(3), 0) << "without padding only captured sizes replay";
+  EXPECT_EQ(g.captured_size(16), 16);
+  g.enabled = false;
+  EXPECT_EQ(g.captured_size(16), 0);
+}
+
+TEST(EnginePreset, GraphReplayComputesThePaddedBatch) {
+  hw::RooflineCostModel cm(hw::find_gpu("h200-sxm-141gb"));
+  strat::ServingConfig s;
+  SimulatedBackend vllm(model::preset("llama2-7b"), s, cm, nullptr, with_engine("vllm"));
+  const StepCost c5 = vllm.step(decodes(5, 1000)), c8 = vllm.step(decodes(8, 1000));
+  EXPECT_EQ(c5.graph_tokens, 8);
+  EXPECT_EQ(c8.graph_tokens, 8);
+  EXPECT_EQ(c5.gemm_s, c8.gemm_s) << "5 sequences run the GEMMs of the captured 8";
+  EXPECT_EQ(vllm.step(decodes(513, 1000)).graph_tokens, 0) << "past the largest captured size";
+  SimulatedBackend trt(model::preset("llama2-7b"), s, cm, nullptr, with_engine("tensorrt-llm"));
+  EXPECT_EQ(trt.step(decodes(33, 1000)).graph_tokens, 0) << "33 is not captured and padding is off";
+  EXPECT_EQ(trt.step(decodes(32, 1000)).graph_tokens, 32);
+  BatchShape mixed = decodes(4, 1000);
+  mixed.items.push_back({200, 200, true, true});
+  EXPECT_EQ(vllm.step(mixed).graph_tokens, 208)
+      << "vLLM replays piecewise graphs for mixed steps (204 → 208)";
+  SimulatedBackend own(model::preset("llama2-7b"), s, cm, nullptr, with_engine("infraplan"));
+  EXPECT_EQ(own.step(mixed).graph_tokens, 0) << "the infraplan engine runs mixed steps eagerly";
+}
+
+// The measured H200 profile. A small model's batch-1 decode step replaying a graph costs its
+// kernels' GPU times; eagerly each layer waits for the host to issue its kernels, more so when
+// eager PyTorch issues them. A 7B model's GEMMs are long enough for the host to keep ahead.
+TEST(EnginePreset, EagerStepsPayTheHostsIssueRateAndGraphsDoNot) {
+  const auto gpu = hw::find_gpu("h200-sxm-141gb");
+  hw::CalibratedCostModel cm(hw::default_profile("h200-sxm-141gb"), gpu);
+  strat::ServingConfig s;
+  BackendOptions graph = BackendOptions::without_host(), eager = graph, framework = graph;
+  eager.engine.graphs.enabled = framework.engine.graphs.enabled = false;
+  framework.engine.eager_issue = EagerIssue::Framework;
+  const auto small = model::preset("gpt2-350m");
+  SimulatedBackend g(small, s, cm, nullptr, graph), e(small, s, cm, nullptr, eager),
+      f(small, s, cm, nullptr, framework);
+  const StepCost cg = g.step(decodes(1, 512)), ce = e.step(decodes(1, 512)), cf = f.step(decodes(1, 512));
+  EXPECT_EQ(cg.graph_tokens, 1);
+  EXPECT_LE(cg.launch_s, cm.launch_overhead_seconds()) << "one graph launch";
+  EXPECT_GE(ce.total_s, cg.total_s - cm.launch_overhead_seconds() - 1e-12)
+      << "eager never beats the replay by more than its one launch";
+  EXPECT_GT(cf.total_s, 1.5 * cg.total_s)
+      << "eager PyTorch cannot issue this small model's kernels fast enough";
+  EXPECT_NEAR(cf.launch_s + cf.gemm_s + cf.attention_s + cf.other_s, cf.total_s, 1e-12);
+  EXPECT_GE(cf.total_s, (24 * 9 + 4) * cm.framework_op_seconds() - 1e-12);
+  EXPECT_NEAR(cf.total_s, (24 * 9 + 4) * cm.framework_op_seconds(), 1e-5)
+      << "host-bound layers: every launch at the framework's dispatch time (the LM head is a little longer)";
+  const auto big = model::preset("llama2-7b");
+  SimulatedBackend g7(big, s, cm, nullptr, graph), f7(big, s, cm, nullptr, framework);
+  const StepCost cg7 = g7.step(decodes(1, 512)), cf7 = f7.step(decodes(1, 512));
+  EXPECT_GT(cg7.total_s, 13.5e9 / (gpu.hbm_GBps * 1e9)) << "at least one read of the weights";
+  EXPECT_EQ(cg7.launches, 32 * (4 + 4 + 1) + 2 + 1 + 1)
+      << "9 kernels per layer, embedding, norm, head, argmax";
+  EXPECT_LT(cf7.launch_s, 0.05 * cf7.total_s) << "7B GEMMs keep the GPU busier than the host";
+}
+
+TEST(EnginePreset, OverlappedHostWorkHidesBehindTheGpu) {
+  hw::RooflineCostModel cm(hw::find_gpu("h200-sxm-141gb"));
+  strat::ServingConfig s;
+  BackendOptions sync = BackendOptions::without_host(), overlap;
+  sync.engine.host_step_us = 200;
+  overlap = sync;
+  overlap.engine.host_overlap = true;
+  SimulatedBackend a(model::preset("llama2-7b"), s, cm, nullptr, sync),
+      b(model::preset("llama2-7b"), s, cm, nullptr, overlap);
+  const StepCost ca = a.step(decodes(8, 1000)), cb = b.step(decodes(8, 1000));
+  EXPECT_NEAR(ca.host_s, 200e-6, 1e-12);
+  EXPECT_EQ(cb.host_s, 0) << "200 µs of host work hides behind a multi-ms step";
+  EXPECT_NEAR(ca.total_s - cb.total_s, 200e-6, 1e-12);
+}
