@@ -3,6 +3,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/results.hpp"
 #include "cli/table.hpp"
 #include "model/error.hpp"
 #include "strategies/memory_ledger.hpp"
@@ -59,9 +60,8 @@ int cmd_memory(const std::vector<std::string>& argv) {
       L = strat::training_memory_peak(sc.model, sc.cluster, t);
     }
     if (a.flag("json")) {
-      Json j = L.to_json();
-      j["scenario"] = sc.name;
-      j["training"] = t.to_json();
+      Json j = memory_train_json(sc, L);
+      stamp_cli_result(j, report::ResultKind::MemoryTrain, {command_line("memory", argv), &sc, Json()});
       std::printf("%s\n", j.dump(2).c_str());
     } else {
       std::printf(
@@ -81,12 +81,8 @@ int cmd_memory(const std::vector<std::string>& argv) {
   auto L = strat::serving_memory(sc.model, sc.cluster.gpu, s, batch, context);
   auto cap = strat::serving_kv_capacity_tokens(sc.model, sc.cluster.gpu, s);
   if (a.flag("json")) {
-    Json j = L.to_json();
-    j["scenario"] = sc.name;
-    j["serving"] = s.to_json();
-    j["batch"] = batch;
-    j["context"] = context;
-    j["kv_capacity_tokens"] = cap;
+    Json j = memory_serve_json(sc, L, batch, context);
+    stamp_cli_result(j, report::ResultKind::MemoryServe, {command_line("memory", argv), &sc, Json()});
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s: %s on %s, tp=%d pp=%d, weights %s, KV %s, %lld sequences × %lld tokens\n\n",
