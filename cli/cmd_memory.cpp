@@ -5,6 +5,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/results.hpp"
 #include "cli/table.hpp"
 #include "model/error.hpp"
 #include "simulator/serving_sim.hpp"
@@ -67,9 +68,8 @@ int cmd_memory(const std::vector<std::string>& argv) {
       L = strat::training_memory_peak(sc.model, sc.cluster, t);
     }
     if (a.flag("json")) {
-      Json j = L.to_json();
-      j["scenario"] = sc.name;
-      j["training"] = t.to_json();
+      Json j = memory_train_json(sc, L);
+      stamp_cli_result(j, report::ResultKind::MemoryTrain, {command_line("memory", argv), &sc, Json()});
       std::printf("%s\n", j.dump(2).c_str());
     } else {
       std::printf(
@@ -112,12 +112,8 @@ int cmd_memory(const std::vector<std::string>& argv) {
   const bool pool_holds_longest = admissible >= longest_need;
   const bool fits = sized_by_flags ? L.fits() : (pool_holds_longest && L.fits());
   if (a.flag("json")) {
-    Json j = L.to_json();
+    Json j = memory_serve_json(sc, L, batch, context);
     j["fits"] = fits;
-    j["scenario"] = sc.name;
-    j["serving"] = s.to_json();
-    j["batch"] = batch;
-    j["context"] = context;
     j["sizing"] = sized_by_flags ? "flags" : "workload";
     j["kv_capacity_tokens"] = cap;
     j["kv_capacity_blocks"] = blocks;
@@ -127,6 +123,7 @@ int cmd_memory(const std::vector<std::string>& argv) {
         {"requests", reqs.size()}, {"mean", std::round(mean_len * 10) / 10}, {"max", longest}};
     j["sequences_that_fit"] = {{"at_mean", at_mean}, {"at_max", at_max}};
     j["concurrency_limit"] = std::min<std::int64_t>(s.max_num_seqs, at_mean);
+    stamp_cli_result(j, report::ResultKind::MemoryServe, {command_line("memory", argv), &sc, Json()});
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s: %s on %s, tp=%d pp=%d, weights %s, KV %s, %lld sequences × %lld tokens%s\n\n",

@@ -2,13 +2,15 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/results.hpp"
 #include "cli/table.hpp"
 #include "model/error.hpp"
-#include "simulator/cost_setup.hpp"
 #include "planner/train_planner.hpp"
+#include "simulator/cost_setup.hpp"
 #include "strategies/scenario.hpp"
 
 namespace infraplan::cli {
@@ -58,8 +60,10 @@ int plan_train(const std::vector<std::string>& argv) {
   }
   plan::TrainPlanRequest r;
   std::string profile = a.get("profile", "");
+  std::optional<strat::Scenario> scenario;
   if (auto f = a.get("scenario")) {
-    auto sc = strat::load_scenario(*f);
+    scenario = strat::load_scenario(*f);
+    const auto& sc = *scenario;
     r.model = sc.model;
     r.cluster = sc.cluster;
     if (profile.empty()) profile = sc.profile;
@@ -115,17 +119,14 @@ int plan_train(const std::vector<std::string>& argv) {
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
 
   if (a.flag("json")) {
-    Json j = plan.to_json();
-    j["model"] = r.model.name;
-    j["cluster"] = r.cluster.to_json();
-    j["seq_len"] = r.search.seq_len;
-    j["global_batch"] = r.search.global_batch;
-    j["cost_model"] = cs.name;
+    Json j = plan_train_json(r, plan, cs.name);
     if (!plan.candidates.empty() && plan.candidates.front().has_outlook) {
       const auto& best = plan.candidates.front();
       j["goodput"] = best.outlook.goodput.to_json(best.cfg.gpus());
       j["cost"] = best.outlook.cost.to_json();
     }
+    stamp_cli_result(j, report::ResultKind::PlanTrain,
+                     {command_line("plan train", argv), scenario ? &*scenario : nullptr, cs.provenance});
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }

@@ -6,11 +6,12 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/results.hpp"
 #include "cli/table.hpp"
 #include "hardware/reliability.hpp"
 #include "model/error.hpp"
-#include "simulator/cost_setup.hpp"
 #include "planner/serve_planner.hpp"
+#include "simulator/cost_setup.hpp"
 
 namespace infraplan::cli {
 
@@ -139,18 +140,11 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
   if (tty) std::fprintf(stderr, "\r%80s\r", "");
 
   if (a.flag("json")) {
-    Json j = plan.to_json();
-    j["model"] = s.model.name;
-    j["gpu"] = s.gpu.name;
-    j["target_rate_rps"] = s.target_rate;
-    j["gpu_budget"] = s.gpus;
-    j["slo"] = {{"ttft_ms", s.workload.slo.ttft_ms},
-                {"tpot_ms", s.workload.slo.tpot_ms},
-                {"attainment", s.attainment}};
-    j["workload"] = s.workload.to_json();
-    j["cost_model"] = cs.name;
+    Json j = plan_serve_json(s, plan, cs.name);
     j["price_per_gpu_hour"] = s.price_per_gpu_hour;
     j["price_source"] = s.price_source;
+    stamp_cli_result(j, report::ResultKind::PlanServe,
+                     {command_line("plan serve", argv), nullptr, cs.provenance});
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }

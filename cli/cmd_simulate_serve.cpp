@@ -6,6 +6,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/gemm_shapes_out.hpp"
+#include "cli/results.hpp"
 #include "cli/table.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
@@ -62,9 +63,9 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   shapes.write();
 
   if (a.flag("json")) {
-    Json j = r.to_json();
-    j["scenario"] = sc.name;
-    j["cost_model"] = cost_name;
+    Json j = simulate_serve_json(sc, r, cost_name);
+    stamp_cli_result(j, report::ResultKind::SimulateServe,
+                     {command_line("simulate serve", argv), &sc, cs.provenance});
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }

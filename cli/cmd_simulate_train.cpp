@@ -6,6 +6,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/gemm_shapes_out.hpp"
+#include "cli/results.hpp"
 #include "cli/table.hpp"
 #include "collectives/comm_model.hpp"
 #include "hardware/calibrated_cost_model.hpp"
@@ -95,9 +96,10 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
     auto e = sim::train::estimate_training(sc.model, sc.cluster, t, cost, comm);
     shapes.write();
     if (a.flag("json")) {
-      Json j = e.to_json();
-      j["scenario"] = sc.name, j["training"] = t.to_json(), j["cost_model"] = cost_name;
+      Json j = estimate_train_json(sc, e, cost_name);
       add_outlook(j, outlook_of(e.iteration_time_s));
+      stamp_cli_result(j, report::ResultKind::SimulateTrainEstimate,
+                       {command_line("simulate train", argv), &sc, cs.provenance});
       std::printf("%s\n", j.dump(2).c_str());
     } else {
       std::printf("%s (estimate): iteration %s, %.0f tokens/s, MFU %.1f%%, peak %s\n\n", sc.name.c_str(),
@@ -122,10 +124,10 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   if (trace) write_file_atomic(*trace, sim::train::training_trace_json(r, sc.cluster));
   shapes.write();
   if (a.flag("json")) {
-    Json j = r.to_json();
-    j["scenario"] = sc.name, j["training"] = t.to_json(), j["cost_model"] = cost_name;
-    j["model"] = sc.model.name, j["cluster"] = sc.cluster.name, j["gpus"] = sc.cluster.total_gpus();
+    Json j = simulate_train_json(sc, r, cost_name);
     add_outlook(j, outlook_of(r.iteration_time_s));
+    stamp_cli_result(j, report::ResultKind::SimulateTrain,
+                     {command_line("simulate train", argv), &sc, cs.provenance});
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }

@@ -14,11 +14,17 @@ const std::vector<Command>& commands() {
       {"hardware", "list GPUs and clusters; 'hardware show GPU|CLUSTER' for details and topology",
        cmd_hardware},
       {"memory", "'memory train|serve --scenario F': per-GPU memory ledger, fits or not", cmd_memory},
-      {"comm", "one collective on a cluster: predicted time, algbw/busbw, algorithm, bottleneck link", cmd_comm},
+      {"comm", "one collective on a cluster: predicted time, algbw/busbw, algorithm, bottleneck link",
+       cmd_comm},
       {"plan", "'plan train|serve': search layouts, recommend the best, explain why", cmd_plan},
-      {"cost", "one op through the cost model: predicted seconds, achieved vs ceiling, measured or roofline", cmd_cost},
-      {"calibrate", "run CUDA/cuBLAS/NCCL calibration on this machine's GPUs, write a profile", cmd_calibrate},
-      {"simulate", "'simulate train --scenario F': iteration time, MFU, memory, time breakdown, trace", cmd_simulate},
+      {"cost", "one op through the cost model: predicted seconds, achieved vs ceiling, measured or roofline",
+       cmd_cost},
+      {"calibrate", "run CUDA/cuBLAS/NCCL calibration on this machine's GPUs, write a profile",
+       cmd_calibrate},
+      {"simulate", "'simulate train --scenario F': iteration time, MFU, memory, time breakdown, trace",
+       cmd_simulate},
+      {"report", "'report --scenario F' or '--from result.json': one self-contained HTML page (or Markdown)",
+       cmd_report},
   };
   return c;
 }

@@ -36,5 +36,7 @@ int cmd_simulate(const std::vector<std::string>& args);
 int cmd_simulate_train(const std::vector<std::string>& args);
 /// `simulate serve --scenario F`: the serving simulator (cli/cmd_simulate_serve.cpp).
 int cmd_simulate_serve(const std::vector<std::string>& args);
+/// `report --scenario F | --from result.json`: an HTML or Markdown report (cli/cmd_report.cpp).
+int cmd_report(const std::vector<std::string>& args);
 
 }  // namespace infraplan::cli

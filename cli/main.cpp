@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "infraplan_build_info.hpp"
 #include "model/error.hpp"
 
 namespace {
@@ -27,7 +28,8 @@ int main(int argc, char** argv) {
     return args.empty() ? 1 : 0;
   }
   if (args[0] == "--version") {
-    std::printf("infraplan 0.1.0\n");
+    std::printf("infraplan %s (commit %s)\n", infraplan::build_info::kVersion,
+                infraplan::build_info::kGitCommit);
     return 0;
   }
   std::vector<std::string> names;

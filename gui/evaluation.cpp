@@ -1,5 +1,7 @@
 #include "gui/evaluation.hpp"
 
+#include "infraplan_build_info.hpp"
+
 #include "collectives/comm_model.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
@@ -36,6 +38,7 @@ void plan_training_job(Evaluation& ev, const EvaluationRequest& req) {
     };
   auto cost = scenario_cost_model(sc);
   ev.cost_model = cost.name;
+  ev.cost_provenance = cost.provenance;
   coll::CommModel comm(r.cluster, cost.comm);
   ev.train_plan = plan::plan_training(r, *cost.cost, comm);
 }
@@ -66,6 +69,7 @@ void plan_serving_job(Evaluation& ev, const EvaluationRequest& req) {
   if (req.progress) s.progress = [&req](const std::string& m) { req.progress("simulating " + m); };
   auto cost = scenario_cost_model(sc);
   ev.cost_model = cost.name;
+  ev.cost_provenance = cost.provenance;
   ev.serve_plan = plan::plan_serving(s, *cost.cost);
   s.progress = nullptr;  // the search is kept for its JSON; the callback refers to the request
   ev.serve_search = std::move(s);
@@ -86,6 +90,7 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
     if (req.action == Action::Simulate) {
       auto cost = scenario_cost_model(sc);
       ev->cost_model = cost.name;
+      ev->cost_provenance = cost.provenance;
       coll::CommModel comm(sc.cluster, cost.comm);
       sim::train::TrainingOptions o;
       o.keep_graph = true;  // the timeline is drawn from the executed graph
@@ -112,6 +117,7 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
     auto setup = sim::serve::serving_setup_from_scenario(sc);
     auto cost = scenario_cost_model(sc);
     ev->cost_model = cost.name;
+    ev->cost_provenance = cost.provenance;
     sim::serve::SimOptions o;
     o.keep_requests = true;
     ev->serving = sim::serve::simulate_serving(setup, *cost.cost, o);
@@ -121,16 +127,35 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
   return ev;
 }
 
+report::Provenance Evaluation::provenance(bool with_profile) const {
+  report::Provenance p;
+  p.infraplan_version = build_info::kVersion;
+  p.git_commit = build_info::kGitCommit;
+  p.command_line =
+      "infraplan-gui (" + (scenario.origin == "form" ? std::string("the form") : scenario.origin) + ")";
+  p.scenario_file = scenario.origin;
+  p.scenario = scenario.raw;
+  if (with_profile) p.profile = cost_provenance;
+  return p;
+}
+
 Json Evaluation::memory_json() const {
   Json j = ledger.to_json();
   j["scenario"] = scenario.name;
   if (job == Job::Training) {
     j["training"] = scenario.training->to_json();
+    Json stages = Json::array();
+    for (int s = 0; s < scenario.training->pp; ++s)
+      stages.push_back(
+          strat::training_memory(scenario.model, scenario.cluster, *scenario.training, s).to_json());
+    j["stages"] = stages;
+    report::stamp_result(j, report::ResultKind::MemoryTrain, provenance(false));
   } else {
     j["serving"] = scenario.serving->to_json();
     j["batch"] = serving_batch;
     j["context"] = serving_context;
     j["kv_capacity_tokens"] = kv_capacity_tokens;
+    report::stamp_result(j, report::ResultKind::MemoryServe, provenance(false));
   }
   return j;
 }
@@ -145,6 +170,12 @@ Json Evaluation::training_json() const {
     j["goodput"] = training_outlook->goodput.to_json(scenario.cluster.total_gpus());
     j["cost"] = training_outlook->cost.to_json();
   }
+  Json stages = Json::array();
+  for (int s = 0; s < scenario.training->pp; ++s)
+    stages.push_back(
+        strat::training_memory(scenario.model, scenario.cluster, *scenario.training, s).to_json());
+  j["memory_stages"] = stages;
+  report::stamp_result(j, report::ResultKind::SimulateTrain, provenance(true));
   return j;
 }
 
@@ -153,6 +184,7 @@ Json Evaluation::serving_json() const {
   Json j = serving->to_json();
   j["scenario"] = scenario.name;
   j["cost_model"] = cost_model;
+  report::stamp_result(j, report::ResultKind::SimulateServe, provenance(true));
   return j;
 }
 
@@ -164,6 +196,7 @@ Json Evaluation::plan_json() const {
     j["seq_len"] = scenario.training->seq_len;
     j["global_batch"] = scenario.training->global_batch;
     j["cost_model"] = cost_model;
+    report::stamp_result(j, report::ResultKind::PlanTrain, provenance(true));
     return j;
   }
   if (serve_plan && serve_search) {
@@ -178,6 +211,7 @@ Json Evaluation::plan_json() const {
                 {"attainment", s.attainment}};
     j["workload"] = s.workload.to_json();
     j["cost_model"] = cost_model;
+    report::stamp_result(j, report::ResultKind::PlanServe, provenance(true));
     return j;
   }
   return Json();

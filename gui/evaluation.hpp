@@ -14,6 +14,7 @@
 #include "model/json_util.hpp"
 #include "planner/serve_planner.hpp"
 #include "planner/train_planner.hpp"
+#include "report/result_view.hpp"
 #include "simulator/cost_setup.hpp"
 #include "simulator/serving_sim.hpp"
 #include "simulator/training_goodput.hpp"
@@ -51,6 +52,7 @@ struct Evaluation {
   std::int64_t kv_capacity_tokens = 0;  ///< tokens of KV one replica holds
   /// Cost model the simulation used ("embedded profile", a profile path or "datasheet roofline").
   std::string cost_model;
+  Json cost_provenance;                                ///< sim::CostSetup::provenance of that cost model
   std::optional<sim::train::TrainingResult> training;  ///< when simulated (graph kept, for the timeline)
   std::optional<sim::train::RunOutlook> training_outlook;  ///< goodput and cost of the simulated run
   std::optional<sim::serve::ServingResult> serving;    ///< when simulated (requests kept, for the CDF)
@@ -68,6 +70,9 @@ struct Evaluation {
   Json serving_json() const;
   /// `infraplan plan train|serve --json` (null when not planned).
   Json plan_json() const;
+  /// Each JSON above is stamped like the CLI's (result_kind, result_version, provenance), so
+  /// `infraplan report --from` and File › Export report read it.
+  report::Provenance provenance(bool with_profile) const;
 };
 
 /// Parses and validates the scenario, builds the ledger and, when asked, simulates. Throws

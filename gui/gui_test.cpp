@@ -135,6 +135,42 @@ class GuiTest : public QObject {
     QVERIFY(!img.isNull());
   }
 
+  void exportReportWritesTheHtmlPage() {
+    MainWindow w;
+    QVERIFY(w.openScenario(kOneA100));
+    QVERIFY(w.waitUntilIdle(5000));
+    QTemporaryDir dir;
+    QString error;
+    const QString path = dir.filePath("memory.html");
+    QVERIFY2(w.exportReport(path, &error), qPrintable(error));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString html = QString::fromUtf8(f.readAll());
+    QVERIFY(html.startsWith("<!DOCTYPE html>"));
+    QVERIFY(html.contains("<section id=\"memory\">"));
+    QVERIFY(html.contains("<svg"));
+    QVERIFY(!html.contains("<script"));
+    // The page shows the ledger's total, traced to the exported JSON's key.
+    const double total = w.memoryEvaluation()->ledger.total_bytes();
+    const QString key = "data-key=\"/total_bytes\" data-value=\"";
+    const int at = html.indexOf(key);
+    QVERIFY(at > 0);
+    const int from = at + key.size();
+    QCOMPARE(html.mid(from, html.indexOf('"', from) - from).toDouble(), total);
+    QVERIFY2(w.exportReport(dir.filePath("memory.md"), &error), qPrintable(error));
+    QFile md(dir.filePath("memory.md"));
+    QVERIFY(md.open(QIODevice::ReadOnly));
+    QVERIFY(md.readAll().startsWith("# Training memory"));
+    // No results on the tab, or no directory: an error, no file.
+    w.tabs()->setCurrentIndex(MainWindow::ServingTabIndex);
+    QVERIFY(!w.exportReport(dir.filePath("serving.html"), &error));
+    QVERIFY(error.contains("no results"));
+    QVERIFY(!QFile::exists(dir.filePath("serving.html")));
+    w.tabs()->setCurrentIndex(MainWindow::MemoryTabIndex);
+    QVERIFY(!w.exportReport(dir.filePath("missing/sub/r.html"), &error));
+    QVERIFY(!QFile::exists(dir.filePath("missing/sub/r.html")));
+  }
+
   void scenarioRoundTripsThroughInputs() {
     const Json raw = read_json_file(kOneA100.toStdString());
     const Inputs in = inputs_from_scenario(raw);

@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QChartView>
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -23,7 +24,9 @@
 #include "gui/plan_tab.hpp"
 #include "gui/serving_tab.hpp"
 #include "gui/training_tab.hpp"
+#include "infraplan_build_info.hpp"
 #include "model/error.hpp"
+#include "report/report.hpp"
 
 namespace infraplan::gui {
 
@@ -110,6 +113,7 @@ void MainWindow::buildMenus() {
   file->addSeparator();
   file->addAction("Export results as &JSON…", QKeySequence("Ctrl+E"), this, &MainWindow::onExportJson);
   file->addAction("Export chart as &PNG…", QKeySequence("Ctrl+Shift+E"), this, &MainWindow::onExportPng);
+  file->addAction("Export &report (HTML)…", QKeySequence("Ctrl+Shift+R"), this, &MainWindow::onExportReport);
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu("&Run");
@@ -369,6 +373,42 @@ bool MainWindow::exportChartPng(const QString& path, QString* error) {
     return false;
   }
   return save_widget_png(path, view, error);
+}
+
+bool MainWindow::exportReport(const QString& path, QString* error) {
+  const Json j = currentResultsJson();
+  if (j.is_null()) {
+    if (error)
+      *error = "The " + tabs_->tabText(tabs_->currentIndex()) + " tab has no results yet; run it first.";
+    return false;
+  }
+  report::ReportInputs in;
+  in.results = {j};
+  in.origins = {"the " + tabs_->tabText(tabs_->currentIndex()).toStdString() + " tab"};
+  in.generated_at = QDateTime::currentDateTimeUtc().toString(Qt::ISODate).toStdString();
+  in.command_line = "infraplan-gui: File › Export report";
+  in.generator =
+      std::string("infraplan-gui ") + build_info::kVersion + " (commit " + build_info::kGitCommit + ")";
+  std::string text;
+  try {
+    text = report::write_report(
+        in, path.endsWith(".md", Qt::CaseInsensitive) ? report::Format::Markdown : report::Format::Html);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  return save_bytes_atomic(path, QByteArray::fromStdString(text), error);
+}
+
+void MainWindow::onExportReport() {
+  const QString path = QFileDialog::getSaveFileName(this, "Export report", "report.html",
+                                                    "HTML report (*.html);;Markdown summary (*.md)");
+  if (path.isEmpty()) return;
+  QString error;
+  if (!exportReport(path, &error))
+    QMessageBox::warning(this, "Export failed", error);
+  else
+    showStatus("Wrote " + path);
 }
 
 void MainWindow::onExportJson() {

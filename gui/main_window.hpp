@@ -1,6 +1,7 @@
 #pragma once
 // MainWindow: the planner. Inputs on the left; Memory, Training and Serving tabs on the right;
-// File menu to open scenarios and model configs and to export results (JSON) and charts (PNG).
+// File menu to open scenarios and model configs and to export results (JSON), charts (PNG) and
+// reports (HTML or Markdown, report/).
 //
 // Every computation runs on a worker thread (QtConcurrent) while a busy bar shows in the status
 // bar; the event loop never waits for it. Edits re-evaluate the memory ledger after a short
@@ -71,6 +72,10 @@ class MainWindow : public QMainWindow {
   Json currentResultsJson() const;
   /// Exports currentResultsJson() / the current tab's main chart; false with `error` set on failure.
   bool exportResultsJson(const QString& path, QString* error);
+  /// File › Export report: the current tab's results as one self-contained HTML page (or
+  /// Markdown when `path` ends in .md), written by the report library as `infraplan report`
+  /// writes it; false with `error` set when there are no results or the file cannot be written.
+  bool exportReport(const QString& path, QString* error);
   bool exportChartPng(const QString& path, QString* error);
   /// The current tab's main chart view.
   QChartView* currentChartView() const;
@@ -100,6 +105,7 @@ class MainWindow : public QMainWindow {
   void onOpenModelConfig();
   void onExportJson();
   void onExportPng();
+  void onExportReport();
 
   InputPanel* inputs_ = nullptr;
   QTabWidget* tabs_ = nullptr;

@@ -109,11 +109,10 @@ Json ServePlan::to_json() const {
             {"label", b.label()},
             {"cost", b.to_json().at("cost")}};
   }
-  Json out = {{"best", best},
-              {"candidates", c},
-              {"pareto", p},
-              {"explanation", explanation},
-              {"simulations", simulations}};
+  Json rej = Json::array();
+  for (const auto& [reason, count] : rejected) rej.push_back({{"reason", reason}, {"count", count}});
+  Json out = {{"best", best},    {"candidates", c},           {"pareto", p}, {"explanation", explanation},
+              {"rejected", rej}, {"simulations", simulations}};
   if (!candidates.empty()) out["cost"] = candidates.front().to_json().at("cost");
   return out;
 }
@@ -252,6 +251,11 @@ class Searcher {
   ServePlan& plan_;
 };
 
+std::string no_room(const Instance& in) {
+  return "tp=" + std::to_string(in.tp) + " " + strat::weight_quant_name(in.weights) +
+         ": weights + KV of 4 mean requests do not fit on the instance";
+}
+
 Dtype kv_for(strat::WeightQuant q, const hw::GpuSpec& g) {
   if ((q == strat::WeightQuant::FP8 || q == strat::WeightQuant::NVFP4) && g.supports(Dtype::FP8))
     return Dtype::FP8;
@@ -287,7 +291,10 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
       for (int tp : tps) {
         for (std::int64_t budget : {std::int64_t(2048), std::int64_t(8192)}) {
           Instance in{tp, q, kv_for(q, s.gpu), budget, spec};
-          if (!se.fits(in)) continue;
+          if (!se.fits(in)) {
+            plan.rejected[no_room(in)] += 1;
+            continue;
+          }
           say("aggregated tp" + std::to_string(tp) + " " + strat::weight_quant_name(q) + " budget " +
               std::to_string(budget));
           ServeCandidate c;
@@ -301,7 +308,10 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
           c.capacity_rps = se.capacity(
               [&](double rate, std::int64_t n) { return se.setup(in, rate, n, 1, std::nullopt, slo); }, tp,
               &c.points);
-          if (c.capacity_rps > 0) cands.push_back(c);
+          if (c.capacity_rps > 0)
+            cands.push_back(c);
+          else
+            plan.rejected["aggregated: meets the SLOs at no probed load (from 0.5 req/s per instance)"] += 1;
         }
       }
       if (!s.disaggregation) continue;
@@ -320,7 +330,10 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
       std::vector<std::pair<int, double>> prefill_cap, decode_cap;
       for (int tp : tps) {
         Instance in{tp, q, kv_for(q, s.gpu), 8192, spec};
-        if (!se.fits(in)) continue;
+        if (!se.fits(in)) {
+          plan.rejected[no_room(in)] += 1;
+          continue;
+        }
         say("prefill instance tp" + std::to_string(tp) + " " + strat::weight_quant_name(q));
         double cap = se.capacity(
             [&](double rate, std::int64_t n) {
@@ -328,7 +341,10 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
               return se.setup(in, rate, n, 1, sv::DisaggConfig{true, 1, tp, dn, agg_best_tp}, slo);
             },
             tp, nullptr);
-        if (cap > 0) prefill_cap.push_back({tp, cap});
+        if (cap > 0)
+          prefill_cap.push_back({tp, cap});
+        else
+          plan.rejected["prefill pool: meets TTFT at no probed load (from 0.5 req/s per instance)"] += 1;
       }
       if (prefill_cap.empty()) continue;
       auto best_p = *std::max_element(
@@ -336,7 +352,10 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
           [](const auto& x, const auto& y) { return x.second / x.first < y.second / y.first; });
       for (int tp : tps) {
         Instance in{tp, q, kv_for(q, s.gpu), 8192, spec};
-        if (!se.fits(in)) continue;
+        if (!se.fits(in)) {
+          plan.rejected[no_room(in)] += 1;
+          continue;
+        }
         say("decode instance tp" + std::to_string(tp) + " " + strat::weight_quant_name(q));
         double cap = se.capacity(
             [&](double rate, std::int64_t n) {
@@ -344,7 +363,10 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
               return se.setup(in, rate, n, 1, sv::DisaggConfig{true, pn, best_p.first, 1, tp}, slo);
             },
             tp, nullptr);
-        if (cap > 0) decode_cap.push_back({tp, cap});
+        if (cap > 0)
+          decode_cap.push_back({tp, cap});
+        else
+          plan.rejected["decode pool: meets TPOT at no probed load (from 0.5 req/s per instance)"] += 1;
       }
       for (auto [ptp, pc] : prefill_cap)
         for (auto [dtp, dc] : decode_cap) {
@@ -389,7 +411,10 @@ ServePlan plan_serving(const ServeSearch& s, const hw::CostModel& cm) {
         c.decode_instances = (s.gpus - gp) / c.decode_tp;
       }
     }
-    if ((agg && c.replicas < 1) || (!agg && (c.prefill_instances < 1 || c.decode_instances < 1))) continue;
+    if ((agg && c.replicas < 1) || (!agg && (c.prefill_instances < 1 || c.decode_instances < 1))) {
+      plan.rejected["needs more GPUs than the budget of " + std::to_string(s.gpus)] += 1;
+      continue;
+    }
     // Verify: the target rate, or the sized deployment's estimated capacity for a GPU budget.
     for (int attempt = 0; attempt < 4; ++attempt) {
       Instance in{agg ? c.tp : c.decode_tp, c.weights, c.kv_dtype, c.max_batched_tokens, c.speculative};

@@ -12,6 +12,7 @@
 // verify the whole deployment in one more simulation at that load.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +85,9 @@ struct ServePlan {
   std::vector<LoadPoint> pareto;           ///< throughput/GPU vs tokens/s/user, non-dominated
   std::vector<std::string> pareto_labels;  ///< candidate label of each Pareto point
   std::vector<std::string> explanation;
+  /// Configurations the search dropped, by reason ("tp=1 bf16: weights + KV of 4 requests do not
+  /// fit", "aggregated tp=2 ...: meets the SLOs at no probed load", ...): reason → count.
+  std::map<std::string, std::int64_t> rejected;
   std::int64_t simulations = 0;
   double search_seconds = 0;
   Json to_json() const;

@@ -30,3 +30,9 @@ section "5. The best way to train LLaMA-3-70B on 64 H100s (15T tokens)"
 run plan train --scenario scenarios/plan_llama3_70b_64xh100.json --tokens 15e12 --top 5 --explain
 section "6. How many H100s to serve LLaMA-3-8B at 20 requests/s (2000 in, 500 out) within TTFT 1 s and TPOT 50 ms?"
 run plan serve --model llama3-8b --gpu h100-sxm5-80gb --rate 20 --isl 2000 --osl 500 --ttft-ms 1000 --tpot-ms 50 --tp 1,2,4
+section "7. A report to hand on: the 70B training run as one self-contained HTML page"
+case "$build" in /*) out_dir=$build ;; *) out_dir=$here/$build ;; esac
+report="$out_dir/llama2-70b-report.html"
+run report --scenario scenarios/train_llama2_70b_64xh100.json --out "$report"
+echo
+echo "Open it in a browser (it needs no network): $report"

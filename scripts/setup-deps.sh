@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages infraplan builds against, only those missing.
-# Idempotent: a second run installs nothing. Set INFRAPLAN_NO_GUI=1 to skip Qt6.
+# Idempotent: a second run installs nothing. Set INFRAPLAN_NO_GUI=1 to skip Qt6,
+# INFRAPLAN_NO_BROWSER=1 to skip chromium (report browser tests).
 set -euo pipefail
 
 pkgs=(
@@ -10,6 +11,11 @@ pkgs=(
 )
 if [ "${INFRAPLAN_NO_GUI:-0}" != "1" ]; then
   pkgs+=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev xvfb xauth)
+fi
+# Headless browser for the report tests (report/browser_test.cpp renders every report kind).
+# Set INFRAPLAN_NO_BROWSER=1 to skip it; those tests then skip with a message.
+if [ "${INFRAPLAN_NO_BROWSER:-0}" != "1" ]; then
+  pkgs+=(chromium)
 fi
 
 missing=()

@@ -8,11 +8,27 @@
 
 namespace infraplan::sim {
 
+namespace {
+
+Json profile_provenance(const hw::Profile& p, const std::string& description) {
+  return {{"kind", p.source},          {"gpu", p.gpu},
+          {"origin", p.origin},        {"date", p.date},
+          {"device", p.device_name},   {"derived_from", p.derived_from},
+          {"description", description}};
+}
+
+Json roofline_provenance(const hw::GpuSpec& gpu, const std::string& description) {
+  return {{"kind", "roofline"}, {"gpu", gpu.name}, {"origin", "datasheet"}, {"description", description}};
+}
+
+}  // namespace
+
 CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_path, bool roofline) {
   CostSetup s;
   if (roofline) {
     s.cost = std::make_unique<hw::RooflineCostModel>(gpu);
     s.name = "datasheet roofline";
+    s.provenance = roofline_provenance(gpu, s.name);
     return s;
   }
   if (!profile_path.empty()) {
@@ -20,6 +36,7 @@ CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_pat
     s.name = "profile " + profile_path + " (" + cm->profile().source + ")";
     if (!cm->profile().comm.is_null())
       s.comm = coll::CommProfile::from_json(Json{{"comm", cm->profile().comm}}, profile_path);
+    s.provenance = profile_provenance(cm->profile(), s.name);
     s.cost = std::move(cm);
     return s;
   }
@@ -27,6 +44,7 @@ CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_pat
     try {
       auto cm = hw::make_calibrated_cost_model(gpu.name);
       s.name = "embedded " + cm->profile().source + " profile of " + gpu.name;
+      s.provenance = profile_provenance(cm->profile(), s.name);
       s.cost = std::move(cm);
       return s;
     } catch (const Error& e) {
@@ -38,6 +56,7 @@ CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_pat
   }
   s.cost = std::make_unique<hw::RooflineCostModel>(gpu);
   s.name = "datasheet roofline (no profile for " + gpu.name + ")";
+  s.provenance = roofline_provenance(gpu, s.name);
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include "collectives/comm_profile.hpp"
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "model/json_util.hpp"
 
 namespace infraplan::sim {
 
@@ -14,6 +15,9 @@ struct CostSetup {
   std::unique_ptr<hw::CostModel> cost;
   std::string name;        ///< "profile FILE", "embedded measured profile", "datasheet roofline"
   coll::CommProfile comm;  ///< the profile's NCCL fits, or documented defaults
+  /// Where the numbers come from, for provenance: {"kind": "measured"|"derived"|"roofline",
+  /// "gpu", "origin" (file or "embedded:<gpu>"), "date", "device", "derived_from", "description"}.
+  Json provenance;
 };
 
 CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_path, bool roofline);

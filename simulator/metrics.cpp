@@ -13,16 +13,18 @@ Json Percentiles::to_json() const {
           {"p99", r(p99)}, {"mean", r(mean)}, {"max", r(max)}};
 }
 
+double quantile_of_sorted(const std::vector<double>& v, double f) {
+  const double pos = f * double(v.size() - 1);
+  const std::size_t lo = std::size_t(pos);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
 Percentiles percentiles(std::vector<double> v, double scale) {
   Percentiles p;
   if (v.empty()) return p;
   std::sort(v.begin(), v.end());
-  auto q = [&](double f) {
-    const double pos = f * double(v.size() - 1);
-    const std::size_t lo = std::size_t(pos);
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    return (v[lo] + (v[hi] - v[lo]) * (pos - double(lo))) * scale;
-  };
+  auto q = [&](double f) { return quantile_of_sorted(v, f) * scale; };
   p.p50 = q(0.5);
   p.p90 = q(0.9);
   p.p95 = q(0.95);
@@ -161,6 +163,43 @@ Json ServingMetrics::to_json(bool with_series) const {
     j["series"] = s;
   }
   return j;
+}
+
+Json LatencyDistributions::to_json() const {
+  auto r = [](const std::vector<double>& v) {
+    Json a = Json::array();
+    for (double x : v) a.push_back(std::round(x * 1e4) / 1e4);
+    return a;
+  };
+  return {{"levels", levels},    {"ttft_ms", r(ttft_ms)}, {"tpot_ms", r(tpot_ms)},
+          {"itl_ms", r(itl_ms)}, {"e2e_ms", r(e2e_ms)},   {"queue_ms", r(queue_ms)}};
+}
+
+LatencyDistributions latency_distributions(const std::vector<RequestRecord>& recs, const LogHistogram& itl) {
+  LatencyDistributions d;
+  for (int i = 0; i <= 200; ++i) {
+    d.levels.push_back(double(i) / 200.0);
+    if (i == 199) d.levels.push_back(0.999);
+  }
+  std::vector<double> ttft, tpot, e2e, queue;
+  for (const auto& r : recs) {
+    ttft.push_back(r.ttft_s());
+    if (r.output_tokens > 1) tpot.push_back(r.tpot_s());
+    e2e.push_back(r.e2e_s());
+    queue.push_back(std::max(0.0, r.queue_s()));
+  }
+  auto curve = [&](std::vector<double>& v, std::vector<double>& out) {
+    if (v.empty()) return;
+    std::sort(v.begin(), v.end());
+    for (double q : d.levels) out.push_back(quantile_of_sorted(v, q) * 1e3);
+  };
+  curve(ttft, d.ttft_ms);
+  curve(tpot, d.tpot_ms);
+  curve(e2e, d.e2e_ms);
+  curve(queue, d.queue_ms);
+  if (itl.count() > 0)
+    for (double q : d.levels) d.itl_ms.push_back(itl.quantile(q) * 1e3);
+  return d;
 }
 
 std::string requests_csv(const std::vector<RequestRecord>& recs) {

@@ -41,6 +41,10 @@ struct Percentiles {
 /// Percentiles by linear interpolation between order statistics; values scaled by `scale`.
 Percentiles percentiles(std::vector<double> v, double scale = 1.0);
 
+/// The value at probability `f` of ascending `v`: linear interpolation between order statistics
+/// (what percentiles() uses). `v` must not be empty.
+double quantile_of_sorted(const std::vector<double>& v, double f);
+
 /// Log-bucketed histogram (64 buckets per power of two, ~1% relative resolution) for quantiles of very many
 /// samples.
 class LogHistogram {
@@ -85,6 +89,20 @@ struct ServingMetrics {
   std::vector<TimePoint> series;
   Json to_json(bool with_series = true) const;
 };
+
+/// Quantile curves of the latency distributions, for CDF plots: the value (ms) at each level.
+/// Values at 0.5, 0.9, 0.95 and 0.99 equal the p50/p90/p95/p99 of ServingMetrics exactly (same
+/// interpolation, same rounding in JSON).
+struct LatencyDistributions {
+  std::vector<double> levels;  ///< probabilities, ascending: 0, 0.005, …, 1 and 0.999
+  std::vector<double> ttft_ms, tpot_ms, itl_ms, e2e_ms,
+      queue_ms;  ///< value at each level, ms (empty: no samples)
+  /// {"levels": [...], "ttft_ms": [...], ...}; values rounded to 1e-4 ms like Percentiles.
+  Json to_json() const;
+};
+/// The distributions of `recs` (TPOT over requests with more than one output token, as
+/// latency_metrics) and of the inter-token gaps in `itl` (seconds).
+LatencyDistributions latency_distributions(const std::vector<RequestRecord>& recs, const LogHistogram& itl);
 
 /// Latency, throughput and goodput over `recs` (SLO zeros mean "no target").
 ServingMetrics latency_metrics(const std::vector<RequestRecord>& recs, const Slo& slo);

@@ -92,6 +92,8 @@ class Simulation {
   std::vector<Pending> pending_;
   std::vector<double> egress_free_, ingress_free_;
   std::int64_t finished_ = 0, transfers_ = 0;
+  std::vector<double> transfer_times_s_;
+  double transfer_bytes_ = 0;
   double transfer_s_ = 0, next_sample_ = 0, kv_usage_sum_ = 0, kv_peak_ = 0, end_s_ = 0;
   std::int64_t kv_samples_ = 0;
   std::string kv_link_;
@@ -286,6 +288,8 @@ void Simulation::on_step_done(double now, int inst) {
       egress_free_[std::size_t(inst)] = ingress_free_[std::size_t(dst)] = start + dur;
       ++transfers_;
       transfer_s_ += start + dur - now;
+      transfer_times_s_.push_back(start + dur - now);
+      transfer_bytes_ += bytes;
       if (kv_link_.empty()) kv_link_ = kv_->link_name(src_g, dst_g);
       q_.push(start + dur, EventClass::KvArrived, dst, id);
       if (o_.trace)
@@ -404,6 +408,18 @@ ServingResult Simulation::run() {
   m.mean_kv_usage = kv_samples_ ? kv_usage_sum_ / double(kv_samples_) : 0;
   m.peak_kv_usage = kv_peak_;
   m.series = std::move(series_);
+  res.distributions = latency_distributions(recs_, itl_);
+  // Requests per instance: where each was decoded (or served, aggregated), and under PD where
+  // its prompt was prefilled.
+  for (const auto& r : recs_)
+    if (r.instance >= 0 && std::size_t(r.instance) < res.instances.size())
+      ++res.instances[std::size_t(r.instance)].requests;
+  if (s_.engine.pd.enabled)
+    for (std::size_t id = 0; id < pending_.size(); ++id)
+      if (pending_[id].first_token_s > 0 &&
+          std::size_t(pending_[id].prefill_instance) < res.instances.size() &&
+          pending_[id].prefill_instance != recs_[id].instance)
+        ++res.instances[std::size_t(pending_[id].prefill_instance)].requests;
   if (s_.workload.classes.size() > 1 && s_.workload.trace_path.empty()) {
     for (std::size_t c = 0; c < s_.workload.classes.size(); ++c) {
       std::vector<RequestRecord> sub;
@@ -416,6 +432,8 @@ ServingResult Simulation::run() {
   res.kv_transfers = transfers_;
   res.kv_transfer_ms_mean = transfers_ ? transfer_s_ / double(transfers_) * 1e3 : 0;
   res.kv_link = kv_link_;
+  res.kv_transfer_ms = percentiles(transfer_times_s_, 1e3);
+  res.kv_transfer_bytes = transfer_bytes_;
   res.config = {{"name", s_.name},
                 {"model", s_.model.name},
                 {"cluster", s_.cluster.name},
@@ -437,14 +455,20 @@ Json ServingResult::to_json(bool with_series) const {
                     {"tp", i.tp},
                     {"gpus", i.gpus},
                     {"kv_capacity_tokens", i.kv_capacity_tokens},
+                    {"requests", i.requests},
                     {"steps", i.steps},
                     {"busy_fraction", std::round(i.busy_fraction * 1e6) / 1e6},
                     {"preemptions", i.preemptions},
                     {"prefix_hit_rate", std::round(i.prefix_hit_rate * 1e6) / 1e6}});
   j["instances"] = inst;
-  if (kv_transfers > 0)
+  if (kv_transfers > 0) {
     j["kv_transfer"] = {
         {"count", kv_transfers}, {"mean_ms", std::round(kv_transfer_ms_mean * 1e4) / 1e4}, {"link", kv_link}};
+    const Json p = kv_transfer_ms.to_json();
+    for (const char* k : {"p50", "p90", "p99", "max"}) j["kv_transfer"][std::string(k) + "_ms"] = p[k];
+    j["kv_transfer"]["bytes_total"] = kv_transfer_bytes;
+  }
+  if (with_series && !distributions.levels.empty()) j["distributions"] = distributions.to_json();
   return j;
 }
 

@@ -61,6 +61,7 @@ struct InstanceSummary {
   int tp = 1;
   std::vector<int> gpus;  ///< cluster GPU ranks
   std::int64_t kv_capacity_tokens = 0;
+  std::int64_t requests = 0;  ///< requests it served (prefilled, for a prefill instance; decoded otherwise)
   std::int64_t steps = 0;
   double busy_fraction = 0;
   std::int64_t preemptions = 0;
@@ -71,11 +72,15 @@ struct ServingResult {
   ServingMetrics metrics;
   std::vector<RequestRecord> requests;  ///< by id (when keep_requests)
   std::vector<InstanceSummary> instances;
+  LatencyDistributions distributions;  ///< quantile curves for CDF plots
   std::int64_t kv_transfers = 0;   ///< PD: KV transfers made
   double kv_transfer_ms_mean = 0;  ///< PD: mean transfer time including link queueing, ms
+  Percentiles kv_transfer_ms;      ///< PD: distribution of the same times, ms
+  double kv_transfer_bytes = 0;    ///< PD: bytes moved by all transfers
   std::string kv_link;             ///< PD: link class of the first transfer ("nvlink", "ib", ...)
   Json config;                     ///< resolved setup (serving, engine, workload, seed)
-  /// {"scenario", "config", "metrics", "instances", ...}: the stable machine-readable report.
+  /// {"scenario", "config", "metrics", "instances", ...}: the stable machine-readable report;
+  /// with_series adds "metrics.series" and "distributions".
   Json to_json(bool with_series = true) const;
 };
 

@@ -122,6 +122,25 @@ expect 2 "--batch=-3 is invalid" -- memory serve --scenario scenarios/memory_lla
 expect 2 "cannot open file" -- memory train --scenario "$tmp/missing.json"
 expect 2 "unknown cluster 'dgx-h1000'" -- hardware show dgx-h1000
 
+# Reports: from a scenario and from a saved --json result; bad input leaves no file behind.
+expect 0 "report written to $tmp/mem.html" -- report --scenario scenarios/memory_llama2_7b_one_a100.json --out "$tmp/mem.html"
+if ! grep -q '<section id="memory">' "$tmp/mem.html" 2>/dev/null; then echo "FAIL: report --scenario wrote no memory section"; fails=$((fails + 1)); fi
+"$bin" simulate train --scenario scenarios/train_gpt2_124m_1xh200.json --json >"$tmp/train.json" 2>/dev/null
+expect 0 "Markdown" -- report --from "$tmp/train.json" --out "$tmp/train.md"
+if ! grep -q "^## Training: one iteration" "$tmp/train.md" 2>/dev/null; then echo "FAIL: report --format md"; fails=$((fails + 1)); fi
+ls "$tmp" | grep -q "tmp-infraplan" && { echo "FAIL: a report left its temporary file"; fails=$((fails + 1)); }
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['result_kind']='simulate-dance'; json.dump(d,open(sys.argv[2],'w'))" "$tmp/train.json" "$tmp/dance.json"
+expect 2 "unknown result_kind 'simulate-dance'" -- report --from "$tmp/dance.json" --out "$tmp/dance.html"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['result_version']=99; json.dump(d,open(sys.argv[2],'w'))" "$tmp/train.json" "$tmp/v99.json"
+expect 2 "result_version 99" -- report --from "$tmp/v99.json" --out "$tmp/v99.html"
+expect 2 "cannot open file" -- report --from "$tmp/nothing.json" --out "$tmp/nothing.html"
+expect 2 "cannot write" -- report --from "$tmp/train.json" --out "$tmp/no-such-dir/r.html"
+expect 2 "unknown --format 'pdf'" -- report --from "$tmp/train.json" --format pdf
+expect 2 "give exactly one of --scenario" -- report --out "$tmp/x.html"
+for f in dance.html v99.html nothing.html no-such-dir x.html; do
+  if [ -e "$tmp/$f" ]; then echo "FAIL: a failed report wrote $f"; fails=$((fails + 1)); fi
+done
+
 # Determinism: same input, same bytes.
 a=$("$bin" memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json)
 b=$("$bin" memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json)
