@@ -4,8 +4,10 @@
 // profile's table.
 //
 // One call of a kernel type is the GPU time of all kernels one op instance launched (a
-// decomposed aten::rms_norm's pow, mean, rsqrt and mul kernels make one rms_norm call); calls of
-// one type at one element count are summarised by their median. Merging with the base table:
+// decomposed aten::rms_norm's pow, mean, rsqrt and mul kernels make one rms_norm call; the
+// composites of profiler_trace/composites.hpp — RoPE, SwiGLU, GQA expansion, transformers'
+// RMSNorm — one call each); calls of one type at one element count are summarised by their median. Merging
+// with the base table:
 // - at the traced element counts, the traced medians;
 // - between the smallest and the largest traced count, nothing else (interpolation runs between
 //   the traced points);

@@ -240,6 +240,19 @@ TEST(TraceProfile, WritesAProfileTheCostModelReads) {
       EXPECT_NEAR(g.seconds, (2.0 + 2.0 * T * 3 * H * H / 400e12 * 1e6) * 1e-6, 1e-9);
     }
   EXPECT_TRUE(found);
+  // Other token counts of a traced weight: a row along m through the traced point.
+  bool row_found = false;
+  for (const auto& row : p.gemm_rows)
+    if (row.n == 3 * H && row.k == H) {
+      row_found = true;
+      for (const auto& pt : row.points) {
+        if (pt.m == T) {
+          EXPECT_NEAR(pt.seconds, (2.0 + 2.0 * T * 3 * H * H / 400e12 * 1e6) * 1e-6, 1e-9);
+        }
+      }
+      EXPECT_GE(row.points.size(), 5u);
+    }
+  EXPECT_TRUE(row_found);
   ASSERT_TRUE(r.profile["tables"].contains("attention_points"));
   EXPECT_EQ(r.profile["tables"]["attention_points"].size(), 1u);
   EXPECT_GT(r.profile["tables"]["attention_points"][0]["backward_seconds"].get<double>(),

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "hardware/calibrated_cost_model.hpp"
@@ -120,6 +121,40 @@ std::string lower_layout(std::string l) {
   return l;
 }
 
+/// Host time of the step's module-level work as the trace saw it: per outermost ATen op of the
+/// forward (by name) and per autograd node of the backward (by node), the calls and the median
+/// host µs. Recorded for the provenance only: the profiler's own cost per recorded op makes these
+/// longer than the same step's host time without it.
+Json traced_host(const TraceStep& s) {
+  std::map<std::string, std::vector<double>> fwd, bwd;
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    const TraceEvent& e = *s.ops[i].ev;
+    if (e.kind != EventKind::CpuOp) continue;
+    bool inside_aten = false, in_backward = false, in_optimizer = false;
+    for (int a = s.ops[i].parent; a >= 0; a = s.ops[std::size_t(a)].parent) {
+      const std::string& n = s.ops[std::size_t(a)].ev->name;
+      inside_aten = inside_aten || n.rfind("aten::", 0) == 0;
+      in_backward = in_backward || n.rfind("autograd::engine", 0) == 0;
+      in_optimizer = in_optimizer || n.rfind("Optimizer.", 0) == 0;
+    }
+    if (in_optimizer) continue;
+    if (e.name.rfind("autograd::engine::evaluate_function: ", 0) == 0)
+      bwd[e.name.substr(37)].push_back(e.dur_us);
+    else if (!in_backward && !inside_aten && e.name.rfind("aten::", 0) == 0)
+      fwd[e.name].push_back(e.dur_us);
+  }
+  auto table = [](const std::map<std::string, std::vector<double>>& m) {
+    Json j = Json::object();
+    for (const auto& [name, v] : m) j[name] = {{"calls", v.size()}, {"median_us", median_of(v)}};
+    return j;
+  };
+  return {{"forward_ops", table(fwd)},
+          {"backward_nodes", table(bwd)},
+          {"note",
+           "host µs under torch.profiler (record_shapes): longer than without the profiler; recorded, "
+           "not used (the profile's host costs stay the base's)"}};
+}
+
 std::string utc_now() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char buf[32];
@@ -198,6 +233,10 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
   Json& tables = p["tables"];
   Json shapes = tables.contains("gemm_shapes") && tables["gemm_shapes"].is_array() ? tables["gemm_shapes"]
                                                                                    : Json::array();
+  Json rows = Json::array();
+  if (tables.contains("gemm_rows") && tables["gemm_rows"].is_array())
+    for (const auto& row : tables["gemm_rows"]) rows.push_back(row);
+  std::set<std::tuple<std::string, std::string, std::int64_t, std::int64_t>> covered;  // rows written
   for (const auto& g : r.gemms) {
     if (g.dtype != "bf16" && g.dtype != "f16" && g.dtype != "fp8e4m3") continue;
     if (g.layout != "TN" && g.layout != "NN" && g.layout != "NT") continue;  // the cost model's three
@@ -219,8 +258,38 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
     for (double s : g.seconds) e["repeats"].push_back(s / double(g.batch));
     if (g.batch > 1) e["batch"] = g.batch;
     shapes.push_back(e);
+    // Other token counts of the same weight: a row along m (the token axis of the forward and the
+    // input gradient) at the base table's m values, the base prediction scaled by what the trace
+    // measured at its own m (this machine's speed on this (n, k) against the base profile).
+    const hw::GemmTable* table = base.gemm_table(shape.dtype);
+    const double base_here = cost.gemm_from_tables(shape).seconds;
+    if (g.batch == 1 && g.layout != "NT" && table && base_here > 0 &&
+        !covered.count({fmt, g.layout, g.n, g.k})) {
+      covered.insert({fmt, g.layout, g.n, g.k});
+      const double ratio = g.median() / base_here;
+      std::set<double> ms(table->m.begin(), table->m.end());
+      ms.insert(double(g.m));
+      Json points = Json::array();
+      for (double m : ms) {
+        if (m < double(g.m) / 64 || m > double(g.m) * 64) continue;
+        hw::GemmShape at = shape;
+        at.m = std::int64_t(m);
+        const double secs = m == double(g.m) ? g.median() : cost.gemm_from_tables(at).seconds * ratio;
+        points.push_back({{"m", std::int64_t(m)}, {"seconds", secs}});
+      }
+      if (points.size() >= 2)
+        rows.push_back(
+            {{"dtype", fmt},
+             {"n", g.n},
+             {"k", g.k},
+             {"layout", lower_layout(g.layout)},
+             {"source", "trace: base tables scaled by the traced time at m = " + std::to_string(g.m)},
+             {"scale", ratio},
+             {"points", points}});
+    }
   }
   tables["gemm_shapes"] = shapes;
+  if (!rows.empty()) tables["gemm_rows"] = rows;
 
   // Attention calls.
   r.attention = traced_attention(work);
@@ -252,7 +321,8 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
                             {"date", utc_now()},
                             {"command", o.command},
                             {"base", o.base_profile.empty() ? "embedded:" + r.gpu : o.base_profile},
-                            {"summary", summary_json(r.summary)}};
+                            {"summary", summary_json(r.summary)},
+                            {"host", traced_host(step)}};
   // Refuse to hand out a profile that does not load.
   hw::parse_profile(p, "calibrated profile");
   r.profile = std::move(p);

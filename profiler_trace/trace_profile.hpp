@@ -5,9 +5,13 @@
 // - framework.name: the framework the kernels came from (pytorch-eager, torch-compile), or --framework;
 // - framework.elementwise: the eager-kernel table (profiler_trace/eager_table.hpp);
 // - tables.gemm_shapes: every traced GEMM shape (median per shape, its layout), answered exactly;
+// - tables.gemm_rows: for each traced forward / input-gradient weight (n, k), the base tables along
+//   m scaled by the traced time at the traced m (other micro-batches and sequence lengths);
 // - tables.attention_points: the traced attention calls, forward and backward seconds;
 // - framework.optimizer_gpu: the optimizer step's GPU time per parameter and per tensor;
-// - "trace_calibration": provenance (trace, step, GPU, the step summary, the command).
+// - "trace_calibration": provenance (trace, step, GPU, the step summary, the command, and the host
+//   time per forward op and backward node as the trace saw it — recorded, not used: the profiler
+//   slows the host, so the base's host costs stay).
 // Nothing is written unless the whole profile parses back.
 #include <optional>
 #include <string>
