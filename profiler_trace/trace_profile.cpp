@@ -115,6 +115,14 @@ void optimizer_params(const TraceStep& s, const std::vector<ClassifiedWork>& wor
   }
 }
 
+/// Multiplies every number of a (nested) array by `f`; nulls stay.
+void scale_numbers(Json& j, double f) {
+  if (j.is_number())
+    j = j.get<double>() * f;
+  else if (j.is_array())
+    for (auto& x : j) scale_numbers(x, f);
+}
+
 /// "TN" -> "tn", as profiles spell layouts.
 std::string lower_layout(std::string l) {
   for (auto& c : l) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -312,6 +320,37 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
     att.push_back(e);
   }
   if (!att.empty()) tables["attention_points"] = att;
+  // The attention table the model's head width uses, scaled to this machine's speed at the most
+  // called traced shape (forward and backward apart): other sequence lengths and batches keep the
+  // table's measured shape, at the level the trace measured.
+  const Json* most = nullptr;
+  for (const auto& e : att)
+    if (e["causal"].get<bool>() &&
+        (!most || e["calls"].get<std::size_t>() > (*most)["calls"].get<std::size_t>()))
+      most = &e;
+  if (most && tables.contains("attention_prefill") && tables["attention_prefill"].is_array()) {
+    const int hd = (*most)["head_dim"].get<int>();
+    const hw::PrefillTable* used = base.prefill_table(hd);
+    for (auto& tab : tables["attention_prefill"]) {
+      if (!used || tab.value("head_dim", 0) != used->head_dim) continue;
+      const double f = (*most)["seconds"].get<double>() / (*most)["base_seconds"].get<double>();
+      const double b =
+          most->contains("backward_seconds") && most->contains("base_backward_seconds")
+              ? (*most)["backward_seconds"].get<double>() / (*most)["base_backward_seconds"].get<double>()
+              : f;
+      scale_numbers(tab["seconds"], f);
+      if (tab.contains("backward_seconds")) scale_numbers(tab["backward_seconds"], b);
+      tab["trace_scale"] = {{"forward", f}, {"backward", b}, {"at", *most}};
+      // The fit points the attention block size is fitted on move with their table.
+      if (tables.contains("attention_prefill_fit_points") &&
+          tables["attention_prefill_fit_points"].is_array())
+        for (auto& fp : tables["attention_prefill_fit_points"]) {
+          if (fp.value("head_dim", 0) != used->head_dim) continue;
+          if (fp.contains("seconds")) scale_numbers(fp["seconds"], f);
+          if (fp.contains("backward_seconds")) scale_numbers(fp["backward_seconds"], b);
+        }
+    }
+  }
 
   p["trace_calibration"] = {{"trace", o.trace_path},
                             {"step", step.name},

@@ -4,7 +4,11 @@ lengths and checkpointing than its traced configuration (mb 4, seq 2048, no chec
 the corpus's own step (bench/pytorch/llama_corpus.py measure()): the data `infraplan calibrate
 --from-trace` is checked against. Each configuration runs in this one process, as in the corpus.
 
-    python3 bench/pytorch/llama04b_sweep.py --out OUT.json [--budget-s 75]
+    python3 bench/pytorch/llama04b_sweep.py --out OUT.json [--budget-s 75] [--trace-dir DIR]
+
+With --trace-dir, the first (traced) configuration also writes its torch.profiler trace there
+(llama_corpus.py's trace: record_shapes, one step after one warm-up step, gzip'd), so that the
+trace and the measured steps come from one machine start.
 """
 import argparse
 import datetime
@@ -30,6 +34,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--trace-dir", default="", help="also write a profiler trace of the first configuration")
     args = ap.parse_args()
     out = {"what": "plain llama-0.4b AMP bf16 steps at other micro-batches, sequence lengths and checkpointing "
                    "(bench/pytorch/llama_corpus.py measure())",
@@ -41,9 +46,10 @@ def main():
         if time.time() - t0 > args.budget_s:
             print("budget reached", flush=True)
             break
-        cfg = ("plain", "llama-0.4b", "amp", ckpt, mb, seq, "validation", False)
+        first = not out["configs"]
+        cfg = ("plain", "llama-0.4b", "amp", ckpt, mb, seq, "validation", bool(args.trace_dir) and first)
         try:
-            r = llama_corpus.measure(cfg, args, "")
+            r = llama_corpus.measure(cfg, args, args.trace_dir if first else "")
         except torch.cuda.OutOfMemoryError:
             r = {"micro_batch": mb, "seq_len": seq, "checkpointing": ckpt, "oom": True}
             torch.cuda.empty_cache()
