@@ -233,7 +233,8 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
     fw["optimizer_gpu"] = {{"seconds", r.optimizer_seconds},
                            {"params", r.optimizer_params},
                            {"tensors", r.optimizer_tensors},
-                           {"seconds_per_param", r.optimizer_seconds / r.optimizer_params}};
+                           {"seconds_per_param", r.optimizer_seconds / r.optimizer_params},
+                           {"seconds_per_tensor", r.optimizer_seconds / std::max(1.0, r.optimizer_tensors)}};
   p["framework"] = fw;
 
   // GEMMs at their exact shapes.

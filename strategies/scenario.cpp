@@ -38,6 +38,7 @@ Scenario scenario_from_json(const Json& j, const std::string& origin, const std:
   try {
     if (o.has("training")) {
       s.training = training_from_json(j.at("training"), "training");
+      if (s.training->framework == Framework::Auto) s.training->framework = traced_framework(s.profile);
       resolve_training(*s.training, s.model, s.cluster);
     }
     if (o.has("serving")) {
@@ -53,6 +54,21 @@ Scenario scenario_from_json(const Json& j, const std::string& origin, const std:
     s.workload = j.at("workload");
   }
   return s;
+}
+
+Framework traced_framework(const std::string& profile_path) {
+  if (profile_path.empty()) return Framework::Auto;
+  Json p;
+  try {
+    p = read_json_file(profile_path);
+  } catch (const Error&) {
+    return Framework::Auto;  // the cost setup reports an unreadable profile
+  }
+  if (!p.is_object() || !p.contains("trace_calibration") || !p["trace_calibration"].is_object())
+    return Framework::Auto;
+  const Json& f = p["trace_calibration"];
+  if (!f.contains("framework") || !f["framework"].is_string()) return Framework::Auto;
+  return parse_framework(f["framework"].get<std::string>(), profile_path + ": trace_calibration.framework");
 }
 
 Scenario load_scenario(const std::string& path) {

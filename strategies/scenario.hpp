@@ -33,4 +33,9 @@ Scenario scenario_from_json(const Json& j, const std::string& origin, const std:
 /// Reads and parses a scenario file.
 Scenario load_scenario(const std::string& path);
 
+/// The framework a profile calibrated from a profiler trace names ("trace_calibration.framework",
+/// infraplan calibrate --from-trace), or Auto (no such profile, or one measured otherwise). A
+/// scenario whose training names no framework runs the one its profile was traced in.
+Framework traced_framework(const std::string& profile_path);
+
 }  // namespace infraplan::strat

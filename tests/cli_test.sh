@@ -157,6 +157,13 @@ cat > "$tmp/with_profile.json" <<EOF
  "training": {"seq_len": 2048, "micro_batch": 1, "precision": "amp-bf16", "recompute": "full"}}
 EOF
 expect 0 "iteration_time_s" -- simulate train --scenario "$tmp/with_profile.json"
+# A scenario that names no framework runs the one its traced profile names.
+expect 0 "torch-compile" -- calibrate --from-trace "$fx" --out "$tmp/compiled.json" --framework torch-compile
+cat > "$tmp/with_compiled.json" <<EOF
+{"model": "llama2-7b", "cluster": {"gpu": "h200-sxm-141gb", "gpus_per_node": 1}, "profile": "compiled.json",
+ "training": {"seq_len": 2048, "micro_batch": 1, "precision": "amp-bf16", "recompute": "full"}}
+EOF
+expect 0 "torch-compile" -- simulate train --scenario "$tmp/with_compiled.json"
 expect 2 "NVIDIA H200" -- calibrate --from-trace "$fx" --out "$tmp/wrong_gpu.json" --gpu h100-sxm5-80gb
 if [ -e "$tmp/wrong_gpu.json" ]; then echo "FAIL: a refused trace wrote a profile"; fails=$((fails + 1)); fi
 head -c 20000 "$fx" > "$tmp/cut.json"
