@@ -3,6 +3,10 @@
 //   infraplan-calibrate comm --out FILE.json [--quick]   (adds/replaces the "comm" section)
 //   infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]
 //                                                          (exact GEMM shapes of a workload)
+//   infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json] [--api cublaslt|cublas|both]
+//                          [--passes N] [--no-grid] [--legacy-too] [--quick]
+//                                                          (GEMMs in the tn / nn / nt layouts: one run
+//                                                           file per machine start, docs/calibration.md)
 //   infraplan-calibrate --check                            (correctness checks only)
 //   infraplan-calibrate gemm-probe --out FILE.json         (GEMM paths a framework may get)
 //   infraplan-calibrate --gemm                             (own GEMMs vs cuBLASLt, gemm_wgmma tiles)
@@ -10,6 +14,7 @@
 //   infraplan-calibrate --only kernels                     (the own kernels' tables, printed)
 //   infraplan-calibrate --only rmsnorm                     (RMSNorm configurations, wide rows)
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -17,6 +22,7 @@
 #include <string>
 
 #include "calib_kernels/calibrator.hpp"
+#include "calib_kernels/gemm_layouts.hpp"
 #include "calib_kernels/gemm_probe.hpp"
 #ifdef INFRAPLAN_HAVE_NCCL
 #include "calib_kernels/comm.hpp"
@@ -29,6 +35,8 @@ void usage() {
                "usage: infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]\n"
                "       infraplan-calibrate comm --out FILE.json [--quick]\n"
                "       infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]\n"
+               "       infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json] [--api cublaslt|cublas|both]\n"
+               "                               [--passes N] [--no-grid] [--legacy-too] [--quick]\n"
                "       infraplan-calibrate --check\n"
                "       infraplan-calibrate gemm-probe --out FILE.json\n"
                "       infraplan-calibrate --gemm\n"
@@ -47,7 +55,8 @@ bool write_json(const std::string& path, const nlohmann::ordered_json& j) {
 }
 
 /// The shapes file `infraplan simulate ... --gemm-shapes-out` writes: {"gemm_shapes": [{dtype, m, n,
-/// k, ...}]} (or the bare array). Throws naming the entry and field on bad input.
+/// k, layout?, ...}]} (or the bare array; layout "tn" when absent). Throws naming the entry and field
+/// on bad input.
 std::vector<infraplan::calib::GemmShapeRequest> read_shapes(const std::string& path) {
   using infraplan::calib::GemmDtype;
   std::ifstream f(path);
@@ -88,8 +97,16 @@ std::vector<infraplan::calib::GemmShapeRequest> read_shapes(const std::string& p
         throw std::runtime_error(where + "." + key + ": expected an integer in 1 … 1048576");
       *dst = e[key].get<std::int64_t>();
     }
+    if (e.contains("layout")) {
+      std::string ln = e["layout"].is_string() ? e["layout"].get<std::string>() : std::string("?");
+      if (!infraplan::calib::parse_gemm_layout(ln, &r.layout))
+        throw std::runtime_error(where + ".layout: '" + ln +
+                                 "' is not a GEMM layout; one of tn (forward), nn (input gradient), nt "
+                                 "(weight gradient)");
+    }
     bool dup = false;
-    for (const auto& o : out) dup |= o.dtype == r.dtype && o.m == r.m && o.n == r.n && o.k == r.k;
+    for (const auto& o : out)
+      dup |= o.dtype == r.dtype && o.m == r.m && o.n == r.n && o.k == r.k && o.layout == r.layout;
     if (!dup) out.push_back(r);
   }
   for (const auto& [name, count] : skipped)
@@ -106,7 +123,9 @@ int main(int argc, char** argv) {
   using namespace infraplan::calib;
   CalibrateOptions opt;
   std::string out, only, shapes_path, add_to;
-  bool comm_mode = false, with_comm = false, check_only = false, gemm_only = false, probe_mode = false;
+  bool comm_mode = false, with_comm = false, check_only = false, gemm_only = false, probe_mode = false,
+       layouts_mode = false;
+  LayoutRunOptions lopt;
   opt.command = "infraplan-calibrate";
   for (int i = 1; i < argc; ++i) {
     opt.command += ' ';
@@ -133,6 +152,32 @@ int main(int argc, char** argv) {
       comm_mode = true;
     else if (a == "gemm-probe")
       probe_mode = true;
+    else if (a == "layouts")
+      layouts_mode = true;
+    else if (a == "--no-grid")
+      lopt.grid = false;
+    else if (a == "--legacy-too")
+      lopt.legacy_too = true;
+    else if (a == "--passes") {
+      std::string v = value("--passes");
+      lopt.passes = std::atoi(v.c_str());
+      if (lopt.passes < 1 || lopt.passes > 9) {
+        std::fprintf(stderr, "infraplan-calibrate: --passes %s: expected 1 … 9\n", v.c_str());
+        return 2;
+      }
+    } else if (a == "--api") {
+      std::string v = value("--api");
+      if (v == "cublaslt")
+        lopt.apis = {GemmApi::Lt};
+      else if (v == "cublas")
+        lopt.apis = {GemmApi::Cublas};
+      else if (v == "both")
+        lopt.apis = {GemmApi::Lt, GemmApi::Cublas};
+      else {
+        std::fprintf(stderr, "infraplan-calibrate: --api %s: expected cublaslt, cublas or both\n", v.c_str());
+        return 2;
+      }
+    }
     else if (a == "--check")
       check_only = true;
     else if (a == "--gemm")
@@ -183,6 +228,17 @@ int main(int argc, char** argv) {
       usage();
       return 2;
     }
+    if (layouts_mode) {
+      lopt.shapes = opt.shapes;
+      lopt.quick = opt.quick;
+      lopt.command = opt.command;
+      if (!write_json(out, run_layouts(lopt))) {
+        std::fprintf(stderr, "infraplan-calibrate: cannot write %s\n", out.c_str());
+        return 1;
+      }
+      std::printf("layout run written to %s\n", out.c_str());
+      return 0;
+    }
     if (probe_mode) {
       if (!write_json(out, run_gemm_probe())) {
         std::fprintf(stderr, "infraplan-calibrate: cannot write %s\n", out.c_str());
@@ -226,12 +282,14 @@ int main(int argc, char** argv) {
                                  ": exact shapes belong to the profile of this GPU");
       Calibrator cal(opt);
       auto fresh = cal.run_shapes();
-      // Entries of the same format and shape (rows: the same n and k) are replaced.
-      auto merge = [&](const char* table, bool with_m) {
+      // Entries of the same format, layout and sizes (rows: the same fixed sizes) are replaced.
+      auto merge = [&](const char* table) {
         nlohmann::ordered_json merged = nlohmann::ordered_json::array();
         auto same = [&](const nlohmann::ordered_json& a, const nlohmann::ordered_json& b) {
-          return a["dtype"] == b["dtype"] && (!with_m || a["m"] == b["m"]) && a["n"] == b["n"] &&
-                 a["k"] == b["k"];
+          if (a["dtype"] != b["dtype"] || a.value("layout", "tn") != b.value("layout", "tn")) return false;
+          for (const char* key : {"m", "n", "k"})
+            if (a.value(key, std::int64_t(-1)) != b.value(key, std::int64_t(-1))) return false;
+          return true;
         };
         if (prof["tables"].contains(table))
           for (const auto& old_e : prof["tables"][table]) {
@@ -242,13 +300,13 @@ int main(int argc, char** argv) {
         for (const auto& e : fresh[table]) merged.push_back(e);
         prof["tables"][table] = merged;
       };
-      merge("gemm_shapes", true);
-      merge("gemm_rows", false);
+      merge("gemm_shapes");
+      merge("gemm_rows");
       if (!write_json(out, prof)) {
         std::fprintf(stderr, "infraplan-calibrate: cannot write %s\n", out.c_str());
         return 1;
       }
-      std::printf("%zu exact GEMM shapes and %zu (n, k) rows timed; profile written to %s\n",
+      std::printf("%zu exact GEMM shapes and %zu rows timed; profile written to %s\n",
                   fresh["gemm_shapes"].size(), fresh["gemm_rows"].size(), out.c_str());
       return 0;
     }

@@ -13,7 +13,9 @@
 #include <tuple>
 
 #include "calib_kernels/checks.hpp"
+#include "calib_kernels/gemm_layouts.hpp"
 #include "calib_kernels/kernels.hpp"
+#include "calib_kernels/rng.hpp"
 #include "calib_kernels/timing.hpp"
 
 namespace infraplan::calib {
@@ -22,7 +24,6 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
-constexpr unsigned kClockWindowNs = 20000;  ///< clock_meter window: 20 µs
 
 std::string fmt(const char* f, double a) {
   char b[64];
@@ -39,25 +40,6 @@ std::string cat(const A&... a) {
 }
 
 std::string shape3(std::int64_t a, std::int64_t b, std::int64_t c) { return cat(a, "x", b, "x", c); }
-
-/// Small deterministic generator for held-out shapes (same numbers on every standard library).
-struct Rng {
-  std::uint64_t s;
-  std::uint64_t next() {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    return s >> 33;
-  }
-  double uniform() { return double(next()) / double(1ull << 31); }
-  /// Log-uniform integer in [lo, hi].
-  std::int64_t log_int(double lo, double hi) {
-    return std::int64_t(std::llround(std::exp(std::log(lo) + uniform() * (std::log(hi) - std::log(lo)))));
-  }
-  /// Fisher-Yates shuffle in place.
-  template <class T>
-  void shuffle(std::vector<T>& v) {
-    for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[next() % i]);
-  }
-};
 
 std::vector<std::int64_t> pow2(std::int64_t lo, std::int64_t hi) {
   std::vector<std::int64_t> v;
@@ -739,14 +721,16 @@ void Calibrator::gemm_sweeps() {
   // rotate through them.
   std::size_t largest =
       opt_.shapes_only ? 0 : std::size_t(ms.back()) * std::size_t(gemm_ld(GemmDtype::TF32, ks.back())) * 4;
-  for (const auto& r : opt_.shapes) {  // the shape itself and its (n, k) row over the m axis
-    std::size_t ld = std::size_t(gemm_ld(r.dtype, r.k)), ldy = std::size_t(r.n + 15) / 16 * 16;
-    std::size_t m = std::size_t(std::max(r.m, ms.back()));
-    largest = std::max({largest, m * ld * 4, std::size_t(r.n) * ld * 4, m * ldy * 4});
+  for (const auto& r : opt_.shapes) {  // the shape itself and its row over the token axis (m; k for NT)
+    const bool nt = r.layout == GemmLayout::NT;
+    const std::int64_t m = nt ? r.m : std::max(r.m, ms.back()), k = nt ? std::max(r.k, ms.back()) : r.k;
+    const LayoutLd ld = layout_ld(r.layout, m, r.n, k, 16);
+    largest = std::max({largest, std::size_t(ld.a_elems(m, k, r.layout)) * 4,
+                        std::size_t(ld.b_elems(r.n, k, r.layout)) * 4, std::size_t(ld.y_elems(m)) * 4});
   }
   std::size_t arena = largest + (64u << 20);
   DeviceBuffer<unsigned char> X(arena), W(arena), Y(arena);
-  DeviceBuffer<unsigned long long> clk(4);
+  DeviceBuffer<unsigned long long> clk(6);
   json tables = json::object(), ceil_t = json::object(), holdout = json::array(), exact = json::array(),
        rows = json::array();
   Rng rng{opt_.seed ^ 0x6e33};
@@ -767,14 +751,14 @@ void Calibrator::gemm_sweeps() {
     double clk_before = 0, clk_after = 0;
     std::string algo;         // the last measurement's cuBLASLt algorithm (LtPlan::algo_signature)
     int eager_fallbacks = 0;  // launches that could not be captured into a graph (timed eagerly)
-    auto measure = [&](std::int64_t m, std::int64_t n, std::int64_t k) -> double {
-      LtPlan plan(*lt_, d, m, n, k);
+    auto measure = [&](std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout lay = GemmLayout::TN) -> double {
+      LtPlan plan(*lt_, d, m, n, k, lay);
       clk_before = clk_after = 0;
       algo = plan.algo_signature();
       if (!plan.ok()) return -1;
-      std::int64_t ld = gemm_ld(d, k);
-      std::size_t xb = std::size_t(m * ld * ib), wb = std::size_t(n * ld * ib),
-                  yb = std::size_t(m * plan.ldy() * ob);
+      const LayoutLd ld = layout_ld(lay, m, n, k, gemm_ld(d, 1));
+      std::size_t xb = std::size_t(double(ld.a_elems(m, k, lay)) * ib),
+                  wb = std::size_t(double(ld.b_elems(n, k, lay)) * ib), yb = std::size_t(m * plan.ldy() * ob);
       auto al = [](std::size_t b) { return (b + 255) / 256 * 256; };
       int copies = rotation_copies(double(xb + wb + yb), l2, 64);
       copies = int(std::max<std::size_t>(
@@ -784,6 +768,10 @@ void Calibrator::gemm_sweeps() {
       topt.min_iters = 3;
       topt.max_iters = 30;
       topt.budget_ms = 1.5;
+      // Every sample a graph replay after a 30 µs spin (no host enqueue time inside a sample; the
+      // grid before 2026-12-01 timed kernels of >= 0.1 ms eagerly: TimingMethod::Legacy).
+      topt.graph_long_kernels = true;
+      topt.lead_in = [&] { clock_meter(clk.get() + 4, 30000, s); };
       clock_meter(clk.get(), kClockWindowNs, s);
       bool captured = true;
       double t = time_graph_median_seconds(
@@ -810,6 +798,7 @@ void Calibrator::gemm_sweeps() {
       std::vector<double> t;
       json clock_mhz = json::array();
       std::string algo;
+      GemmLayout layout = GemmLayout::TN;
     };
     auto time_in_passes = [&](std::vector<Timed>& list, int passes, Rng& order_rng) {
       for (int r = 0; r < passes; ++r) {
@@ -817,7 +806,7 @@ void Calibrator::gemm_sweeps() {
         std::iota(order.begin(), order.end(), std::size_t(0));
         order_rng.shuffle(order);
         for (std::size_t i : order) {
-          list[i].t.push_back(measure(list[i].m, list[i].n, list[i].k));
+          list[i].t.push_back(measure(list[i].m, list[i].n, list[i].k, list[i].layout));
           list[i].clock_mhz.push_back({std::lround(clk_before), std::lround(clk_after)});
           list[i].algo = algo;
         }
@@ -828,20 +817,22 @@ void Calibrator::gemm_sweeps() {
       if (std::any_of(o.t.begin(), o.t.end(), [](double t) { return t <= 0; })) return nullptr;
       std::vector<double> sorted = o.t;
       std::sort(sorted.begin(), sorted.end());
-      return {{"dtype", dn},
-              {"m", o.m},
-              {"n", o.n},
-              {"k", o.k},
-              {"seconds", sorted[sorted.size() / 2]},
-              {"repeats", o.t},
-              {"clock_mhz", o.clock_mhz},
-              {"algo", o.algo}};
+      json timed = {{"dtype", dn},
+                    {"m", o.m},
+                    {"n", o.n},
+                    {"k", o.k},
+                    {"seconds", sorted[sorted.size() / 2]},
+                    {"repeats", o.t},
+                    {"clock_mhz", o.clock_mhz},
+                    {"algo", o.algo}};
+      if (o.layout != GemmLayout::TN) timed["layout"] = gemm_layout_name(o.layout);
+      return timed;
     };
     // Exact shapes of a workload, three passes.
     auto time_shapes = [&]() {
       std::vector<Timed> todo;
       for (const auto& r : opt_.shapes)
-        if (r.dtype == d) todo.push_back({r.m, r.n, r.k, {}, json::array(), {}});
+        if (r.dtype == d) todo.push_back({r.m, r.n, r.k, {}, json::array(), {}, r.layout});
       Rng srng{opt_.seed ^ 0x5a9e ^ std::uint64_t(d)};
       time_in_passes(todo, 3, srng);
       int refused = 0;
@@ -855,29 +846,49 @@ void Calibrator::gemm_sweeps() {
       std::fprintf(stderr, "    %s: %zu exact shapes timed%s\n", dn.c_str(),
                    todo.size() - std::size_t(refused),
                    refused ? cat(" (", refused, " with no cuBLASLt algorithm, left out)").c_str() : "");
-      // Each distinct (n, k) of those shapes over the grid's m axis: a workload's layers run their
-      // weights at every token count, and cuBLASLt's kernel choice at its exact n and k is what
-      // the grid's neighbouring n and k cannot show.
-      std::vector<std::pair<std::int64_t, std::int64_t>> nks;
-      for (const auto& o : todo)
-        if (std::find(nks.begin(), nks.end(), std::make_pair(o.n, o.k)) == nks.end())
-          nks.emplace_back(o.n, o.k);
-      std::vector<Timed> pts;
-      for (auto [n, k] : nks)
-        for (auto m : ms) pts.push_back({m, n, k, {}, json::array(), {}});
-      time_in_passes(pts, 3, srng);
-      for (auto [n, k] : nks) {
-        json points = json::array();
-        for (const auto& o : pts)
-          if (o.n == n && o.k == k) {
-            json entry = timed_json(o);
-            if (entry.is_null()) continue;
-            for (const char* key : {"dtype", "n", "k"}) entry.erase(key);
-            points.push_back(entry);
-          }
-        if (!points.empty()) rows.push_back({{"dtype", dn}, {"n", n}, {"k", k}, {"points", points}});
+      // Each distinct (layout, n, k) of those shapes over the grid's m axis (for NT, the weight
+      // gradient, each (m, n) over the same values of k: its token axis): a workload's layers run
+      // their weights at every token count, and cuBLASLt's kernel choice at its exact sizes is what
+      // the grid's neighbours cannot show.
+      struct RowKey {
+        GemmLayout layout;
+        std::int64_t a, b;  // n, k (TN / NN) or m, n (NT)
+        bool operator==(const RowKey& o) const { return layout == o.layout && a == o.a && b == o.b; }
+      };
+      std::vector<RowKey> nks;
+      for (const auto& o : todo) {
+        RowKey key = o.layout == GemmLayout::NT ? RowKey{o.layout, o.m, o.n} : RowKey{o.layout, o.n, o.k};
+        if (std::find(nks.begin(), nks.end(), key) == nks.end()) nks.push_back(key);
       }
-      std::fprintf(stderr, "    %s: %zu (n, k) rows over %zu m values timed\n", dn.c_str(), nks.size(),
+      std::vector<Timed> pts;
+      for (const RowKey& r : nks)
+        for (auto x : ms)
+          pts.push_back(r.layout == GemmLayout::NT ? Timed{r.a, r.b, x, {}, json::array(), {}, r.layout}
+                                                   : Timed{x, r.a, r.b, {}, json::array(), {}, r.layout});
+      time_in_passes(pts, 3, srng);
+      for (const RowKey& r : nks) {
+        const bool nt = r.layout == GemmLayout::NT;
+        json points = json::array();
+        for (const auto& o : pts) {
+          const RowKey key = nt ? RowKey{o.layout, o.m, o.n} : RowKey{o.layout, o.n, o.k};
+          if (!(key == r)) continue;
+          json entry = timed_json(o);
+          if (entry.is_null()) continue;
+          for (const char* f : {"dtype", "layout", nt ? "m" : "n", nt ? "n" : "k"}) entry.erase(f);
+          points.push_back(entry);
+        }
+        if (points.empty()) continue;
+        json row = {{"dtype", dn}};
+        if (nt)
+          row["layout"] = "nt", row["m"] = r.a, row["n"] = r.b;
+        else {
+          if (r.layout != GemmLayout::TN) row["layout"] = gemm_layout_name(r.layout);
+          row["n"] = r.a, row["k"] = r.b;
+        }
+        row["points"] = points;
+        rows.push_back(row);
+      }
+      std::fprintf(stderr, "    %s: %zu rows over %zu token counts timed\n", dn.c_str(), nks.size(),
                    ms.size());
     };
     if (opt_.shapes_only) {
@@ -1047,6 +1058,15 @@ void Calibrator::gemm_sweeps() {
     profile_["tables"]["gemm_rows"] = rows;
   }
   if (opt_.shapes_only) return;
+  // The backward layouts against the forward one, on a sub-grid of the bf16 table (about 7 s; the
+  // model uses bf16's ratios for the other 16-bit and tf32 tables, fp8 and int8 run TN only).
+  if (tables.contains("bf16")) {
+    GemmTimer timer(s, l2, std::size_t(16384) * 16384 * 2 + (64u << 20));
+    timer.fill(GemmDtype::BF16, opt_.seed + 21);
+    tables["bf16"]["layouts"] = layout_ratio_table(timer, *lt_, GemmDtype::BF16, layout_grid_axes(opt_.quick),
+                                                   opt_.seed ^ 0x1a70);
+    tables["bf16"]["layouts"]["runs"] = 1;
+  }
   profile_["tables"]["gemm"] = tables;
   profile_["ceilings"]["gemm_TFLOPs"] = ceil_t;
   profile_["holdout"]["gemm"] = holdout;

@@ -20,6 +20,7 @@ namespace infraplan::calib {
 struct GemmShapeRequest {
   GemmDtype dtype = GemmDtype::BF16;
   std::int64_t m = 0, n = 0, k = 0;
+  GemmLayout layout = GemmLayout::TN;  ///< operand layout (calib_kernels/gemm_layout.hpp)
 };
 
 struct CalibrateOptions {

@@ -70,8 +70,9 @@ LtHandle::~LtHandle() {
   if (h_) cublasLtDestroy(h_);
 }
 
-LtPlan::LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k, int algo_index)
-    : h_(h), d_(d) {
+LtPlan::LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout,
+               int algo_index)
+    : h_(h), d_(d), layout_(layout) {
   cudaDataType_t in_t = CUDA_R_16BF, out_t = CUDA_R_16BF, scale_t = CUDA_R_32F;
   cublasComputeType_t comp = CUBLAS_COMPUTE_32F;
   switch (d) {
@@ -94,16 +95,27 @@ LtPlan::LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, s
       comp = CUBLAS_COMPUTE_32I;
       break;
   }
-  std::int64_t ld = gemm_ld(d, k);
-  ldy_ = (d == GemmDtype::FP8 || d == GemmDtype::INT8) ? (n + 15) / 16 * 16 : n;
-  // Column-major view: C'[n][m] (ldc = ldy) = op(A')·B' with A' = W (k×n, transposed), B' = X (k×m).
+  const LayoutLd ld = layout_ld(layout, m, n, k, gemm_ld(d, 1));
+  ldy_ = ld.y;
+  // Column-major view: C'[n][m] (ldc = ldy) = op(A')·op(B') with A' = W and B' = X:
+  //   TN: A' = W (k×n, ld ≥ k) transposed, B' = X (k×m);
+  //   NN: A' = W (n×k, ld n),              B' = X (k×m);
+  //   NT: A' = W (n×k, ld n),              B' = X (m×k, ld m) transposed.
   CALIB_CUBLAS(cublasLtMatmulDescCreate(&op_, comp, scale_t));
-  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  cublasOperation_t ta = layout == GemmLayout::TN ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t tb = layout == GemmLayout::NT ? CUBLAS_OP_T : CUBLAS_OP_N;
   CALIB_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
   CALIB_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-  CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&a_, in_t, std::uint64_t(k), std::uint64_t(n), ld));
-  CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&b_, in_t, std::uint64_t(k), std::uint64_t(m), ld));
-  CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&c_, out_t, std::uint64_t(n), std::uint64_t(m), ldy_));
+  const auto u = [](std::int64_t x) { return std::uint64_t(x); };
+  if (layout == GemmLayout::TN)
+    CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&a_, in_t, u(k), u(n), ld.b));
+  else
+    CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&a_, in_t, u(n), u(k), ld.b));
+  if (layout == GemmLayout::NT)
+    CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&b_, in_t, u(m), u(k), ld.a));
+  else
+    CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&b_, in_t, u(k), u(m), ld.a));
+  CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&c_, out_t, u(n), u(m), ldy_));
   cublasLtMatmulPreference_t pref = nullptr;
   CALIB_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
   std::size_t ws = h.workspace_bytes();

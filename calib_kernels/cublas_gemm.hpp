@@ -1,6 +1,7 @@
 #pragma once
-// cuBLASLt GEMMs in the layout transformer layers use: Y[M,N] = X[M,K] · W[N,K]ᵀ, row-major,
-// i.e. cuBLAS column-major "TN" with m' = N, n' = M (the layout fp8 and int8 require).
+// cuBLASLt GEMMs in the layouts transformer layers use (calib_kernels/gemm_layout.hpp): by default
+// the forward Y[M,N] = X[M,K] · W[N,K]ᵀ, row-major, i.e. cuBLAS column-major "TN" with m' = N,
+// n' = M (the layout fp8 and int8 require on Hopper); NN and NT for the backward GEMMs.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -8,6 +9,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "calib_kernels/gemm_layout.hpp"
 
 namespace infraplan::calib {
 
@@ -32,15 +35,22 @@ class LtHandle;
 class LtPlan {
  public:
   /// `algo_index` picks among the heuristic's ranked answers (0 = its first choice).
-  LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k, int algo_index = 0);
+  LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k, int algo_index = 0)
+      : LtPlan(h, d, m, n, k, GemmLayout::TN, algo_index) {}
+  /// The same in operand layout `layout` (leading dimensions: layout_ld with rows padded to 16
+  /// elements for fp8 / int8).
+  LtPlan(const LtHandle& h, GemmDtype d, std::int64_t m, std::int64_t n, std::int64_t k, GemmLayout layout,
+         int algo_index = 0);
   ~LtPlan();
   LtPlan(const LtPlan&) = delete;
   LtPlan& operator=(const LtPlan&) = delete;
   /// False when cuBLASLt offers no algorithm for this shape and format.
   bool ok() const { return ok_; }
-  /// Enqueues Y = X·Wᵀ (X: [m][ld(k)], W: [n][ld(k)], Y: [m][ldy]).
+  /// Enqueues the GEMM: TN Y = X·Wᵀ (X: [m][ld(k)], W: [n][ld(k)], Y: [m][ldy]); NN Y = X·W
+  /// (X: [m][k], W: [k][n]); NT Y = Xᵀ·W (X: [k][m], W: [k][n]).
   void run(const void* X, const void* W, void* Y, cudaStream_t stream) const;
   std::int64_t ldy() const { return ldy_; }
+  GemmLayout layout() const { return layout_; }
   /// The chosen algorithm's configuration, e.g. "a21 t18 s25 k1 r0 w0 c0 i0 g2": algorithm id,
   /// tile, stages, split-k, reduction scheme, CTA swizzling, custom option, inner shape, cluster
   /// shape (cuBLASLt's enum values; "?" where cuBLASLt does not answer). Empty when !ok().
@@ -49,6 +59,7 @@ class LtPlan {
  private:
   const LtHandle& h_;
   GemmDtype d_;
+  GemmLayout layout_ = GemmLayout::TN;
   bool ok_ = false;
   std::int64_t ldy_ = 0;
   cublasLtMatmulDesc_t op_ = nullptr;

@@ -23,6 +23,13 @@ struct TimingOptions {
   /// Keep launching (untimed) until the warm-up has run this long on the host's clock: a GPU
   /// coming from other work reaches its steady clock for this kernel within a few ms.
   double warmup_ms = 0.0;
+  /// Enqueued before each sample's start event (e.g. a ~30 µs spin kernel): the GPU is busy while
+  /// the host enqueues the sample, so the host's enqueue time (a library call's several µs, a
+  /// graph launch) is not counted as idle GPU time inside the sample. Empty: none.
+  std::function<void()> lead_in;
+  /// time_graph_median_seconds: replay graphs for kernels of ≥ 0.1 ms too (one launch, or the
+  /// rotation's, per graph) instead of timing them as time_median_seconds does.
+  bool graph_long_kernels = false;
 };
 
 namespace timing_detail {
@@ -87,6 +94,7 @@ inline double time_median_seconds(const std::function<void(int)>& launch, cudaSt
   int i = 0;
   warm_up(launch, stream, opt, i);
   auto sample = [&](int batch) {
+    if (opt.lead_in) opt.lead_in();
     return event_ms(stream, start, stop, [&] {
       for (int b = 0; b < batch; ++b) launch(i++);
     });
@@ -104,8 +112,9 @@ inline double time_median_seconds(const std::function<void(int)>& launch, cudaSt
 /// sample nor in its spread; what remains per launch is the GPU's own time plus the graph's gap
 /// between kernels. `rotation` (the caller's number of input copies) keeps every replay's working
 /// set as large as the eager loop's. Kernels of ≥ 0.1 ms are timed as time_median_seconds does
-/// (one launch per sample). When the launches cannot be captured it falls back to
-/// time_median_seconds and sets *captured = false.
+/// (one launch per sample) unless opt.graph_long_kernels (then a graph of max(1, rotation)
+/// launches; with opt.lead_in no host time falls inside a sample). When the launches cannot be
+/// captured it falls back to time_median_seconds and sets *captured = false.
 inline double time_graph_median_seconds(const std::function<void(int)>& launch, cudaStream_t stream,
                                         const TimingOptions& opt = {}, int rotation = 1,
                                         bool* captured = nullptr) {
@@ -115,12 +124,15 @@ inline double time_graph_median_seconds(const std::function<void(int)>& launch, 
   Event stop;
   int i = 0;
   warm_up(launch, stream, opt, i);
-  auto single = [&] { return event_ms(stream, start, stop, [&] { launch(i++); }); };
+  auto single = [&] {
+    if (opt.lead_in) opt.lead_in();
+    return event_ms(stream, start, stop, [&] { launch(i++); });
+  };
   double first = single();
   if (first < 1.0) first = std::min({first, single(), single()});
   // Replays have no host jitter to average out: samples of ≥ ~100 µs suffice (and halve the graph).
   const int batch = std::clamp(int(0.1 / std::max(first, 1e-4)), 1, 128);
-  if (batch == 1) return time_median_seconds(launch, stream, opt);
+  if (batch == 1 && !opt.graph_long_kernels) return time_median_seconds(launch, stream, opt);
   const int n = std::max(batch, rotation);
   cudaGraph_t graph = nullptr;
   CALIB_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
@@ -141,6 +153,7 @@ inline double time_graph_median_seconds(const std::function<void(int)>& launch, 
   }
   CALIB_CUDA(cudaGraphLaunch(exec, stream));  // the graph's own first replay (upload) untimed
   double t = median_per_launch(opt, n, [&] {
+    if (opt.lead_in) opt.lead_in();
     return event_ms(stream, start, stop, [&] { CALIB_CUDA(cudaGraphLaunch(exec, stream)); });
   });
   cudaGraphExecDestroy(exec);
