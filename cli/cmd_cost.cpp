@@ -23,6 +23,9 @@ const std::vector<OptionSpec> kSpec = {
     {"k", true, "gemm: inner dimension"},
     {"batch", true, "gemm: batched GEMM count; attention: sequences (default 1)"},
     {"dtype", true, "gemm: bf16 fp16 tf32 fp32 fp8 int8 int4; attention: bf16 (default bf16)"},
+    {"layout", true,
+     "gemm: operand layout, tn (forward Y = X·Wᵀ, default), nn (input gradient dX = dY·W), nt (weight "
+     "gradient dW = dYᵀ·X, k = tokens)"},
     {"seq", true, "attention_prefill: new tokens per sequence"},
     {"kv-len", true, "attention_prefill: keys per sequence (default = --seq)"},
     {"context", true, "attention_decode: cached tokens per sequence"},
@@ -52,7 +55,8 @@ int cmd_cost(const std::vector<std::string>& argv) {
   Args a(argv, kSpec);
   if (a.help()) {
     std::printf(
-        "Usage: infraplan cost --gpu G --op gemm --m M --n N --k K [--dtype bf16] [--clock-mhz F] [--json]\n"
+        "Usage: infraplan cost --gpu G --op gemm --m M --n N --k K [--dtype bf16] [--layout tn|nn|nt] "
+        "[--clock-mhz F] [--json]\n"
         "       infraplan cost --gpu G --op attention_prefill --seq S [--batch B] [--heads H --kv-heads K "
         "--head-dim D]\n"
         "       infraplan cost --gpu G --op attention_decode --context C [--batch B] [--kv-dtype bf16]\n"
@@ -70,6 +74,13 @@ int cmd_cost(const std::vector<std::string>& argv) {
   hw::CostEstimate e;
   std::string shape, unit = "TFLOP/s", clock_note;
   if (a.get("clock-mhz").has_value() && op != "gemm") throw Error("--clock-mhz applies to --op gemm only");
+  if (a.get("layout").has_value() && op != "gemm") throw Error("--layout applies to --op gemm only");
+  hw::GemmLayout layout = hw::GemmLayout::TN;
+  if (auto l = a.get("layout")) {
+    auto parsed = hw::parse_gemm_layout(*l);
+    if (!parsed) throw Error(unknown_name_message("--layout", *l, {"tn", "nn", "nt"}));
+    layout = *parsed;
+  }
   double scale = 1e12;
   if (op == "gemm") {
     hw::GemmShape g;
@@ -78,6 +89,7 @@ int cmd_cost(const std::vector<std::string>& argv) {
     g.k = need(a, "k");
     g.batch = a.get_int("batch", 1).value_or(1);
     g.dtype = parse_dtype(a.get("dtype", "bf16"), "--dtype");
+    g.layout = layout;
     e = cm.gemm(g);
     if (a.get("clock-mhz").has_value()) {
       const double mhz = *a.get_number("clock-mhz", 100);
@@ -93,7 +105,8 @@ int cmd_cost(const std::vector<std::string>& argv) {
                    " MHz; time x (reference / clock)^" + fmt(cal->clock_exponent(g.dtype), 2) + ")";
     }
     shape = std::string(dtype_name(g.dtype)) + " " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
-            std::to_string(g.k) + (g.batch > 1 ? " x" + std::to_string(g.batch) : "");
+            std::to_string(g.k) + (g.batch > 1 ? " x" + std::to_string(g.batch) : "") + " " +
+            hw::gemm_layout_name(layout);
   } else if (op == "attention_prefill") {
     hw::AttentionPrefillShape p;
     p.q_len = need(a, "seq");
@@ -133,6 +146,15 @@ int cmd_cost(const std::vector<std::string>& argv) {
     shape = "one kernel launch";
     unit = "";
   }
+  // The measured spread of this op kind (between calibration runs and machines), when known.
+  const std::string kind = op == "gemm"                        ? "gemm"
+                           : op.rfind("attention", 0) == 0    ? "attention"
+                           : op == "memory"                    ? "memory"
+                                                               : "";
+  double range_lo = 0, range_hi = 0;  // (plain doubles: GCC 12 misreads an optional pair as uninitialised)
+  bool has_range = false;
+  if (!kind.empty())
+    if (auto r = cs.spread.range(kind, e.seconds)) has_range = true, range_lo = r->first, range_hi = r->second;
   if (a.flag("json")) {
     Json j = {{"gpu", gpu.name},
               {"op", op},
@@ -145,12 +167,15 @@ int cmd_cost(const std::vector<std::string>& argv) {
               {"detail", e.detail},
               {"cost_model", cs.name}};
     if (!clock_note.empty()) j["clock"] = clock_note;
+    if (op == "gemm") j["layout"] = hw::gemm_layout_name(layout);
+    if (has_range) j["seconds_range"] = {range_lo, range_hi};
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
   Table t({"quantity", "value"});
   t.add({"op", op + ": " + shape});
   t.add({"predicted time", fmt_seconds(e.seconds)});
+  if (has_range) t.add({"measured spread", fmt_seconds(range_lo) + " … " + fmt_seconds(range_hi)});
   if (!unit.empty()) {
     t.add({"achieved", fmt(e.achieved / scale, 1) + " " + unit});
     t.add({"ceiling", fmt(e.ceiling / scale, 1) + " " + unit});

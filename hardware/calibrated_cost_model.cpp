@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
@@ -214,6 +215,8 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
     return (mhz > 0 && reference_clock_mhz_ > 0) ? seconds * std::pow(mhz / reference_clock_mhz_, beta)
                                                  : seconds;
   };
+  // The fit points were timed with the tables, on their machine, in TN: fitted without the fleet
+  // scale and timing correction (fleet_ is set below) and without layout ratios.
   for (std::size_t ti = 0; ti < profile_.gemm.size(); ++ti) {
     GemmTable& t = profile_.gemm[ti];
     if (t.fit_points.size() < 4) continue;
@@ -263,12 +266,15 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
     t.quantum_n = bn;
     offgrid_factor_[ti] = bf;
   }
+  fleet_ = true;
   // Exact workload shapes: each pass referred to the reference clock with its format's exponent,
   // then the median (as the held-out shapes are reported).
-  for (const auto& h : profile_.gemm_exact) exact_[{int(h.dtype), h.m, h.n, h.k}] = at_reference_clock(h);
+  for (const auto& h : profile_.gemm_exact)
+    exact_[{int(h.dtype), int(h.layout), h.m, h.n, h.k}] = at_reference_clock(h);
   for (const auto& r : profile_.gemm_rows) {
-    auto& [ms, secs] = rows_[{int(r.dtype), r.n, r.k}];
-    for (const auto& pt : r.points) ms.push_back(double(pt.m)), secs.push_back(at_reference_clock(pt));
+    const bool nt = r.layout == GemmLayout::NT;
+    auto& [tok, secs] = rows_[{int(r.dtype), int(r.layout), nt ? r.m : r.n, nt ? r.n : r.k}];
+    for (const auto& pt : r.points) tok.push_back(double(nt ? pt.k : pt.m)), secs.push_back(at_reference_clock(pt));
   }
   // Attention query and key blocks: the pair with the least median |log error| of the forward
   // times on the prefill fit points (ties → the earlier, smaller pair; (1, 1) = exact causal
@@ -331,11 +337,59 @@ double CalibratedCostModel::offgrid_factor(Dtype d) const {
   return t ? offgrid_factor_[std::size_t(t - profile_.gemm.data())] : 1.0;
 }
 
-CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const { return gemm_impl(s, true); }
+CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const { return gemm_impl(s, true, true); }
 
-CostEstimate CalibratedCostModel::gemm_from_tables(const GemmShape& s) const { return gemm_impl(s, false); }
+CostEstimate CalibratedCostModel::gemm_from_tables(const GemmShape& s) const { return gemm_impl(s, false, true); }
 
-CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact) const {
+CostEstimate CalibratedCostModel::gemm_from_grid(const GemmShape& s) const { return gemm_impl(s, false, false); }
+
+double CalibratedCostModel::layout_ratio(const GemmShape& s, std::string* detail) const {
+  if (s.layout == GemmLayout::TN) return 1.0;
+  const GemmTable* own = profile_.gemm_table(s.dtype);
+  const bool tn_only = s.dtype == Dtype::FP8 || s.dtype == Dtype::INT8;
+  const GemmTable* t = own && own->layouts ? own : profile_.gemm_table(Dtype::BF16);
+  if (tn_only || !t || !t->layouts) {
+    if (detail)
+      *detail = tn_only ? "; " + std::string(dtype_name(s.dtype)) + " runs in TN on Hopper (no layout ratio)"
+                        : "; no layout table: as TN";
+    return 1.0;
+  }
+  const LayoutRatioTable& lt = *t->layouts;
+  const std::vector<double>& r = s.layout == GemmLayout::NN ? lt.nn : lt.nt;
+  // Log-trilinear in (m, n, k), clamped to the sub-grid; an unmeasured corner drops out (weights
+  // renormalised), none measured → 1.
+  Pos pm = locate(lt.m, double(s.m)), pn = locate(lt.n, double(s.n)), pk = locate(lt.k, double(s.k));
+  double acc = 0, wsum = 0;
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 2; ++c) {
+        double w = (a ? pm.w : 1 - pm.w) * (b ? pn.w : 1 - pn.w) * (c ? pk.w : 1 - pk.w);
+        if (w == 0) continue;
+        double v = lt.at(r, a ? pm.i1 : pm.i0, b ? pn.i1 : pn.i0, c ? pk.i1 : pk.i0);
+        if (!(v > 0)) continue;
+        acc += w * std::log(v);
+        wsum += w;
+      }
+  const double ratio = wsum > 0 ? std::exp(acc / wsum) : 1.0;
+  if (detail) {
+    std::ostringstream d;
+    d.precision(3);
+    d << "; layout " << gemm_layout_name(s.layout) << ": ×" << ratio << " of TN ("
+      << (t == own ? "" : std::string(dtype_name(t->dtype)) + " ") << "layout table"
+      << (pm.inside && pn.inside && pk.inside ? "" : ", clamped to its range") << ")";
+    *detail = d.str();
+  }
+  return ratio;
+}
+
+double CalibratedCostModel::timing_ratio(double seconds) const {
+  if (!profile_.gemm_timing || !(seconds > 0)) return 1.0;
+  const auto& tc = *profile_.gemm_timing;
+  Pos p = locate(tc.seconds, seconds);
+  return lerp_log(tc.ratio[p.i0], tc.ratio[p.i1], p.w);
+}
+
+CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact, bool use_rows) const {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) throw Error("gemm: m, n, k and batch must be > 0");
   if (!gpu_.supports(s.dtype) && s.dtype != Dtype::INT4)
     throw Error(gpu_.name + " has no tensor-core support for " + std::string(dtype_name(s.dtype)) + " GEMMs");
@@ -371,19 +425,25 @@ CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact) 
       x.detail += " at the reference clock " + std::to_string(std::lround(reference_clock_mhz_)) + " MHz";
     return x;
   };
+  const std::string lname = gemm_layout_name(s.layout);
   if (t->dtype == s.dtype) {
     if (use_exact) {
-      auto hit = exact_.find({int(s.dtype), s.m, s.n, s.k});
-      if (hit != exact_.end()) return measured(hit->second, "exact shape measured (tables.gemm_shapes)");
+      auto hit = exact_.find({int(s.dtype), int(s.layout), s.m, s.n, s.k});
+      if (hit != exact_.end())
+        return measured(hit->second, lname + " exact shape measured (tables.gemm_shapes)");
     }
-    auto row = rows_.find({int(s.dtype), s.n, s.k});
+    // A row runs along the token axis: m for TN / NN (fixed n, k), k for NT (fixed m, n).
+    const bool nt = s.layout == GemmLayout::NT;
+    auto row = use_rows ? rows_.find({int(s.dtype), int(s.layout), nt ? s.m : s.n, nt ? s.n : s.k}) : rows_.end();
     if (row != rows_.end()) {
-      const auto& [ms, secs] = row->second;
-      Pos p = locate_tiles(ms, double(s.m), t->quantum_m);
+      const auto& [tok, secs] = row->second;
+      Pos p = nt ? locate(tok, double(s.k)) : locate_tiles(tok, double(s.m), t->quantum_m);
       if (p.inside)
         return measured(lerp_log(secs[p.i0], secs[p.i1], p.w),
-                        "row n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
-                            " measured over m (tables.gemm_rows), log-space interpolation");
+                        lname + " row " +
+                            (nt ? "m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " measured over k"
+                                : "n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) + " measured over m") +
+                            " (tables.gemm_rows), log-space interpolation");
     }
   }
   GemmShape one = s;
@@ -453,6 +513,19 @@ CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact) 
         detail += "; misaligned n, k: no measured ratio (no cuBLASLt algorithm in the calibration)";
       }
     }
+  }
+  // The tables are TN: the backward layouts take their measured ratio; every table prediction the
+  // fleet scale of its table (the median machine of the calibration runs against the table's own).
+  std::string ldetail;
+  secs *= layout_ratio(s, &ldetail);
+  detail += ldetail;
+  if (fleet_ && (profile_.gemm_timing || t->fleet_scale != 1.0)) {
+    const double tr = timing_ratio(secs);
+    secs *= tr * t->fleet_scale;
+    std::ostringstream d;
+    d.precision(3);
+    d << "; fleet: timing ×" << tr << ", machines ×" << t->fleet_scale;
+    detail += d.str();
   }
   e.seconds = secs * double(s.batch);
   e.achieved = s.flops() / e.seconds;

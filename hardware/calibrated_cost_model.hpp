@@ -8,6 +8,8 @@
 // 16-byte-aligned shapes whose n or k is off the grid's multiples of 64 elements are scaled by a
 // per-format off-grid factor; unaligned rows by the profile's measured misalignment ratio. Quanta
 // and factor are fitted in the constructor on the table's fit points only (never on held-out data).
+// The tables are TN (forward); NN and NT shapes take the measured layout ratio of the format
+// (tables.gemm.<fmt>.layouts), and every table prediction the fleet scale (fleet.gemm.scale).
 #include <map>
 #include <memory>
 #include <string>
@@ -32,6 +34,14 @@ class CalibratedCostModel final : public CostModel {
   CostEstimate gemm(const GemmShape& s) const override;
   /// gemm() without the profile's exact workload shapes: what the tables alone predict.
   CostEstimate gemm_from_tables(const GemmShape& s) const;
+  /// gemm() from the grid alone (no exact shapes, no rows): the TN table, its layout ratio and
+  /// fleet scale, corrections for alignment.
+  CostEstimate gemm_from_grid(const GemmShape& s) const;
+  /// t(layout) / t(TN) the model applies to a table prediction of `s` (1 for TN, and for formats
+  /// without a layout table of their own or bf16's: fp8 and int8 run TN on Hopper).
+  double layout_ratio(const GemmShape& s, std::string* detail = nullptr) const;
+  /// The timing-harness correction (fleet.gemm.timing) at a tabled time of `seconds` (1 without).
+  double timing_ratio(double seconds) const;
   /// Prefill from the table of the nearest head_dim, keyed by (q_len, batch·heads / table heads);
   /// achieved FLOP/s is interpolated and applied to s.flops().
   CostEstimate attention_prefill(const AttentionPrefillShape& s) const override;
@@ -51,6 +61,7 @@ class CalibratedCostModel final : public CostModel {
   double framework_op_seconds() const override;
 
   const Profile& profile() const { return profile_; }
+  const Profile* measured_profile() const override { return &profile_; }
   /// Fitted slow-down (≥ 0, 1 = none) of 16-byte-aligned GEMMs whose n or k is not a multiple of
   /// 64 elements, relative to interpolation between the grid's sizes (all multiples of 64); 1 for
   /// a format without a table.
@@ -73,17 +84,21 @@ class CalibratedCostModel final : public CostModel {
   double at_reference_clock(const HoldoutGemm& h) const;
 
  private:
-  CostEstimate gemm_impl(const GemmShape& s, bool use_exact) const;
+  CostEstimate gemm_impl(const GemmShape& s, bool use_exact, bool use_rows) const;
   Profile profile_;
   GpuSpec gpu_;
   std::vector<double> offgrid_factor_;  ///< per profile_.gemm table, fitted on its fit points
   std::vector<double> clock_exponent_;  ///< per profile_.gemm table, fitted on its fit points
-  /// profile_.gemm_exact by (format, m, n, k): seconds at the reference clock.
-  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
-  /// profile_.gemm_rows by (format, n, k): m values and seconds at the reference clock.
-  std::map<std::tuple<int, std::int64_t, std::int64_t>, std::pair<std::vector<double>, std::vector<double>>>
+  /// profile_.gemm_exact by (format, layout, m, n, k): seconds at the reference clock.
+  std::map<std::tuple<int, int, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
+  /// profile_.gemm_rows by (format, layout, fixed sizes: n, k for TN / NN, m, n for NT): the token
+  /// axis values (m, or k for NT) and seconds at the reference clock.
+  std::map<std::tuple<int, int, std::int64_t, std::int64_t>, std::pair<std::vector<double>, std::vector<double>>>
       rows_;
   double reference_clock_mhz_ = 0;
+  /// Fleet scale and timing correction apply (off while the constructor fits on the fit points,
+  /// which were timed with the tables).
+  bool fleet_ = false;
   double block_q_ = 1, block_k_ = 1;  ///< attention blocks, fitted on the prefill fit points
 
   /// Score elements computed in whole tiles for q_len queries over kv_len keys (the last q_len

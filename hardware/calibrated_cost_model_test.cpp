@@ -30,8 +30,8 @@ GemmShape gemm(std::int64_t m, std::int64_t n, std::int64_t k, Dtype d = Dtype::
   return s;
 }
 
-// The tables reproduce their own cells (the profile's exact workload shapes aside: some sit on
-// grid points, measured at another moment).
+// The tables reproduce their own cells, times the fleet scale (the profile's exact workload shapes
+// and rows aside: some sit on grid points, measured at another moment or on other machines).
 TEST(CalibratedCostModel, ExactAtGemmGridPoints) {
   const Profile& p = h200().profile();
   for (Dtype d : {Dtype::BF16, Dtype::FP8, Dtype::INT8, Dtype::TF32}) {
@@ -40,9 +40,9 @@ TEST(CalibratedCostModel, ExactAtGemmGridPoints) {
     for (std::size_t i = 0; i < t->m.size(); i += 3)
       for (std::size_t j = 0; j < t->n.size(); j += 2)
         for (std::size_t l = 0; l < t->k.size(); l += 2) {
-          double want = t->at(i, j, l);
+          double want = t->at(i, j, l) * h200().timing_ratio(t->at(i, j, l)) * t->fleet_scale;
           if (!(want > 0)) continue;
-          CostEstimate e = h200().gemm_from_tables(
+          CostEstimate e = h200().gemm_from_grid(
               gemm(std::int64_t(t->m[i]), std::int64_t(t->n[j]), std::int64_t(t->k[l]), d));
           EXPECT_NEAR(e.seconds, want, want * 1e-9);
           EXPECT_EQ(e.source, CostSource::Measured);
@@ -138,7 +138,7 @@ TEST(CalibratedCostModel, GemmRowsAnswerTheirNAndK) {
   EXPECT_NEAR(cm.gemm(gemm(300, 28672, 4096)).seconds, 1e-3, 1e-12);     // the exact shape
   EXPECT_NE(cm.gemm_from_tables(gemm(300, 28672, 4096)).seconds, 1e-3);  // rows, not the shape
   EXPECT_EQ(cm.gemm(gemm(4096, 28672, 4096)).seconds,
-            h200().gemm(gemm(4096, 28672, 4096)).seconds);  // outside
+            h200().gemm_from_grid(gemm(4096, 28672, 4096)).seconds);  // outside
   EXPECT_EQ(cm.gemm(gemm(512, 28672, 4096, Dtype::FP16)).seconds,
             h200().gemm(gemm(512, 28672, 4096, Dtype::FP16)).seconds);  // another format
   // Malformed rows name the field.

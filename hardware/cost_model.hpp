@@ -3,12 +3,16 @@
 // the calibrated model built from a measured or derived Profile. Everything that needs a kernel
 // duration (training work graphs, the serving engine, the planner) goes through this interface.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "hardware/gpu_spec.hpp"
 #include "model/dtype.hpp"
 
 namespace infraplan::hw {
+
+struct Profile;
 
 /// Where an estimate came from.
 enum class CostSource {
@@ -27,11 +31,24 @@ struct CostEstimate {
   std::string detail;  ///< human-readable note, e.g. "bf16 table, 4 neighbours"
 };
 
-/// C[m,n] = A[m,k] · B[k,n], repeated `batch` times (batched GEMM).
+/// Operand layout of a GEMM as a framework hands it to cuBLAS (row-major tensors, output [m, n],
+/// reduction over k); names are cuBLAS's column-major operation pairs of that call:
+///   TN — forward of a linear layer,   Y[m,n]  = X[m,k] · W[n,k]ᵀ   (m = tokens)
+///   NN — its input gradient,          dX[m,n] = dY[m,k] · W[k,n]   (m = tokens, k = out features)
+///   NT — its weight gradient,         dW[m,n] = dY[k,m]ᵀ · X[k,n]  (m = out, n = in features, k = tokens)
+/// The same FLOPs, other kernels: cuBLAS picks per layout (docs/calibration.md, "GEMM layouts").
+enum class GemmLayout { TN, NN, NT };
+/// "tn", "nn", "nt".
+const char* gemm_layout_name(GemmLayout l);
+/// Parses "tn", "nn", "nt" (case-insensitive); nullopt otherwise.
+std::optional<GemmLayout> parse_gemm_layout(std::string_view s);
+
+/// C[m,n] = A[m,k] · B[k,n], repeated `batch` times (batched GEMM), operands in `layout`.
 struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
   Dtype dtype = Dtype::BF16;
   std::int64_t batch = 1;
+  GemmLayout layout = GemmLayout::TN;
   double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch); }
 };
 
@@ -81,6 +98,9 @@ class CostModel {
   /// Host seconds an eager framework (PyTorch) spends issuing one op without autograd: the pace
   /// at which a Python engine's eager code can feed the GPU. Defaults to launch_overhead_seconds().
   virtual double framework_op_seconds() const { return launch_overhead_seconds(); }
+  /// The measured profile behind the answers (framework costs, attention backward ratios), or
+  /// nullptr (roofline). Wrappers (recording, spread) answer with their inner model's.
+  virtual const Profile* measured_profile() const { return nullptr; }
 };
 
 }  // namespace infraplan::hw

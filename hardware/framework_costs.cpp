@@ -7,10 +7,7 @@
 
 namespace infraplan::hw {
 
-const Profile* profile_of(const CostModel& cost) {
-  const auto* c = dynamic_cast<const CalibratedCostModel*>(&cost);
-  return c ? &c->profile() : nullptr;
-}
+const Profile* profile_of(const CostModel& cost) { return cost.measured_profile(); }
 
 namespace {
 

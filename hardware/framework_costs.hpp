@@ -11,7 +11,7 @@
 
 namespace infraplan::hw {
 
-/// The measured profile behind `cost` (a CalibratedCostModel), or nullptr (roofline and others).
+/// The measured profile behind `cost` (a CalibratedCostModel, or a wrapper of one), or nullptr.
 const Profile* profile_of(const CostModel& cost);
 
 /// Backward / forward time ratio of causal attention at shape `s`, from the prefill table with the

@@ -107,12 +107,22 @@ double clock_pair_mean(const Json& j, const std::string& field, const std::strin
   return 0.5 * (a + b);
 }
 
+/// The optional "layout" of a GEMM entry ("tn" when absent).
+GemmLayout layout_of(const Json& r, const std::string& f, const std::string& origin) {
+  if (!r.is_object() || !r.contains("layout")) return GemmLayout::TN;
+  const Json& v = r["layout"];
+  auto l = v.is_string() ? parse_gemm_layout(v.get<std::string>()) : std::nullopt;
+  if (!l) fail(origin, f + ".layout", "expected \"tn\", \"nn\" or \"nt\", got " + v.dump());
+  return *l;
+}
+
 /// One timed GEMM shape {dtype, m, n, k, seconds, repeats?, clock_mhz? [[before, after] per
 /// repeat]} (held-out shapes and exact workload shapes). `strict`: sizes and seconds must be > 0.
 HoldoutGemm gemm_measurement(const Json& r, const std::string& f, const std::string& origin, bool strict) {
   if (!r.is_object()) fail(origin, f, "expected an object {dtype, m, n, k, seconds}");
   HoldoutGemm g;
   g.dtype = gemm_dtype(str(r, "dtype", ""), f + ".dtype", origin);
+  g.layout = layout_of(r, f, origin);
   std::int64_t* dims[] = {&g.m, &g.n, &g.k};
   const char* names[] = {"m", "n", "k"};
   for (int d = 0; d < 3; ++d) {
@@ -274,6 +284,23 @@ Profile parse_profile(const Json& j, const std::string& origin) {
           t.fit_points.push_back(r);
         }
       }
+      if (it.value().contains("layouts")) {
+        const Json& lj = it.value()["layouts"];
+        const std::string lf = f + ".layouts";
+        LayoutRatioTable lt;
+        lt.m = axis(need(lj, "m", lf, origin), lf + ".m", origin);
+        lt.n = axis(need(lj, "n", lf, origin), lf + ".n", origin);
+        lt.k = axis(need(lj, "k", lf, origin), lf + ".k", origin);
+        const std::size_t cells = lt.m.size() * lt.n.size() * lt.k.size();
+        const std::string dims =
+            std::to_string(lt.m.size()) + "×" + std::to_string(lt.n.size()) + "×" + std::to_string(lt.k.size());
+        lt.nn = seconds_grid(need(need(lj, "nn", lf, origin), "ratio", lf + ".nn", origin), lf + ".nn.ratio", origin,
+                             cells, dims);
+        lt.nt = seconds_grid(need(need(lj, "nt", lf, origin), "ratio", lf + ".nt", origin), lf + ".nt.ratio", origin,
+                             cells, dims);
+        lt.runs = int(num_or(lj, "runs", 1));
+        t.layouts = std::move(lt);
+      }
       if (!p.ceilings.gemm_TFLOPs.count(t.dtype))
         fail(origin, "ceilings.gemm_TFLOPs." + it.key(), "missing for a tabled format");
       p.gemm.push_back(std::move(t));
@@ -295,23 +322,30 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       if (!r.is_object()) fail(origin, f, "expected an object {dtype, n, k, points}");
       Profile::GemmRow row;
       row.dtype = gemm_dtype(str(r, "dtype", ""), f + ".dtype", origin);
-      row.n = std::int64_t(num_or(r, "n", 0));
-      row.k = std::int64_t(num_or(r, "k", 0));
-      if (row.n <= 0) fail(origin, f + ".n", "expected a positive integer");
-      if (row.k <= 0) fail(origin, f + ".k", "expected a positive integer");
+      row.layout = layout_of(r, f, origin);
+      // The token axis: m for TN and NN (fixed n, k), k for NT (fixed m, n).
+      const bool along_k = row.layout == GemmLayout::NT;
+      const char* fixed[2] = {along_k ? "m" : "n", along_k ? "n" : "k"};
+      const char* axis_key = along_k ? "k" : "m";
+      std::int64_t* fixed_dst[2] = {along_k ? &row.m : &row.n, along_k ? &row.n : &row.k};
+      for (int q = 0; q < 2; ++q) {
+        *fixed_dst[q] = std::int64_t(num_or(r, fixed[q], 0));
+        if (*fixed_dst[q] <= 0) fail(origin, f + "." + fixed[q], "expected a positive integer");
+      }
       const Json& pts = need(r, "points", f, origin);
       if (!pts.is_array() || pts.size() < 2)
-        fail(origin, f + ".points", "expected an array of at least 2 {m, seconds}");
+        fail(origin, f + ".points", std::string("expected an array of at least 2 {") + axis_key + ", seconds}");
       for (std::size_t q = 0; q < pts.size(); ++q) {
         Json one = pts[q];
         if (one.is_object()) {
           one["dtype"] = r["dtype"];
-          one["n"] = row.n;
-          one["k"] = row.k;
+          one["layout"] = gemm_layout_name(row.layout);
+          for (int q2 = 0; q2 < 2; ++q2) one[fixed[q2]] = *fixed_dst[q2];
         }
         HoldoutGemm h = gemm_measurement(one, f + ".points[" + std::to_string(q) + "]", origin, true);
-        if (!row.points.empty() && h.m <= row.points.back().m)
-          fail(origin, f + ".points[" + std::to_string(q) + "].m", "expected ascending m");
+        auto tok = [&](const HoldoutGemm& x) { return along_k ? x.k : x.m; };
+        if (!row.points.empty() && tok(h) <= tok(row.points.back()))
+          fail(origin, f + ".points[" + std::to_string(q) + "]." + axis_key, std::string("expected ascending ") + axis_key);
         row.points.push_back(std::move(h));
       }
       p.gemm_rows.push_back(std::move(row));
@@ -413,6 +447,51 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       p.kernels.push_back({str(r, "name", ""), str(r, "group", ""), str(r, "shape", ""), str(r, "unit", ""),
                            str(r, "ceiling_name", ""), num_or(r, "seconds", 0), num_or(r, "achieved", 0),
                            num_or(r, "ceiling", 0)});
+  if (j.contains("fleet") && j["fleet"].contains("gemm")) {
+    const Json& fg = j["fleet"]["gemm"];
+    const Json& sc = need(fg, "scale", "fleet.gemm", origin);
+    if (!sc.is_object()) fail(origin, "fleet.gemm.scale", "expected an object {format: factor}");
+    for (auto it = sc.begin(); it != sc.end(); ++it) {
+      const std::string f = "fleet.gemm.scale." + it.key();
+      const Dtype d = gemm_dtype(it.key(), f, origin);
+      const double x = number(it.value(), f, origin, 0);
+      if (!(x > 0.5 && x < 2)) fail(origin, f, "expected a factor between 0.5 and 2, got " + fmt_num(x));
+      for (auto& t : p.gemm)
+        if (t.dtype == d) t.fleet_scale = x;
+    }
+    if (fg.contains("timing")) {
+      const Json& tj = fg["timing"];
+      GemmTimingCorrection tc;
+      tc.seconds = axis(need(tj, "seconds", "fleet.gemm.timing", origin), "fleet.gemm.timing.seconds", origin);
+      const Json& r = need(tj, "ratio", "fleet.gemm.timing", origin);
+      if (!r.is_array() || r.size() != tc.seconds.size())
+        fail(origin, "fleet.gemm.timing.ratio", "expected one ratio per entry of seconds");
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        const double x = number(r[i], "fleet.gemm.timing.ratio[" + std::to_string(i) + "]", origin, 0);
+        if (!(x > 0.5 && x < 2))
+          fail(origin, "fleet.gemm.timing.ratio[" + std::to_string(i) + "]",
+               "expected a ratio between 0.5 and 2, got " + fmt_num(x));
+        tc.ratio.push_back(x);
+      }
+      p.gemm_timing = std::move(tc);
+    }
+  }
+  if (j.contains("spread")) {
+    const Json& sp = j["spread"];
+    if (!sp.is_object()) fail(origin, "spread", "expected an object {kind: {low, high}}");
+    p.spread_method = str(sp, "method", "");
+    for (const char* kind : {"gemm", "attention", "memory"}) {
+      if (!sp.contains(kind)) continue;
+      const std::string f = std::string("spread.") + kind;
+      Profile::SpreadBand b;
+      b.low = number(need(sp[kind], "low", f, origin), f + ".low", origin, -0.9);
+      b.high = number(need(sp[kind], "high", f, origin), f + ".high", origin, 0);
+      if (b.low > 0) fail(origin, f + ".low", "expected a relative deviation <= 0, got " + fmt_num(b.low));
+      if (b.high > 10) fail(origin, f + ".high", "expected a relative deviation <= 10, got " + fmt_num(b.high));
+      b.samples = int(num_or(sp[kind], "samples", 0));
+      p.spread[kind] = b;
+    }
+  }
   if (j.contains("comm")) p.comm = j["comm"];
   if (j.contains("framework")) {
     const Json& f = j["framework"];

@@ -10,11 +10,24 @@
 #include <string>
 #include <vector>
 
+#include "hardware/cost_model.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "model/dtype.hpp"
 #include "model/json_util.hpp"
 
 namespace infraplan::hw {
+
+/// How much longer the backward layouts take than the forward one (GemmLayout) over a sub-grid of
+/// a format's table: ratio = t(layout) / t(TN) of the same cell, each cell's three layouts timed
+/// back to back; the median over the calibration runs that measured it.
+struct LayoutRatioTable {
+  std::vector<double> m, n, k;  ///< axes (elements, ascending; values of the format's grid)
+  std::vector<double> nn, nt;   ///< [m][n][k] ratios (NaN = not measured)
+  int runs = 0;                 ///< calibration runs (machine starts) the medians are over
+  double at(const std::vector<double>& r, std::size_t i, std::size_t j, std::size_t l) const {
+    return r[(i * n.size() + j) * k.size() + l];
+  }
+};
 
 /// GEMM times Y[m,n] = X[m,k]·W[n,k]ᵀ over a grid; axes ascending; NaN = not measured.
 struct GemmTable {
@@ -40,6 +53,19 @@ struct GemmTable {
   /// Tile quanta (elements): between grid points m and n interpolate by whole tiles of these;
   /// 1 = none. Chosen by the CalibratedCostModel from fit_points.
   double quantum_m = 1, quantum_n = 1;
+  /// NN / NT slow-down against this (TN) table ("layouts"; absent in older profiles and for
+  /// formats cuBLASLt runs in TN only on Hopper: fp8, int8).
+  std::optional<LayoutRatioTable> layouts;
+  /// Fleet scale (> 0; 1 = none): the median of the machines the GEMMs were timed on against this
+  /// table's model ("fleet.gemm.scale"); multiplies every prediction from the table.
+  double fleet_scale = 1;
+};
+
+/// The timing-harness correction of GEMM tables ("fleet.gemm.timing"): graph-timed / as-tabled time
+/// of the same shapes on the same machine, by the tabled time (log-interpolated, clamped).
+struct GemmTimingCorrection {
+  std::vector<double> seconds;  ///< ascending tabled times (s)
+  std::vector<double> ratio;    ///< one per entry of `seconds`
 };
 
 /// Causal (or not) attention-prefill forward times with q_len = kv_len = seq_len, and optionally
@@ -88,6 +114,7 @@ struct Ceilings {
 struct HoldoutGemm {
   Dtype dtype = Dtype::BF16;
   std::int64_t m = 0, n = 0, k = 0;
+  GemmLayout layout = GemmLayout::TN;    ///< operand layout ("layout", default "tn")
   double seconds = 0;                    ///< median of the passes
   std::vector<double> repeats;           ///< each pass's time (may be empty)
   std::vector<double> repeat_clock_mhz;  ///< each pass's clock (empty when unknown)
@@ -160,6 +187,8 @@ struct Profile {
   std::string driver_version, cuda_version;
   Ceilings ceilings;
   std::vector<GemmTable> gemm;
+  /// Applies to every GEMM table (absent: none).
+  std::optional<GemmTimingCorrection> gemm_timing;
   std::vector<PrefillTable> prefill;
   /// Prefill shapes off the tables' axes (lengths off multiples of 64), timed with the tables, from
   /// which the cost model fits the attention block size (tables.attention_prefill_fit_points).
@@ -174,17 +203,28 @@ struct Profile {
   /// infraplan-calibrate --shapes): the cost model answers these shapes from them.
   std::vector<HoldoutGemm> gemm_exact;
   /// A workload's (format, n, k) timed over the grid's m axis ("tables.gemm_rows", same
-  /// command): the cost model interpolates these in m instead of the grid.
+  /// command): the cost model interpolates these in m instead of the grid. A row runs along the
+  /// token axis of its layout: m for TN and NN (fixed n, k), k for NT (fixed m, n).
   struct GemmRow {
     Dtype dtype = Dtype::BF16;
-    std::int64_t n = 0, k = 0;
-    std::vector<HoldoutGemm> points;  ///< ascending m
+    GemmLayout layout = GemmLayout::TN;
+    std::int64_t m = 0, n = 0, k = 0;  ///< the fixed sizes (m only for NT, k only for TN / NN)
+    std::vector<HoldoutGemm> points;  ///< ascending along the token axis
   };
   std::vector<GemmRow> gemm_rows;
   std::vector<HoldoutPrefill> holdout_prefill;
   std::vector<HoldoutDecode> holdout_decode;
   std::vector<HoldoutMemory> holdout_memory;
   std::vector<KernelRecord> kernels;
+  /// Measured spread of op times between calibration runs and machines ("spread"): a prediction t
+  /// of that kind lies in [t·(1 + low), t·(1 + high)] for the central 80% of measurements.
+  struct SpreadBand {
+    double low = 0, high = 0;  ///< relative (low ≤ 0 ≤ high)
+    int samples = 0;           ///< measurements behind it
+  };
+  /// By kind: "gemm", "attention", "memory" (kinds absent: no measured spread).
+  std::map<std::string, SpreadBand> spread;
+  std::string spread_method;  ///< how it was measured (one sentence, from the profile)
   Json comm;  ///< the NCCL section as written (null when absent); see docs/calibration.md
   std::optional<FrameworkProfile> framework;  ///< eager-framework host costs (absent in older profiles)
   /// Matmul kernels' slowdown while a communication kernel runs beside them on the same GPU

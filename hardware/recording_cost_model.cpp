@@ -8,7 +8,7 @@ namespace infraplan::hw {
 CostEstimate RecordingCostModel::gemm(const GemmShape& s) const {
   CostEstimate e = inner_.gemm(s);
   std::lock_guard<std::mutex> lock(mu_);
-  Seen& x = seen_[{int(s.dtype), s.m, s.n, s.k}];
+  Seen& x = seen_[{int(s.dtype), s.m, s.n, s.k, int(s.layout)}];
   x.calls += double(s.batch);
   x.seconds += e.seconds;
   return e;
@@ -21,7 +21,7 @@ std::size_t RecordingCostModel::distinct_shapes() const {
 
 Json RecordingCostModel::shapes_json() const {
   std::lock_guard<std::mutex> lock(mu_);
-  using Key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t>;
+  using Key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, int>;
   std::vector<std::pair<Key, Seen>> v(seen_.begin(), seen_.end());
   std::stable_sort(v.begin(), v.end(),
                    [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
@@ -31,6 +31,7 @@ Json RecordingCostModel::shapes_json() const {
                    {"m", std::get<1>(key)},
                    {"n", std::get<2>(key)},
                    {"k", std::get<3>(key)},
+                   {"layout", gemm_layout_name(GemmLayout(std::get<4>(key)))},
                    {"calls", x.calls},
                    {"predicted_seconds", x.seconds}});
   return Json{{"gemm_shapes", arr}};

@@ -27,9 +27,10 @@ class RecordingCostModel : public CostModel {
   CostEstimate memory_bound_queued(double bytes) const override { return inner_.memory_bound_queued(bytes); }
   double graph_kernel_seconds() const override { return inner_.graph_kernel_seconds(); }
   double framework_op_seconds() const override { return inner_.framework_op_seconds(); }
+  const Profile* measured_profile() const override { return inner_.measured_profile(); }
 
-  /// {"gemm_shapes": [{dtype, m, n, k, calls, predicted_seconds}]}: one entry per distinct
-  /// (format, m, n, k), calls = GEMMs asked (batch counted), predicted_seconds = their total under
+  /// {"gemm_shapes": [{dtype, m, n, k, layout, calls, predicted_seconds}]}: one entry per distinct
+  /// (format, m, n, k, layout), calls = GEMMs asked (batch counted), predicted_seconds = their total under
   /// the inner model; ordered by predicted_seconds, largest first (ties: format, m, n, k).
   Json shapes_json() const;
   std::size_t distinct_shapes() const;
@@ -40,7 +41,7 @@ class RecordingCostModel : public CostModel {
   };
   const CostModel& inner_;
   mutable std::mutex mu_;
-  mutable std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, Seen> seen_;
+  mutable std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, int>, Seen> seen_;
 };
 
 }  // namespace infraplan::hw

@@ -91,20 +91,20 @@ void compiled_layer_backward(Builder& b, const OpContext& c, std::int64_t layer)
   // the branch gradients, writes the stream gradient and its bf16 copy.
   const double norm_bwd = k.T * k.h * (3 * k.resid() + 2 * 2 + 2);
   tp_collective(b, c, true, "", "tp_allgather_grad", "");
-  b.gemm("mlp_down_dgrad", s.T, s.ffn_r, s.h);
+  b.dgrad("mlp_down_dgrad", s.T, s.ffn_r, s.h);
   wgrad_gemm(b, c, "mlp_down_wgrad", s.ffn_r, b.last());
   b.mem(k.swiglu ? "silu_mul_bwd" : "gelu_bwd", k.T * k.f * (k.swiglu ? 10 : 6));
-  const int up = b.gemm("mlp_up_dgrad", s.T, s.h, s.ffn_r);
+  const int up = b.dgrad("mlp_up_dgrad", s.T, s.h, s.ffn_r);
   wgrad_gemm(b, c, "mlp_up_wgrad", s.ffn_r, up);
   if (k.swiglu) {
-    const int gate = b.gemm("mlp_gate_dgrad", s.T, s.h, s.ffn_r);
+    const int gate = b.dgrad("mlp_gate_dgrad", s.T, s.h, s.ffn_r);
     wgrad_gemm(b, c, "mlp_gate_wgrad", s.ffn_r, gate);
   }
   auto [dgrad, tp_comm] = tp_input_grad(b, c);
   b.compute("tp_wait", 0, 0, OpCategory::Compute, {b.last(), dgrad, tp_comm});
   b.mem("norm2_bwd", norm_bwd);
   tp_collective(b, c, true, "", "tp_allgather_grad", "");
-  b.gemm("attn_proj_dgrad", s.T, s.o_k, s.h);
+  b.dgrad("attn_proj_dgrad", s.T, s.o_k, s.h);
   wgrad_gemm(b, c, "attn_proj_wgrad", s.o_k, b.last());
   if (t.recompute == model::Recompute::Selective) attention_core(b, c, s, false, OpCategory::Recompute);
   attention_core(b, c, s, true, OpCategory::Compute);
@@ -113,15 +113,15 @@ void compiled_layer_backward(Builder& b, const OpContext& c, std::int64_t layer)
     b.mem("rope_repeat_bwd", k.T * (in + out));
   }
   if (k.fused_qkv) {
-    const int d = b.gemm("qkv_dgrad", s.T, s.h, s.qkv_n);
+    const int d = b.dgrad("qkv_dgrad", s.T, s.h, s.qkv_n);
     wgrad_gemm(b, c, "qkv_wgrad", s.qkv_n, d);
   } else {
     const std::int64_t kvn = s.kv_heads_r * s.head_dim, qn = s.heads_r * s.head_dim;
-    const int v = b.gemm("v_proj_dgrad", s.T, s.h, kvn);
+    const int v = b.dgrad("v_proj_dgrad", s.T, s.h, kvn);
     wgrad_gemm(b, c, "v_proj_wgrad", kvn, v);
-    const int kk = b.gemm("k_proj_dgrad", s.T, s.h, kvn);
+    const int kk = b.dgrad("k_proj_dgrad", s.T, s.h, kvn);
     wgrad_gemm(b, c, "k_proj_wgrad", kvn, kk);
-    const int q = b.gemm("q_proj_dgrad", s.T, s.h, qn);
+    const int q = b.dgrad("q_proj_dgrad", s.T, s.h, qn);
     wgrad_gemm(b, c, "q_proj_wgrad", qn, q);
   }
   auto [dgrad2, tp_comm2] = tp_input_grad(b, c);

@@ -91,18 +91,17 @@ void input_grads_sum(Builder& b, const Eager& e, int n) {
 }
 
 /// A projection's backward: the input gradient dX[T, k_in] = dY[T, n_out]·W[n_out, k_in] and the
-/// weight gradient (`other`: the weight's dimension that is not the hidden size). `reduce`: the
+/// weight gradient dW[n_out, k_in] (NN and NT layouts, as autograd runs them). `reduce`: the
 /// input gradient of a column-parallel group is complete, its TP reduction runs beside the weight
 /// gradient. Returns the op the compute stream waits for before using the input gradient.
 int projection_bwd(Builder& b, const OpContext& c, const char* dgrad_name, const char* wgrad_name,
                    std::int64_t n_out, std::int64_t k_in, bool bias, bool reduce) {
   const std::int64_t T = c.tokens;
-  const std::int64_t other = n_out == c.model->hidden ? k_in : n_out;
-  b.gemm(dgrad_name, T, k_in, n_out);
+  b.dgrad(dgrad_name, T, k_in, n_out);
   b.module("linear");
   int dgrad = b.last(), wait = b.last();
   if (reduce) std::tie(dgrad, wait) = tp_input_grad(b, c);
-  wgrad_gemm(b, c, wgrad_name, other, dgrad, "");
+  wgrad_gemm(b, c, wgrad_name, n_out, k_in, dgrad, "");
   if (bias) b.eager("bias_grad", "bias_grad_bf16", double(T) * double(n_out), 2 * double(T) * double(n_out));
   return reduce ? wait : b.last();
 }

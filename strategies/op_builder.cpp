@@ -118,7 +118,12 @@ std::pair<int, int> tp_input_grad(Builder& b, const OpContext& c) {
 // Weight gradient of a [n × hidden] weight over this micro-batch's tokens, after `dgrad`.
 void wgrad_gemm(Builder& b, const OpContext& c, const char* name, std::int64_t n, int dgrad,
                 const char* module) {
-  hw::GemmShape g{c.model->hidden, n, c.tokens, c.gemm_dtype, 1};
+  wgrad_gemm(b, c, name, c.model->hidden, n, dgrad, module);
+}
+
+void wgrad_gemm(Builder& b, const OpContext& c, const char* name, std::int64_t out, std::int64_t in, int dgrad,
+                const char* module) {
+  hw::GemmShape g{out, in, c.tokens, c.gemm_dtype, 1, hw::GemmLayout::NT};
   b.compute(name, c.cost->gemm(g).seconds, g.flops(), OpCategory::Compute, {dgrad});
   b.module(module);
 }
@@ -130,9 +135,9 @@ void wgrad_gemm(Builder& b, const OpContext& c, const char* name, std::int64_t n
 // micro-batch 16: forward 13.4 ms, input gradient 9.0 ms, weight gradient 8.3 ms;
 // docs/data/h200_pytorch_profile.json), not twice the forward.
 void lm_head_backward_gemms(Builder& b, const OpContext& c, std::int64_t v, const char* module) {
-  const int dgrad = b.gemm("lm_head_dgrad", c.tokens, c.model->hidden, v);
+  const int dgrad = b.dgrad("lm_head_dgrad", c.tokens, c.model->hidden, v);
   b.module(module);
-  wgrad_gemm(b, c, "lm_head_wgrad", v, dgrad, "");
+  wgrad_gemm(b, c, "lm_head_wgrad", v, c.model->hidden, dgrad, "");
 }
 
 void norm(Builder& b, const OpContext& c, const char* name, double mult, OpCategory cat) {

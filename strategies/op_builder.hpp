@@ -20,12 +20,18 @@ class Builder {
   std::vector<OpTemplate> ops;
 
   int gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k,
-           OpCategory cat = OpCategory::Compute, std::int64_t batch = 1, double mult = 1) {
+           OpCategory cat = OpCategory::Compute, std::int64_t batch = 1, double mult = 1,
+           hw::GemmLayout layout = hw::GemmLayout::TN) {
     hw::GemmShape s{std::max<std::int64_t>(m, 1), std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1),
-                    c_.gemm_dtype, std::max<std::int64_t>(batch, 1)};
+                    c_.gemm_dtype, std::max<std::int64_t>(batch, 1), layout};
     OpTemplate o;
     o.name = name, o.category = cat, o.seconds = mult * c_.cost->gemm(s).seconds, o.flops = mult * s.flops();
     return push(o);
+  }
+  /// An input-gradient GEMM dX[T, in] = dY[T, out]·W[out, in] (m = T, n = in, k = out), in the NN
+  /// layout frameworks run it in (docs/calibration.md, "GEMM layouts").
+  int dgrad(const char* name, std::int64_t m, std::int64_t n, std::int64_t k) {
+    return gemm(name, m, n, k, OpCategory::Compute, 1, 1, hw::GemmLayout::NN);
   }
   int mem(const char* name, double bytes, OpCategory cat = OpCategory::Compute) {
     OpTemplate o;
@@ -102,9 +108,14 @@ void tp_collective(Builder& b, const OpContext& c, bool gather, const char* name
 /// Returns {the input-gradient op, the op the compute stream waits for before the norm}.
 std::pair<int, int> tp_input_grad(Builder& b, const OpContext& c);
 
-/// Weight gradient of a [n × hidden] weight over this micro-batch's tokens, after `dgrad`.
+/// Weight gradient of a [n × hidden] weight over this micro-batch's tokens, after `dgrad`: an NT
+/// GEMM (k = tokens) of m = hidden, n = n.
 void wgrad_gemm(Builder& b, const OpContext& c, const char* name, std::int64_t n, int dgrad,
                 const char* module = nullptr);
+/// The same for a weight [out, in] as autograd computes it: dW[out, in] = dY[T, out]ᵀ·X[T, in], the
+/// NT layout with m = out, n = in, k = tokens.
+void wgrad_gemm(Builder& b, const OpContext& c, const char* name, std::int64_t out, std::int64_t in, int dgrad,
+                const char* module);
 
 /// The LM head's backward as the input-gradient and weight-gradient GEMMs a framework runs.
 void lm_head_backward_gemms(Builder& b, const OpContext& c, std::int64_t v, const char* module);

@@ -308,7 +308,7 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
   if (!is_moe_layer(m, layer)) {
     b.gemm("mlp_down_bwd", s.T, s.h, s.ffn_r, OpCategory::Compute, 1, 2);
     b.mem("activation_bwd", double(s.T) * double(s.ffn_r) * c.act_bytes * (2 * s.up_mult + 1));
-    b.gemm("mlp_up_dgrad", s.T, s.h, s.up_mult * s.ffn_r);
+    b.dgrad("mlp_up_dgrad", s.T, s.h, s.up_mult * s.ffn_r);
   } else {
     const auto& e = m.moe;
     const std::int64_t local_experts = e.experts / t.ep;
@@ -344,7 +344,7 @@ std::vector<OpTemplate> layer_backward_ops(const OpContext& c, std::int64_t laye
   b.gemm("attn_proj_bwd", s.T, s.h, s.o_k, OpCategory::Compute, 1, 2);
   if (t.recompute == model::Recompute::Selective) attention_core(b, c, s, false, OpCategory::Recompute);
   attention_core(b, c, s, true, OpCategory::Compute);
-  b.gemm("qkv_dgrad", s.T, s.h, s.qkv_n);
+  b.dgrad("qkv_dgrad", s.T, s.h, s.qkv_n);
   auto [dgrad2, tp_comm2] = tp_input_grad(b, c);
   wgrad_gemm(b, c, "qkv_wgrad", s.qkv_n, dgrad2);
   b.compute("tp_wait", 0, 0, OpCategory::Compute, {b.last(), tp_comm2});

@@ -1,0 +1,151 @@
+// GEMMs through PyTorch in the three layouts of a training step (forward F.linear, input gradient
+// dY·W, weight gradient dYᵀ·X) against the embedded H200 profile: the linear layers of LLaMA-3 8B /
+// 70B, Qwen2.5-7B and Mistral-7B at tensor parallelism 1-8 and 256-8192 tokens, timed from
+// CUDA-graph replays on two machine starts (bench/pytorch/gemm_layouts.py,
+// docs/data/h200_pytorch_gemm_layouts_run*.json). Split by weight shape: every other distinct
+// (out, in) linear, in sorted order, is the validation half; the fit half is what calibration
+// choices may look at (docs/accuracy.md, "GEMMs through PyTorch in three layouts").
+// INFRAPLAN_GEMM_ROWS=1 prints every row; INFRAPLAN_GEMM_PROFILE=FILE evaluates that profile instead
+// of the embedded one (e.g. an older one, for comparison).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "hardware/calibrated_cost_model.hpp"
+#include "model/json_util.hpp"
+
+namespace infraplan::hw {
+namespace {
+
+struct Row {
+  GemmShape shape;
+  std::int64_t out = 0, in = 0;  ///< the linear layer's weight [out, in]
+  double measured = 0;           ///< PyTorch seconds
+  bool validation = false;
+};
+
+std::vector<Row> load_rows(const std::string& file) {
+  const Json j = read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/" + file);
+  std::set<std::pair<std::int64_t, std::int64_t>> linears;
+  auto weight = [](const Json& e) {
+    return std::make_pair(e["linear"]["out"].get<std::int64_t>(), e["linear"]["in"].get<std::int64_t>());
+  };
+  for (const auto& e : j.at("shapes")) linears.insert(weight(e));
+  std::map<std::pair<std::int64_t, std::int64_t>, bool> validation;
+  bool odd = false;
+  for (const auto& l : linears) validation[l] = odd, odd = !odd;
+  std::vector<Row> rows;
+  for (const auto& e : j.at("shapes")) {
+    Row r;
+    r.shape.m = e["m"].get<std::int64_t>(), r.shape.n = e["n"].get<std::int64_t>();
+    r.shape.k = e["k"].get<std::int64_t>();
+    r.shape.layout = *parse_gemm_layout(e["layout"].get<std::string>());
+    std::tie(r.out, r.in) = weight(e);
+    r.measured = e["seconds"].get<double>();
+    r.validation = validation[weight(e)];
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+struct Stats {
+  std::size_t n = 0;
+  double median = 0, p90 = 0, max = 0, signed_median = 0;
+};
+
+Stats stats(std::vector<double> signed_err) {
+  Stats s;
+  s.n = signed_err.size();
+  if (s.n == 0) return s;
+  std::vector<double> a;
+  for (double e : signed_err) a.push_back(std::fabs(e));
+  std::sort(a.begin(), a.end());
+  std::sort(signed_err.begin(), signed_err.end());
+  auto q = [](const std::vector<double>& v, double f) {
+    double x = f * double(v.size() - 1);
+    std::size_t lo = std::size_t(std::floor(x)), hi = std::size_t(std::ceil(x));
+    return v[lo] + (v[hi] - v[lo]) * (x - double(lo));
+  };
+  s.median = q(a, 0.5), s.p90 = q(a, 0.9), s.max = a.back(), s.signed_median = q(signed_err, 0.5);
+  return s;
+}
+
+/// Signed relative errors (predicted / measured − 1) of one layout and split; kernels ≥ 10 µs.
+template <class Predict>
+Stats errors(const std::vector<Row>& rows, GemmLayout l, bool validation, Predict&& predict) {
+  std::vector<double> e;
+  for (const Row& r : rows)
+    if (r.shape.layout == l && r.validation == validation && r.measured >= 10e-6)
+      e.push_back(predict(r.shape) / r.measured - 1);
+  return stats(e);
+}
+
+const CalibratedCostModel& h200() {
+  static const auto cm = make_calibrated_cost_model(
+      "h200-sxm-141gb", std::getenv("INFRAPLAN_GEMM_PROFILE") ? std::getenv("INFRAPLAN_GEMM_PROFILE") : "");
+  return *cm;
+}
+
+/// The clock the small shapes of the PyTorch runs ran at (nvidia-smi: 1980 MHz below ~250 W), for
+/// the diagnostic column: the model asked at that clock instead of its reference clock.
+constexpr double kMaxClockMhz = 1980;
+
+TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
+  const bool print_rows = std::getenv("INFRAPLAN_GEMM_ROWS") != nullptr;
+  std::map<std::string, Stats> val_model;
+  for (const char* file : {"h200_pytorch_gemm_layouts_run1.json", "h200_pytorch_gemm_layouts_run2.json"}) {
+    std::vector<Row> rows;
+    try {
+      rows = load_rows(file);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << file << ": " << e.what();
+      continue;
+    }
+    std::printf("\n%s (%zu shapes): |predicted / measured - 1| median / p90 / max (signed median)\n", file,
+                rows.size());
+    std::printf("%-6s %-11s %-34s %-34s %-34s\n", "layout", "split", "model (rows, tables)", "grid only (no rows)",
+                "model at 1980 MHz (diagnostic)");
+    for (GemmLayout l : {GemmLayout::TN, GemmLayout::NN, GemmLayout::NT})
+      for (bool validation : {false, true}) {
+        Stats m = errors(rows, l, validation, [](const GemmShape& s) { return h200().gemm(s).seconds; });
+        Stats g = errors(rows, l, validation, [](const GemmShape& s) { return h200().gemm_from_grid(s).seconds; });
+        Stats c = errors(rows, l, validation, [](const GemmShape& s) {
+          return h200().gemm(s).seconds / h200().clock_factor(s.dtype, kMaxClockMhz);
+        });
+        std::printf(
+            "%-6s %-11s n=%3zu %5.1f%% / %5.1f%% / %5.1f%% (%+5.1f%%)   %5.1f%% / %5.1f%% / %5.1f%% (%+5.1f%%)   "
+            "%5.1f%% / %5.1f%% (%+5.1f%%)\n",
+            gemm_layout_name(l), validation ? "validation" : "fit", m.n, 100 * m.median, 100 * m.p90, 100 * m.max,
+            100 * m.signed_median, 100 * g.median, 100 * g.p90, 100 * g.max, 100 * g.signed_median, 100 * c.median,
+            100 * c.p90, 100 * c.signed_median);
+        if (validation) val_model[std::string(file) + gemm_layout_name(l)] = m;
+      }
+    if (print_rows)
+      for (const Row& r : rows)
+        std::printf("  %s %s %lldx%lldx%lld measured %.2f us predicted %.2f us (%s)\n",
+                    r.validation ? "val" : "fit", gemm_layout_name(r.shape.layout), (long long)r.shape.m,
+                    (long long)r.shape.n, (long long)r.shape.k, 1e6 * r.measured, 1e6 * h200().gemm(r.shape).seconds,
+                    h200().gemm(r.shape).detail.c_str());
+  }
+  ASSERT_EQ(val_model.size(), 6u) << "PyTorch GEMM data missing in docs/data";
+  if (std::getenv("INFRAPLAN_GEMM_PROFILE")) return;
+  // The embedded profile on the validation half, every layout and run (2026-12-01: medians 6.6-8.3%,
+  // p90 12.8-15.6%, signed +2 to +7%; the 5% / 10% target is not met: docs/accuracy.md says why).
+  for (const auto& [what, st] : val_model) {
+    EXPECT_LT(st.median, 0.10) << what;
+    EXPECT_LT(st.p90, 0.18) << what;
+    EXPECT_LT(std::fabs(st.signed_median), 0.10) << what;
+  }
+}
+
+}  // namespace
+}  // namespace infraplan::hw
