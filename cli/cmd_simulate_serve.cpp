@@ -1,5 +1,6 @@
 // infraplan simulate serve --scenario F [--json] [--trace out.json] [--requests out.csv]
 //                          [--gemm-shapes-out shapes.json]
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -13,6 +14,7 @@
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
 #include "simulator/cost_setup.hpp"
+#include "simulator/prediction_range.hpp"
 #include "simulator/serving_sim.hpp"
 #include "strategies/scenario.hpp"
 
@@ -57,6 +59,7 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   if (trace_path) o.trace = &trace;
   o.keep_requests = true;
   auto r = sim::serve::simulate_serving(setup, shapes.cost(), o);
+  const auto range = sim::serving_range(setup, *cs.cost, cs.spread);
   // Everything is computed before anything is written: an error leaves no partial output.
   if (trace_path) write_file_atomic(*trace_path, trace.str());
   if (csv_path) write_file_atomic(*csv_path, sim::serve::requests_csv(r.requests));
@@ -64,6 +67,11 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
 
   if (a.flag("json")) {
     Json j = simulate_serve_json(sc, r, cost_name);
+    if (range) {
+      const Json rj = range->to_json();
+      for (auto it = rj.begin(); it != rj.end(); ++it) j["metrics"][it.key()] = it.value();
+      j["uncertainty"] = cs.spread.method;
+    }
     stamp_cli_result(j, report::ResultKind::SimulateServe,
                      {command_line("simulate serve", argv), &sc, cs.provenance});
     std::printf("%s\n", j.dump(2).c_str());
@@ -88,7 +96,20 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   t.add({"inter-token", pct_row(m.itl_ms), fmt(m.itl_ms.mean, 2), fmt(m.itl_ms.max, 1)});
   t.add({"end-to-end", pct_row(m.e2e_ms), fmt(m.e2e_ms.mean, 1), fmt(m.e2e_ms.max, 1)});
   t.add({"queueing", pct_row(m.queue_ms), fmt(m.queue_ms.mean, 1), fmt(m.queue_ms.max, 1)});
-  std::printf("%s\n", t.str().c_str());
+  std::printf("%s", t.str().c_str());
+  if (range) {
+    auto span = [](const sim::serve::Percentiles& lo, const sim::serve::Percentiles& hi, int digits) {
+      return fmt(std::min(lo.p50, hi.p50), digits) + " … " + fmt(std::max(lo.p50, hi.p50), digits) + " / " +
+             fmt(std::min(lo.p99, hi.p99), digits) + " … " + fmt(std::max(lo.p99, hi.p99), digits);
+    };
+    Table rt({"range (ms)", "p50 low … high / p99 low … high"});
+    rt.add({"TTFT", span(range->low.ttft_ms, range->high.ttft_ms, 1)});
+    rt.add({"TPOT", span(range->low.tpot_ms, range->high.tpot_ms, 2)});
+    rt.add({"end-to-end", span(range->low.e2e_ms, range->high.e2e_ms, 1)});
+    std::printf("%s(%s; communication and host unbanded)\n", rt.str().c_str(),
+                sim::spread_summary(cs.spread).c_str());
+  }
+  std::printf("\n");
   const auto& slo = setup.workload.slo;
   std::printf("requests %lld in %s: %.2f req/s, %.0f output tok/s, %.0f input tok/s\n", (long long)m.requests,
               fmt_seconds(m.duration_s).c_str(), m.throughput_rps, m.output_tokens_per_s,

@@ -15,6 +15,7 @@
 #include "model/error.hpp"
 #include "simulator/cost_setup.hpp"
 #include "simulator/training_goodput.hpp"
+#include "simulator/prediction_range.hpp"
 #include "simulator/training_sim.hpp"
 #include "simulator/training_trace.hpp"
 #include "strategies/scenario.hpp"
@@ -94,17 +95,20 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
 
   if (a.flag("estimate")) {
     auto e = sim::train::estimate_training(sc.model, sc.cluster, t, cost, comm);
+    const auto range = sim::estimate_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread);
     shapes.write();
     if (a.flag("json")) {
       Json j = estimate_train_json(sc, e, cost_name);
+      if (range) j["iteration_time_range_s"] = *range, j["uncertainty"] = cs.spread.method;
       add_outlook(j, outlook_of(e.iteration_time_s));
       stamp_cli_result(j, report::ResultKind::SimulateTrainEstimate,
                        {command_line("simulate train", argv), &sc, cs.provenance});
       std::printf("%s\n", j.dump(2).c_str());
     } else {
-      std::printf("%s (estimate): iteration %s, %.0f tokens/s, MFU %.1f%%, peak %s\n\n", sc.name.c_str(),
-                  fmt_seconds(e.iteration_time_s).c_str(), e.tokens_per_s, 100 * e.mfu,
-                  fmt_gib(e.peak_bytes).c_str());
+      std::printf("%s (estimate): iteration %s%s, %.0f tokens/s, MFU %.1f%%, peak %s\n\n", sc.name.c_str(),
+                  fmt_seconds(e.iteration_time_s).c_str(),
+                  range ? (" (" + fmt_seconds((*range)[0]) + " … " + fmt_seconds((*range)[1]) + ")").c_str() : "",
+                  e.tokens_per_s, 100 * e.mfu, fmt_gib(e.peak_bytes).c_str());
       print_outlook(outlook_of(e.iteration_time_s));
     }
     return 0;
@@ -121,10 +125,12 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   const auto trace = a.get("trace");
   o.keep_graph = trace.has_value();
   auto r = sim::train::simulate_training(sc.model, sc.cluster, t, cost, comm, o);
+  const auto range = sim::training_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread, o);
   if (trace) write_file_atomic(*trace, sim::train::training_trace_json(r, sc.cluster));
   shapes.write();
   if (a.flag("json")) {
     Json j = simulate_train_json(sc, r, cost_name);
+    if (range) j["iteration_time_range_s"] = *range, j["uncertainty"] = cs.spread.method;
     add_outlook(j, outlook_of(r.iteration_time_s));
     stamp_cli_result(j, report::ResultKind::SimulateTrain,
                      {command_line("simulate train", argv), &sc, cs.provenance});
@@ -143,11 +149,14 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
       cost_name.c_str(), (r.mode + ", " + r.backend).c_str(), r.lanes, r.ops);
   Table s({"metric", "value"});
   s.add({"iteration_time_s", fmt(r.iteration_time_s, 4)});
+  if (range) s.add({"iteration_time_range_s", fmt((*range)[0], 4) + " … " + fmt((*range)[1], 4)});
   s.add({"tokens/s", fmt(r.tokens_per_s, 0)});
   s.add({"MFU", fmt(100 * r.mfu, 1) + "%"});
   s.add({"HFU", fmt(100 * r.hfu, 1) + "%"});
   s.add({"peak_bytes (per GPU)", fmt_gib(r.peak_bytes) + " of " + fmt_gib(r.ledger.capacity_bytes)});
-  std::printf("%s\n", s.str().c_str());
+  std::printf("%s", s.str().c_str());
+  if (range) std::printf("(range: %s; communication and host dispatch unbanded)\n", sim::spread_summary(cs.spread).c_str());
+  std::printf("\n");
   Table b({"time (stage " + std::to_string(r.reported_stage) + ")", "seconds", "share"});
   const double T = r.iteration_time_s;
   auto row = [&](const std::string& n, double v) { b.add({n, fmt_seconds(v), fmt(100 * v / T, 1) + "%"}); };

@@ -97,6 +97,9 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
       ev->training = sim::train::simulate_training(sc.model, sc.cluster, *sc.training, *cost.cost, comm, o);
       ev->training_outlook =
           sim::train::training_outlook(sc.model, sc.cluster, *sc.training, ev->training->iteration_time_s, sc.seed);
+      ev->training_range =
+          sim::training_time_range(sc.model, sc.cluster, *sc.training, *cost.cost, comm, cost.spread, o);
+      ev->uncertainty = cost.spread.method;
     } else if (req.action == Action::Plan) {
       plan_training_job(*ev, req);
     }
@@ -121,6 +124,8 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
     sim::serve::SimOptions o;
     o.keep_requests = true;
     ev->serving = sim::serve::simulate_serving(setup, *cost.cost, o);
+    ev->serving_range = sim::serving_range(setup, *cost.cost, cost.spread);
+    ev->uncertainty = cost.spread.method;
   } else if (req.action == Action::Plan) {
     plan_serving_job(*ev, req);
   }
@@ -163,6 +168,7 @@ Json Evaluation::memory_json() const {
 Json Evaluation::training_json() const {
   if (!training) return Json();
   Json j = training->to_json();
+  if (training_range) j["iteration_time_range_s"] = *training_range, j["uncertainty"] = uncertainty;
   j["scenario"] = scenario.name, j["training"] = scenario.training->to_json(), j["cost_model"] = cost_model;
   j["model"] = scenario.model.name, j["cluster"] = scenario.cluster.name,
   j["gpus"] = scenario.cluster.total_gpus();
@@ -182,6 +188,11 @@ Json Evaluation::training_json() const {
 Json Evaluation::serving_json() const {
   if (!serving) return Json();
   Json j = serving->to_json();
+  if (serving_range) {
+    const Json rj = serving_range->to_json();
+    for (auto it = rj.begin(); it != rj.end(); ++it) j["metrics"][it.key()] = it.value();
+    j["uncertainty"] = uncertainty;
+  }
   j["scenario"] = scenario.name;
   j["cost_model"] = cost_model;
   report::stamp_result(j, report::ResultKind::SimulateServe, provenance(true));

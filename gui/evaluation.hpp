@@ -16,6 +16,7 @@
 #include "planner/train_planner.hpp"
 #include "report/result_view.hpp"
 #include "simulator/cost_setup.hpp"
+#include "simulator/prediction_range.hpp"
 #include "simulator/serving_sim.hpp"
 #include "simulator/training_goodput.hpp"
 #include "simulator/training_sim.hpp"
@@ -56,6 +57,12 @@ struct Evaluation {
   std::optional<sim::train::TrainingResult> training;  ///< when simulated (graph kept, for the timeline)
   std::optional<sim::train::RunOutlook> training_outlook;  ///< goodput and cost of the simulated run
   std::optional<sim::serve::ServingResult> serving;    ///< when simulated (requests kept, for the CDF)
+  /// The simulated iteration time at the edges of the profile's measured spread (when known).
+  std::optional<sim::TimeRange> training_range;
+  /// The serving latencies at the edges of the measured spread (when known).
+  std::optional<sim::ServingRange> serving_range;
+  /// How the spread was measured (the profile's spread.method; "" without one).
+  std::string uncertainty;
   std::optional<plan::TrainPlan> train_plan;           ///< Plan on a training job
   std::optional<plan::ServePlan> serve_plan;           ///< Plan on a serving job
   /// Serving plan: the search as run (GPU budget, workload, SLOs), echoed in its JSON.

@@ -1,5 +1,7 @@
 #include "gui/serving_tab.hpp"
 
+#include <algorithm>
+
 #include "gui/tab_header.hpp"
 
 #include <QChartView>
@@ -78,6 +80,16 @@ void ServingTab::show(const Evaluation& ev) {
            .arg(100 * m.mean_kv_usage, 0, 'f', 1)
            .arg(100 * m.peak_kv_usage, 0, 'f', 1)
            .arg(m.preemptions);
+  if (ev.serving_range) {
+    const auto& lo = ev.serving_range->low;
+    const auto& hi = ev.serving_range->high;
+    auto span = [](double a, double b, int digits) {
+      return QString("%1 … %2").arg(std::min(a, b), 0, 'f', digits).arg(std::max(a, b), 0, 'f', digits);
+    };
+    h += QString("<br>range at p50: TTFT %1 ms · TPOT %2 ms · end-to-end %3 ms <span style='color:#555'>(%4)</span>")
+             .arg(span(lo.ttft_ms.p50, hi.ttft_ms.p50, 1), span(lo.tpot_ms.p50, hi.tpot_ms.p50, 2),
+                  span(lo.e2e_ms.p50, hi.e2e_ms.p50, 0), QString::fromStdString(ev.uncertainty).toHtmlEscaped());
+  }
   headline_->setText(h);
   setNote({});
   replace_chart(cdf_, build_latency_cdf_chart(r, slo));

@@ -69,6 +69,10 @@ void TrainingTab::show(const Evaluation& ev, const std::vector<TimelineRow>& tim
            .arg(to_GiB(r.peak_bytes), 0, 'f', 1)
            .arg(to_GiB(r.ledger.capacity_bytes), 0, 'f', 1);
   if (!r.ledger.fits()) h += " <span style='color:#b71c1c'>(does not fit)</span>";
+  if (ev.training_range)
+    h += QString("<br>iteration range <b>%1 … %2</b> <span style='color:#555'>(%3)</span>")
+             .arg(seconds_text((*ev.training_range)[0]), seconds_text((*ev.training_range)[1]),
+                  QString::fromStdString(ev.uncertainty).toHtmlEscaped());
   h += QString("<br><span style='color:#555'>cost model: %1; %2 mode, %3 backend; %4 ops on %5 lanes</span>")
            .arg(QString::fromStdString(ev.cost_model), QString::fromStdString(r.mode),
                 QString::fromStdString(r.backend))

@@ -37,6 +37,15 @@ CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_pat
     if (!cm->profile().comm.is_null())
       s.comm = coll::CommProfile::from_json(Json{{"comm", cm->profile().comm}}, profile_path);
     s.provenance = profile_provenance(cm->profile(), s.name);
+    s.spread = hw::spread_bands(cm->profile());
+    if (!s.spread.known() && hw::has_default_profile(gpu.name)) {
+      try {
+        s.spread = hw::spread_bands(hw::default_profile(gpu.name));
+        if (s.spread.known()) s.spread.method += " (the embedded profile's: " + profile_path + " records none)";
+      } catch (const Error&) {
+        s.spread = {};
+      }
+    }
     s.cost = std::move(cm);
     return s;
   }
@@ -45,6 +54,7 @@ CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_pat
       auto cm = hw::make_calibrated_cost_model(gpu.name);
       s.name = "embedded " + cm->profile().source + " profile of " + gpu.name;
       s.provenance = profile_provenance(cm->profile(), s.name);
+      s.spread = hw::spread_bands(cm->profile());
       s.cost = std::move(cm);
       return s;
     } catch (const Error& e) {

@@ -8,6 +8,7 @@
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "model/json_util.hpp"
+#include "hardware/spread_cost_model.hpp"
 
 namespace infraplan::sim {
 
@@ -18,6 +19,9 @@ struct CostSetup {
   /// Where the numbers come from, for provenance: {"kind": "measured"|"derived"|"roofline",
   /// "gpu", "origin" (file or "embedded:<gpu>"), "date", "device", "derived_from", "description"}.
   Json provenance;
+  /// The measured spread predictions carry (the profile's; a profile without one takes the
+  /// embedded profile's of the same GPU; none for the roofline).
+  hw::SpreadBands spread;
 };
 
 CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_path, bool roofline);
