@@ -339,7 +339,11 @@ double CalibratedCostModel::offgrid_factor(Dtype d) const {
 
 CostEstimate CalibratedCostModel::gemm(const GemmShape& s) const { return gemm_impl(s, true, true); }
 
-CostEstimate CalibratedCostModel::gemm_from_tables(const GemmShape& s) const { return gemm_impl(s, false, true); }
+CostEstimate CalibratedCostModel::gemm_from_tables(const GemmShape& s, bool as_tabled) const {
+  return gemm_impl(s, false, true, !as_tabled);
+}
+
+CostEstimate CalibratedCostModel::gemm_as_tabled(const GemmShape& s) const { return gemm_impl(s, true, true, false); }
 
 CostEstimate CalibratedCostModel::gemm_from_grid(const GemmShape& s) const { return gemm_impl(s, false, false); }
 
@@ -389,7 +393,7 @@ double CalibratedCostModel::timing_ratio(double seconds) const {
   return lerp_log(tc.ratio[p.i0], tc.ratio[p.i1], p.w);
 }
 
-CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact, bool use_rows) const {
+CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact, bool use_rows, bool use_fleet) const {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) throw Error("gemm: m, n, k and batch must be > 0");
   if (!gpu_.supports(s.dtype) && s.dtype != Dtype::INT4)
     throw Error(gpu_.name + " has no tensor-core support for " + std::string(dtype_name(s.dtype)) + " GEMMs");
@@ -519,7 +523,7 @@ CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact, 
   std::string ldetail;
   secs *= layout_ratio(s, &ldetail);
   detail += ldetail;
-  if (fleet_ && (profile_.gemm_timing || t->fleet_scale != 1.0)) {
+  if (fleet_ && use_fleet && (profile_.gemm_timing || t->fleet_scale != 1.0)) {
     const double tr = timing_ratio(secs);
     secs *= tr * t->fleet_scale;
     std::ostringstream d;
@@ -727,7 +731,9 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
     if (h.seconds < min_gemm_seconds) continue;
     // Transformer-shaped (n, k multiples of 64: model dimensions) vs arbitrary sizes.
     const bool aligned = h.n % 64 == 0 && h.k % 64 == 0;
-    const CostEstimate e = cm.gemm(make_gemm(h.m, h.n, h.k, h.dtype));
+    // Timed with the tables, on their machine: compared with the model as tabled (no fleet corrections).
+    const GemmShape hs = make_gemm(h.m, h.n, h.k, h.dtype);
+    const CostEstimate e = calibrated ? calibrated->gemm_as_tabled(hs) : cm.gemm(hs);
     push_gemm(aligned ? "gemm" : "gemm_odd", h, calibrated ? calibrated->at_reference_clock(h) : h.seconds,
               e);
     // As measured: the clock the GPU happened to run at is not known to the model.
@@ -740,7 +746,7 @@ std::vector<HoldoutRow> holdout_rows(const CostModel& cm, const Profile& p, doub
       for (const HoldoutGemm& h : *list) {
         if (h.seconds < min_gemm_seconds) continue;
         push_gemm("gemm_workload", h, calibrated->at_reference_clock(h),
-                  calibrated->gemm_from_tables(make_gemm(h.m, h.n, h.k, h.dtype)));
+                  calibrated->gemm_from_tables(make_gemm(h.m, h.n, h.k, h.dtype), true));
       }
   for (const auto& h : p.holdout_prefill) {
     AttentionPrefillShape s;

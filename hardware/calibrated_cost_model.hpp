@@ -33,10 +33,14 @@ class CalibratedCostModel final : public CostModel {
   /// table's efficiency on its own roofline. `batch` > 1 costs batch × one GEMM.
   CostEstimate gemm(const GemmShape& s) const override;
   /// gemm() without the profile's exact workload shapes: what the tables alone predict.
-  CostEstimate gemm_from_tables(const GemmShape& s) const;
+  /// `as_tabled`: without the fleet corrections, i.e. the table's own machine and timing harness
+  /// (how held-out shapes timed with the tables are compared).
+  CostEstimate gemm_from_tables(const GemmShape& s, bool as_tabled = false) const;
   /// gemm() from the grid alone (no exact shapes, no rows): the TN table, its layout ratio and
-  /// fleet scale, corrections for alignment.
+  /// fleet corrections, corrections for alignment.
   CostEstimate gemm_from_grid(const GemmShape& s) const;
+  /// gemm() without the fleet corrections (see gemm_from_tables).
+  CostEstimate gemm_as_tabled(const GemmShape& s) const;
   /// t(layout) / t(TN) the model applies to a table prediction of `s` (1 for TN, and for formats
   /// without a layout table of their own or bf16's: fp8 and int8 run TN on Hopper).
   double layout_ratio(const GemmShape& s, std::string* detail = nullptr) const;
@@ -84,7 +88,7 @@ class CalibratedCostModel final : public CostModel {
   double at_reference_clock(const HoldoutGemm& h) const;
 
  private:
-  CostEstimate gemm_impl(const GemmShape& s, bool use_exact, bool use_rows) const;
+  CostEstimate gemm_impl(const GemmShape& s, bool use_exact, bool use_rows, bool use_fleet = true) const;
   Profile profile_;
   GpuSpec gpu_;
   std::vector<double> offgrid_factor_;  ///< per profile_.gemm table, fitted on its fit points

@@ -29,8 +29,9 @@ struct SpreadBands {
 /// The bands of a profile (empty when it records none).
 SpreadBands spread_bands(const Profile& p);
 
-/// Answers through `inner`, each GEMM, attention and memory-bound op scaled by (1 + low) when
-/// `edge` is Low, (1 + high) when High; launch overhead and kinds without a band as `inner`.
+/// Answers through `inner`, each GEMM, attention and memory-bound op (queued or not) scaled by
+/// (1 + low) when `edge` is Low, (1 + high) when High; launch, graph-kernel and host floors and
+/// kinds without a band as `inner`.
 class SpreadCostModel final : public CostModel {
  public:
   enum class Edge { Low, High };
@@ -48,6 +49,11 @@ class SpreadCostModel final : public CostModel {
     return scaled(inner_.memory_bound(bytes), bands_.memory);
   }
   double launch_overhead_seconds() const override { return inner_.launch_overhead_seconds(); }
+  CostEstimate memory_bound_queued(double bytes) const override {
+    return scaled(inner_.memory_bound_queued(bytes), bands_.memory);
+  }
+  double graph_kernel_seconds() const override { return inner_.graph_kernel_seconds(); }
+  double framework_op_seconds() const override { return inner_.framework_op_seconds(); }
   const Profile* measured_profile() const override { return inner_.measured_profile(); }
 
  private:

@@ -202,10 +202,18 @@ Section serving_section(const ResultView& r) {
   k.items.push_back({"goodput", r.rate("/metrics/goodput_rps", "req/s"), "requests meeting both SLOs"});
   k.items.push_back({"SLO attainment", r.percent("/metrics/slo_attainment", 1), ""});
   k.items.push_back({"output tokens", r.rate("/metrics/output_tokens_per_s", "tok/s"), ""});
-  k.items.push_back(
-      {"TTFT p90", r.ms("/metrics/ttft_ms/p90"), slo_ttft > 0 ? "SLO " + fmt_ms(slo_ttft) : ""});
-  k.items.push_back(
-      {"TPOT p90", r.ms("/metrics/tpot_ms/p90"), slo_tpot > 0 ? "SLO " + fmt_ms(slo_tpot) : ""});
+  // The measured spread's range (simulate serve: metrics.<latency>_range_ms.p90 = [low, high]).
+  auto with_range = [&](const char* key, std::string note) {
+    const std::string p = std::string("/metrics/") + key + "_range_ms/p90";
+    if (r.has(p) && r.at(p).is_array() && r.at(p).size() == 2)
+      note += (note.empty() ? "" : "; ") + std::string("range ") + fmt_ms(r.number(p + "/0")) + " – " +
+              fmt_ms(r.number(p + "/1"));
+    return note;
+  };
+  k.items.push_back({"TTFT p90", r.ms("/metrics/ttft_ms/p90"),
+                     with_range("ttft", slo_ttft > 0 ? "SLO " + fmt_ms(slo_ttft) : "")});
+  k.items.push_back({"TPOT p90", r.ms("/metrics/tpot_ms/p90"),
+                     with_range("tpot", slo_tpot > 0 ? "SLO " + fmt_ms(slo_tpot) : "")});
   if (r.has("/metrics/kv_usage/peak"))
     k.items.push_back({"KV cache peak", r.percent("/metrics/kv_usage/peak", 1), ""});
   if (r.has("/metrics/prefix_hit_rate"))

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""The GEMMs of a shapes file (bench/calib/llama_gemm_shapes.py) through PyTorch in the three
+layouts of a linear layer's training step, timed from CUDA-graph replays with rotated inputs:
+
+  tn  forward          F.linear(x[m,k], w[n,k])           (Y = X·Wᵀ)
+  nn  input gradient   torch.mm(dy[m,k], w[k,n])          (autograd's grad_output.mm(weight))
+  nt  weight gradient  torch.mm(dy[k,m].t(), x[k,n])      (autograd's grad_output.t().mm(input))
+
+With --kernels it also records which cuBLAS kernels PyTorch launches for each layout (torch.profiler,
+explicit calls and a real F.linear forward + backward), and the preferred BLAS backend. With
+--spread it times PyTorch SDPA (forward, backward) and device copies at points of the profile's
+tables, for the run-to-run / machine-to-machine spread of those kinds.
+
+    python3 bench/pytorch/gemm_layouts.py --shapes shapes.json --out torch_gemms.json [--kernels] [--spread]
+"""
+import argparse
+import json
+import math
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+L2_BYTES = 60e6
+
+
+def operands(layout, m, n, k, dev, dtype):
+    if layout == "tn":
+        return torch.randn(m, k, device=dev, dtype=dtype), torch.randn(n, k, device=dev, dtype=dtype)
+    if layout == "nn":
+        return torch.randn(m, k, device=dev, dtype=dtype), torch.randn(k, n, device=dev, dtype=dtype)
+    return torch.randn(k, m, device=dev, dtype=dtype), torch.randn(k, n, device=dev, dtype=dtype)
+
+
+def call(layout):
+    if layout == "tn":
+        return lambda a, b: F.linear(a, b)
+    if layout == "nn":
+        return lambda a, b: torch.mm(a, b)
+    return lambda a, b: torch.mm(a.t(), b)
+
+
+LEAD_IN_CYCLES = 60000  # torch.cuda._sleep before each sample: ~30 µs at 1980 MHz
+
+
+def graph_time(fn, copies, est_seconds):
+    """Median seconds per call over replays of a graph of max(copies, ~100 µs of calls) calls; each
+    sample starts behind a ~30 µs spin kernel, so the host's graph launch is not idle GPU time in it."""
+    calls = max(copies, min(128, int(math.ceil(100e-6 / max(est_seconds, 1e-6)))))
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for i in range(2):
+            fn(i % copies)
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for i in range(calls):
+            fn(i % copies)
+    g.replay()
+    torch.cuda.synchronize()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    out, total = [], 0.0
+    for it in range(30):
+        torch.cuda._sleep(LEAD_IN_CYCLES)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        ms = a.elapsed_time(b)
+        out.append(ms / calls / 1e3)
+        total += ms
+        if it >= 4 and total > 2.0:
+            break
+    del g
+    return statistics.median(out)
+
+
+def time_shapes(shapes, dev, dtype):
+    rows = []
+    t0 = time.time()
+    for i, sh in enumerate(shapes):
+        layout, m, n, k = sh["layout"], sh["m"], sh["n"], sh["k"]
+        per = (m * k + n * k + m * n) * 2
+        copies = max(1, min(16, int(3 * L2_BYTES / per) + 1))
+        ops = [operands(layout, m, n, k, dev, dtype) for _ in range(copies)]
+        f = call(layout)
+        est = max(2.0 * m * n * k / 600e12, per / 3.5e12, 3e-6)
+        t = graph_time(lambda j: f(*ops[j]), copies, est)
+        r = {kk: sh[kk] for kk in ("dtype", "layout", "m", "n", "k", "tokens", "linear") if kk in sh}
+        r["seconds"] = t
+        rows.append(r)
+        del ops
+        if i % 200 == 199:
+            print(f"  {i + 1}/{len(shapes)} shapes, {time.time() - t0:.1f} s", flush=True)
+    return rows
+
+
+def kernel_names(dev, dtype):
+    """cuBLAS kernels PyTorch launches per layout: explicit calls and autograd's backward."""
+    from torch.profiler import ProfilerActivity, profile
+    out = {"preferred_blas_library": str(torch.backends.cuda.preferred_blas_library())}
+    T, out_f, in_f = 4096, 14336, 4096
+    x = torch.randn(T, in_f, device=dev, dtype=dtype, requires_grad=True)
+    w = torch.randn(out_f, in_f, device=dev, dtype=dtype, requires_grad=True)
+    dy = torch.randn(T, out_f, device=dev, dtype=dtype)
+
+    def names(fn):
+        fn()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as p:
+            fn()
+            torch.cuda.synchronize()
+        return sorted({e.name for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA})
+
+    with torch.no_grad():
+        out["explicit"] = {
+            "tn F.linear(x, w)": names(lambda: F.linear(x, w)),
+            "nn torch.mm(dy, w)": names(lambda: torch.mm(dy, w)),
+            "nt torch.mm(dy.t(), x)": names(lambda: torch.mm(dy.t(), x)),
+        }
+    y = F.linear(x, w)
+    out["autograd"] = {"forward F.linear": names(lambda: F.linear(x, w)),
+                       "backward (dX and dW)": names(lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True))}
+    out["shape"] = {"tokens": T, "out": out_f, "in": in_f}
+    return out
+
+
+def eager_time(fn, calls=10):
+    """Median seconds per call over events around single calls (kernels of ≥ 0.1 ms)."""
+    for _ in range(2):
+        fn()
+    torch.cuda.synchronize()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(calls)]
+    for a, b in ev:
+        torch.cuda._sleep(LEAD_IN_CYCLES)
+        a.record()
+        fn()
+        b.record()
+    torch.cuda.synchronize()
+    return statistics.median(a.elapsed_time(b) / 1e3 for a, b in ev)
+
+
+def spread_points(dev):
+    """SDPA forward / backward at points of the profile's torch-sdpa table, and device copies."""
+    rows = []
+    for d, S, b in ((128, 1024, 8), (128, 4096, 2), (128, 2048, 4), (64, 4096, 4), (128, 8192, 1)):
+        h = 32
+        q, k, v = (torch.randn(b, h, S, d, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+        go = torch.randn(b, h, S, d, device=dev, dtype=torch.bfloat16)
+
+        def fwd():
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+        o = fwd()
+        tf = eager_time(fwd)
+        tb = eager_time(lambda: torch.autograd.grad(o, (q, k, v), go, retain_graph=True))
+        rows.append({"kind": "attention_prefill", "head_dim": d, "seq_len": S, "batch": b, "heads": h,
+                     "causal": True, "seconds": tf, "backward_seconds": tb})
+    for mib in (64, 256, 1024):
+        n = mib * 2**20 // 2
+        src = torch.randn(n, device=dev, dtype=torch.bfloat16)
+        dst = torch.empty_like(src)
+        t = eager_time(lambda: dst.copy_(src), 20)
+        rows.append({"kind": "memory_bound", "bytes": 2.0 * n * 2, "seconds": t})
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--shapes", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--tokens", help="only shapes whose token count is in this comma-separated list")
+    ap.add_argument("--kernels", action="store_true")
+    ap.add_argument("--spread", action="store_true")
+    a = ap.parse_args()
+    dev = torch.device("cuda")
+    torch.manual_seed(0)
+    with open(a.shapes) as f:
+        shapes = json.load(f)["gemm_shapes"]
+    if a.tokens:
+        keep = {int(x) for x in a.tokens.split(",")}
+        shapes = [s for s in shapes if s.get("tokens") in keep]
+    res = {"what": "PyTorch GEMM times in the tn / nn / nt layouts (bench/pytorch/gemm_layouts.py), CUDA-graph "
+                   "replays, inputs rotated past L2, median",
+           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "torch": torch.__version__,
+           "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(0),
+           "uuid": str(getattr(torch.cuda.get_device_properties(0), "uuid", ""))}
+    t0 = time.time()
+    if a.kernels:
+        res["kernels"] = kernel_names(dev, torch.bfloat16)
+        print(json.dumps(res["kernels"], indent=1), flush=True)
+    if a.spread:
+        res["spread_points"] = spread_points(dev)
+    res["shapes"] = time_shapes(shapes, dev, torch.bfloat16)
+    res["run_seconds"] = time.time() - t0
+    with open(a.out, "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    print(f"{len(res['shapes'])} shapes timed in {res['run_seconds']:.1f} s -> {a.out}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
