@@ -490,8 +490,13 @@ CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact, 
     detail += d.str();
   }
   // n and k that are multiples of only a few elements run other kernels: the measured ratio.
+  // Alignment is that of the leading dimensions the operands are read with: TN (forward) and NN
+  // (input gradient) read A with ld = k and B, C with ld = n; NT (weight gradient dW = dYᵀ·X, m the
+  // weight's rows) reads dY with ld = m. GPT-2's 50257-wide head: its weight gradient runs the
+  // misaligned kernels although its k (tokens) is aligned.
+  const std::int64_t a_ld = s.layout == GemmLayout::NT ? s.m : s.k;
   const double emax = 16.0 / dtype_bytes(s.dtype);
-  const double e_al = std::min({pow2_divisor(s.n), pow2_divisor(s.k), emax});
+  const double e_al = std::min({pow2_divisor(s.n), pow2_divisor(a_ld), emax});
   if (own_table && e_al >= emax && off_grid(s.n, s.k)) {
     // Rows 16-byte aligned but off the grid's multiples of 64: the factor fitted on fit points.
     double f = offgrid_factor_[std::size_t(t - profile_.gemm.data())];
@@ -504,7 +509,7 @@ CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact, 
     }
   }
   if (own_table && !t->mis_elements.empty()) {
-    const double en = std::min(pow2_divisor(s.n), emax), ek = std::min(pow2_divisor(s.k), emax);
+    const double en = std::min(pow2_divisor(s.n), emax), ek = std::min(pow2_divisor(a_ld), emax);
     if (e_al < emax) {
       const MisalignedFactor f = misaligned_factor(*t, double(s.m), double(s.n), double(s.k), en, ek, emax);
       if (std::isfinite(f.ratio)) {

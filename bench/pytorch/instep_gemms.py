@@ -1,0 +1,114 @@
+"""GEMMs inside a training step vs the same GEMMs alone (calibration: fit configurations only).
+For each fit configuration of bench/pytorch/llama_corpus.py: steps under the profiler (record_shapes)
+give every mm kernel's in-step duration with its aten shapes/strides; nvidia-smi samples the SM clock
+and power during steps; then each distinct shape is replayed alone in a CUDA graph (inputs rotated),
+also with the clock sampled. Output: JSON with per-shape in-step median, alone median, clocks."""
+import json, os, subprocess, sys, time, statistics, threading, collections
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch
+import llama_corpus as lc
+
+OUT = os.environ.get("OUT", "/tmp")
+FIT = [c for c in lc.CONFIGS if c[6] == "fit" and c[0] != "compile"]
+
+class Smi:
+    def __init__(self): self.rows = []; self.stop = False
+    def start(self):
+        self.p = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits", "-lms", "50"],
+                                  stdout=subprocess.PIPE, text=True)
+        def rd():
+            for line in self.p.stdout:
+                try:
+                    a, b = line.strip().split(","); self.rows.append((time.time(), float(a), float(b)))
+                except Exception: pass
+        self.t = threading.Thread(target=rd, daemon=True); self.t.start()
+    def window(self, t0, t1):
+        r = [x for x in self.rows if t0 <= x[0] <= t1]
+        if not r: return None
+        return {"samples": len(r), "sm_mhz_median": statistics.median(x[1] for x in r), "power_w_median": statistics.median(x[2] for x in r)}
+
+def instep(cfg, smi):
+    impl, name, precision, ckpt, mb, seq, split, _ = cfg
+    class A: seed = 2026; warmup = 3; steps = 8
+    dev = torch.device("cuda")
+    torch.manual_seed(2026)
+    model, fwd = lc.build(impl, name, precision, ckpt, seq, dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+    vocab = lc.MODELS[name][5]
+    idx = torch.randint(0, vocab, (mb, seq), device=dev); tgt = torch.randint(0, vocab, (mb, seq), device=dev)
+    amp = precision == "amp"
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            loss = fwd(idx, tgt)
+        loss.backward(); opt.step()
+    for _ in range(5): step()
+    torch.cuda.synchronize()
+    t0 = time.time()
+    for _ in range(30): step()
+    torch.cuda.synchronize(); t1 = time.time()
+    clock = smi.window(t0 + 0.3, t1)
+    from torch.profiler import profile, ProfilerActivity
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
+        for _ in range(3): step()
+        torch.cuda.synchronize()
+    path = f"/tmp/tr_{name}_{precision}.json"; prof.export_chrome_trace(path)
+    ev = json.load(open(path))["traceEvents"]
+    del model, opt, fwd; torch.cuda.empty_cache()
+    # kernel -> launch (runtime or driver API, by correlation id) -> aten op (by External id)
+    cpu = {e["args"]["External id"]: e for e in ev
+           if e.get("cat") == "cpu_op" and e["name"] in ("aten::mm", "aten::addmm", "aten::bmm")}
+    rt = {e["args"]["correlation"]: e for e in ev
+          if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+    kern = [e for e in ev if e.get("cat") == "kernel"]
+    out = collections.defaultdict(list)
+    for k in kern:
+        r = rt.get(k["args"].get("correlation"))
+        if r is None: continue
+        c = cpu.get(r["args"].get("External id"))
+        if c is None: continue
+        a = c["args"]; dims = a["Input Dims"]; strides = a["Input Strides"]
+        if c["name"] == "aten::addmm": dims, strides = dims[1:3], strides[1:3]
+        if c["name"] == "aten::bmm": continue
+        key = json.dumps([dims[0], strides[0], dims[1], strides[1], k["name"]])
+        out[key].append(k["dur"])
+    return clock, out
+
+def alone(dims_a, str_a, dims_b, str_b, smi):
+    dev = "cuda"; n = 8
+    def mk(d, s):
+        size = 1 + sum((x - 1) * y for x, y in zip(d, s))
+        return [torch.randn(size, device=dev, dtype=torch.bfloat16).as_strided(d, s) for _ in range(n)]
+    A, B = mk(dims_a, str_a), mk(dims_b, str_b)
+    g = torch.cuda.CUDAGraph(); s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        for i in range(n): torch.mm(A[i], B[i])
+        torch.cuda.synchronize()
+        with torch.cuda.graph(g):
+            for r in range(5):
+                for i in range(n): torch.mm(A[i], B[i])
+    times = []
+    t0 = time.time()
+    for _ in range(12):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record(); g.replay(); e1.record(); e1.synchronize()
+        times.append(e0.elapsed_time(e1) * 1e3 / (5 * n))
+    t1 = time.time()
+    return statistics.median(times[2:]), smi.window(t0, t1)
+
+smi = Smi(); smi.start(); time.sleep(1)
+res = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "torch": torch.__version__, "configs": []}
+for cfg in FIT:
+    clock, ks = instep(cfg, smi)
+    rows = []
+    for key, durs in ks.items():
+        da, sa, db, sb, kname = json.loads(key)
+        t_alone, clk = alone(da, sa, db, sb, smi)
+        rows.append({"a": da, "a_strides": sa, "b": db, "b_strides": sb, "kernel": kname, "n_in_step": len(durs),
+                     "in_step_us_median": statistics.median(durs), "alone_us_median": t_alone, "alone_clock": clk})
+    res["configs"].append({"config": list(cfg), "step_clock": clock, "gemms": rows})
+    print(cfg, clock, len(rows), flush=True)
+    for r in sorted(rows, key=lambda r: -r["in_step_us_median"] * r["n_in_step"])[:8]:
+        print("   ", r["a"], r["b"], r["kernel"][-20:], "in-step %.1f alone %.1f ratio %.3f" % (r["in_step_us_median"], r["alone_us_median"], r["in_step_us_median"] / r["alone_us_median"]), r["alone_clock"], flush=True)
+json.dump(res, open(os.path.join(OUT, "instep_gemms.json"), "w"), indent=1)
+smi.p.terminate()
