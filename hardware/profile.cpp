@@ -531,6 +531,26 @@ Profile parse_profile(const Json& j, const std::string& origin) {
             number(need(*it, "backward_us", fk, origin), fk + ".backward_us", origin, 0)};
       }
     }
+    if (f.contains("fused_adamw")) {
+      const Json& fa = f["fused_adamw"];
+      const std::string fk = fp + ".fused_adamw";
+      if (!fa.is_object()) fail(origin, fk, "expected an object {fp32|bf16: [{params, seconds}, ...]}");
+      for (auto it = fa.begin(); it != fa.end(); ++it) {
+        if (it.key() == "command" || it.key() == "date") continue;
+        if (it.key() != "fp32" && it.key() != "bf16")
+          fail(origin, fk + "." + it.key(), "unknown state dtype; valid: fp32, bf16");
+        if (!it->is_array() || it->empty()) fail(origin, fk + "." + it.key(), "expected a non-empty array");
+        std::vector<std::pair<double, double>> pts;
+        for (std::size_t i = 0; i < it->size(); ++i) {
+          const std::string pk = fk + "." + it.key() + "[" + std::to_string(i) + "]";
+          const double n = number(need((*it)[i], "params", pk, origin), pk + ".params", origin, 1);
+          const double s = number(need((*it)[i], "seconds", pk, origin), pk + ".seconds", origin, 0);
+          if (!pts.empty() && n <= pts.back().first) fail(origin, pk + ".params", "must ascend");
+          pts.emplace_back(n, s);
+        }
+        fw.fused_adamw[it.key()] = std::move(pts);
+      }
+    }
     if (f.contains("block_host_us")) {
       const Json& pb = f["block_host_us"];
       if (!pb.is_object())

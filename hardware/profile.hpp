@@ -166,6 +166,10 @@ struct FrameworkProfile {
   /// `elementwise_elements` (ascending; entries may be NaN = not measured).
   std::vector<double> elementwise_elements;
   std::map<std::string, std::vector<double>> elementwise_seconds;
+  /// GPU seconds of torch's fused AdamW step (torch.optim.AdamW(fused=True)) by state dtype
+  /// ("fp32": AMP's fp32 parameters, gradients and states; "bf16": pure bf16): (parameters,
+  /// seconds) ascending in parameters (bench/pytorch/optimizer_step.py); empty when not measured.
+  std::map<std::string, std::vector<std::pair<double, double>>> fused_adamw;
 };
 
 /// One measured kernel (the calibrate summary table).

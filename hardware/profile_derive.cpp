@@ -158,6 +158,11 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   if (out.contains("framework") && out["framework"].contains("elementwise"))
     for (auto& op : out["framework"]["elementwise"]["ops"])
       scale_nested(op["seconds"], bw_ratio, scale_nested);
+  // torch's fused AdamW streams parameters, gradients and states: memory-bound GPU work too.
+  if (out.contains("framework") && out["framework"].contains("fused_adamw"))
+    for (auto& [dtype, pts] : out["framework"]["fused_adamw"].items())
+      if (pts.is_array())
+        for (auto& q : pts) q["seconds"] = q["seconds"].get<double>() * bw_ratio;
   scale_nested(tables["memory_bound"]["seconds"], bw_ratio, scale_nested);
   return out;
 }

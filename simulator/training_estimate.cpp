@@ -190,8 +190,7 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
       dp_exposed[std::size_t(s)] = std::max(replica / buckets, replica - per * b.span * (1 - 1 / buckets));
     }
     const double eshard = t.zero >= 1 ? double(t.dp) * t.cp / std::max(1, t.ep) : 1.0;
-    opt[std::size_t(s)] = cost.memory_bound((params.dense / shard + params.expert / eshard) *
-                                            strat::optimizer_bytes_per_param(t.precision, t.optimizer)).seconds;
+    opt[std::size_t(s)] = strat::optimizer_step_seconds(t, cost, params.dense / shard + params.expert / eshard);
     opt[std::size_t(s)] = std::max(opt[std::size_t(s)], strat::host_optimizer_seconds(ctx, tensors));
     Priced both = f;
     add(both, b);

@@ -113,6 +113,31 @@ double optimizer_bytes_per_param(Precision p, Optimizer o) {
   return 2 * master + 2 * grad + 2 * states * state + copy;
 }
 
+double optimizer_step_seconds(const TrainingConfig& t, const hw::CostModel& cost, double params) {
+  const double by_bytes = cost.memory_bound(params * optimizer_bytes_per_param(t.precision, t.optimizer)).seconds;
+  if (params <= 0 || t.optimizer != Optimizer::AdamW) return by_bytes;
+  const Framework f = framework_of(t);
+  if (f != Framework::PytorchEager && f != Framework::Transformers && f != Framework::TorchCompile) return by_bytes;
+  const char* dtype = t.precision == Precision::AmpBF16 ? "fp32" : t.precision == Precision::BF16Pure ? "bf16" : nullptr;
+  const hw::Profile* p = cost.measured_profile();
+  if (!dtype || !p || !p->framework) return by_bytes;
+  const auto it = p->framework->fused_adamw.find(dtype);
+  if (it == p->framework->fused_adamw.end() || it->second.empty()) return by_bytes;
+  const auto& pts = it->second;
+  // Seconds per parameter, interpolated in log(parameters); constant beyond the ends.
+  auto rate = [](const std::pair<double, double>& q) { return q.second / q.first; };
+  double r = rate(pts.front());
+  if (params >= pts.back().first) {
+    r = rate(pts.back());
+  } else if (params > pts.front().first) {
+    std::size_t i = 1;
+    while (pts[i].first < params) ++i;
+    const double w = std::log(params / pts[i - 1].first) / std::log(pts[i].first / pts[i - 1].first);
+    r = rate(pts[i - 1]) + w * (rate(pts[i]) - rate(pts[i - 1]));
+  }
+  return std::max(params * r, cost.launch_overhead_seconds());
+}
+
 HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   HostCosts h;
   if (t.host_dispatch == HostDispatch::Off) return h;

@@ -150,5 +150,11 @@ double grad_comm_bytes(Precision p);
 double param_gather_bytes(Precision p);
 /// HBM bytes the optimizer step moves per local parameter (read + write, grad-norm pass included).
 double optimizer_bytes_per_param(Precision p, Optimizer o);
+/// GPU seconds of the optimizer step over `params` parameters of one rank. Eager PyTorch frameworks
+/// with AdamW run torch's fused AdamW: its measured seconds per parameter (profile
+/// framework.fused_adamw, interpolated in log(parameters), the end rates beyond the measured range)
+/// when the profile has them; otherwise, and for Megatron's own optimizers, the bytes of
+/// optimizer_bytes_per_param at the memory-bound rate.
+double optimizer_step_seconds(const TrainingConfig& t, const hw::CostModel& cost, double params);
 
 }  // namespace infraplan::strat

@@ -424,7 +424,7 @@ class GraphBuilder {
     Op op;
     op.name = "optimizer_step", op.category = OpCategory::Optimizer, op.lane = lane;
     op.bytes = local * optimizer_bytes_per_param(t_.precision, t_.optimizer);
-    op.seconds = cost_.memory_bound(op.bytes).seconds;
+    op.seconds = optimizer_step_seconds(t_, cost_, local);
     op.deps = buckets;
     if (last_compute_ >= 0) op.deps.push_back(last_compute_);
     const double host_opt = host_optimizer_seconds(ctx_, lane_tensors_);

@@ -10,6 +10,14 @@ import llama_corpus as lc
 
 OUT = os.environ.get("OUT", "/tmp")
 FIT = [c for c in lc.CONFIGS if c[6] == "fit" and c[0] != "compile"]
+# Probes: the layers of 7-8B models in a 4-layer model (not corpus rows): the kernels a large
+# GPU-bound step runs, at the power such a step draws, without looking at a validation row.
+lc.MODELS["llama2-7b-4l"] = (4096, 4, 32, 32, 11008, 32000, False, False)
+lc.MODELS["llama3-8b-4l"] = (4096, 4, 32, 8, 14336, 128256, False, False)
+PROBES = [("plain", "llama2-7b-4l", "pure", False, 1, 2048, "probe", True),
+          ("plain", "llama3-8b-4l", "pure", False, 2, 4096, "probe", True)]
+if "--probes" in sys.argv:
+    FIT = PROBES
 
 class Smi:
     def __init__(self): self.rows = []; self.stop = False
@@ -52,8 +60,27 @@ def instep(cfg, smi):
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
         for _ in range(3): step()
         torch.cuda.synchronize()
+    step_s = lc.timed_steps(step, 10)
     path = f"/tmp/tr_{name}_{precision}.json"; prof.export_chrome_trace(path)
     ev = json.load(open(path))["traceEvents"]
+    if "--probes" in sys.argv:
+        import gzip, shutil
+        with open(path, "rb") as fi, gzip.open(os.path.join(OUT, f"trace_{name}.json.gz"), "wb") as fo:
+            shutil.copyfileobj(fi, fo)
+    ks = sorted((e["ts"], e["ts"] + e["dur"], e["name"]) for e in ev if e.get("cat") == "kernel")
+    busy, end = 0.0, -1.0
+    for a, b, _ in ks:
+        if b > end:
+            busy += b - max(a, end); end = b
+    cats = collections.defaultdict(float)
+    for a, b, n in ks:
+        key = ("gemm" if ("nvjet" in n or "gemm" in n.lower() or "cutlass" in n.lower()) else
+               "attention" if ("sdpa" in n or "flash" in n or "fmha" in n) else
+               "optimizer" if "multi_tensor" in n else "other")
+        cats[key] += b - a
+    span = (ks[-1][1] - ks[0][0]) if ks else 0
+    smi_extra = {"step_ms_median": 1e3 * statistics.median(step_s), "trace_steps": 3,
+                 "kernel_span_us": span, "kernel_busy_us": busy, "kernel_us_by_kind": dict(cats)}
     del model, opt, fwd; torch.cuda.empty_cache()
     # kernel -> launch (runtime or driver API, by correlation id) -> aten op (by External id)
     cpu = {e["args"]["External id"]: e for e in ev
@@ -72,6 +99,7 @@ def instep(cfg, smi):
         if c["name"] == "aten::bmm": continue
         key = json.dumps([dims[0], strides[0], dims[1], strides[1], k["name"]])
         out[key].append(k["dur"])
+    clock = dict(clock or {}, **smi_extra)
     return clock, out
 
 def alone(dims_a, str_a, dims_b, str_b, smi):
