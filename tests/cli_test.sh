@@ -70,10 +70,11 @@ expect 0 "GB/s" -- cost --gpu h200-sxm-141gb --op memory --bytes 1GiB
 expect 0 "the table refers to" -- cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k 4096 --clock-mhz 1500
 
 expect 0 "iteration_time_s" -- simulate train --scenario scenarios/train_gpt2_124m_1xh200.json
-# The GEMM shapes a run asks for, for infraplan calibrate --shapes: GPT-2's 11 distinct (format, m, n, k)
-# (forward, input-gradient and weight-gradient shapes of its projections and LM head).
+# The GEMM shapes a run asks for, for infraplan calibrate --shapes: GPT-2's 15 distinct (format, layout,
+# m, n, k): the forward (tn), input-gradient (nn) and weight-gradient (nt) GEMMs of its four
+# projections and its LM head.
 "$bin" simulate train --scenario scenarios/train_gpt2_124m_1xh200.json --gemm-shapes-out "$tmp/shapes.json" >/dev/null 2>&1
-if ! python3 -c "import json,sys; a=json.load(open(sys.argv[1]))['gemm_shapes']; assert len(a)==11 and a[0]['n']==50257 and all(e['dtype']=='bf16' and e['calls']>0 for e in a)" "$tmp/shapes.json" 2>/dev/null; then
+if ! python3 -c "import json,sys; a=json.load(open(sys.argv[1]))['gemm_shapes']; assert len(a)==15 and a[0]['n']==50257 and all(e['dtype']=='bf16' and e['calls']>0 and e['layout'] in ('tn','nn','nt') for e in a)" "$tmp/shapes.json" 2>/dev/null; then
   echo "FAIL: simulate train --gemm-shapes-out did not write GPT-2's GEMM shapes"; fails=$((fails + 1)); fi
 "$bin" simulate serve --scenario scenarios/serve_prefix_cache.json --gemm-shapes-out "$tmp/serve_shapes.json" >/dev/null 2>&1
 if ! python3 -c "import json,sys; a=json.load(open(sys.argv[1]))['gemm_shapes']; assert len(a)>1" "$tmp/serve_shapes.json" 2>/dev/null; then
