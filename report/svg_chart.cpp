@@ -311,8 +311,11 @@ std::string scatter(const Scatter& ch) {
       c.open_group("point", tip);
       c.circle(x(g.x[i]), y(g.y[i]), g.connect ? 5 : 4, g.color, "stroke=\"#FFFFFF\" stroke-width=\"1\"");
       c.close_group();
-      if (g.connect && i < g.labels.size() && n <= 12)
-        c.text(x(g.x[i]) + 7, y(g.y[i]) - 7, g.labels[i], "start", 10);
+      if (g.connect && i < g.labels.size() && n <= 8) {
+        // Labels near the right edge run leftwards so they stay inside the plot.
+        const bool right = x(g.x[i]) > X1 - 220;
+        c.text(x(g.x[i]) + (right ? -7 : 7), y(g.y[i]) - 7, g.labels[i], right ? "end" : "start", 10);
+      }
     }
     c.close_group();
   }
