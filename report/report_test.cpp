@@ -44,6 +44,7 @@ TEST_P(EveryKind, HasItsSectionsAndDrawnCharts) {
       {"simulate-serve", {"summary", "serving", "provenance"}},
       {"plan-train", {"summary", "plan", "provenance"}},
       {"plan-serve", {"summary", "plan", "provenance"}},
+      {"validation", {"summary", "training", "memory", "validation", "provenance"}},
   };
   const std::string html = write_report(inputs_for(f()), Format::Html);
   EXPECT_EQ(testing::section_ids(html), expect.at(GetParam()));

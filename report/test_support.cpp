@@ -17,6 +17,38 @@ namespace {
 
 std::string src(const std::string& rel) { return std::string(INFRAPLAN_SOURCE_DIR) + "/" + rel; }
 
+// The pages name the scenario as a command run from the repository root would (a relative path), so
+// they (and the screenshots in docs/img) do not depend on where the checkout is.
+void relative_to_source(Json& result) {
+  const std::string root = std::string(INFRAPLAN_SOURCE_DIR) + "/";
+  if (!result.contains("provenance")) return;
+  for (const char* key : {"scenario_file", "command_line"}) {
+    auto it = result["provenance"].find(key);
+    if (it == result["provenance"].end() || !it->is_string()) continue;
+    std::string s = it->get<std::string>();
+    for (std::size_t p; (p = s.find(root)) != std::string::npos;) s.erase(p, root.size());
+    *it = s;
+  }
+}
+
+// Measured values for the validation fixture: the step time of GPT-2 124M (micro-batch 16, seq 1024,
+// no checkpointing, AMP bf16) measured on one H200 (docs/data/h200_pytorch_train.json), the
+// configuration scenarios/train_gpt2_124m_1xh200.json describes.
+Json measured_gpt2_124m_h200(std::string& origin) {
+  origin = "docs/data/h200_pytorch_train.json";
+  const Json data = read_json_file(src(origin));
+  for (const auto& c : data.at("configs")) {
+    if (c.at("model") != "gpt2-124m" || c.at("micro_batch") != 16 || c.at("checkpointing") != "none") continue;
+    const Json run = data.at("runs").at(c.at("run").get<std::string>());
+    return {{"source", "one NVIDIA H200, PyTorch " + data.at("torch_version").get<std::string>() + ", " +
+                           run.at("command").get<std::string>() + ", " + run.at("date").get<std::string>() +
+                           ", median of " + std::to_string(c.at("timed_steps").get<int>()) + " steps"},
+            {"values",
+             {{"iteration_time_s", c.at("step_seconds_median")}, {"tokens_per_s", c.at("tokens_per_second")}}}};
+  }
+  throw std::runtime_error("docs/data/h200_pytorch_train.json has no gpt2-124m micro-batch 16 row");
+}
+
 Fixture make(const std::string& name, const std::string& scenario, cli::Question q, bool plan) {
   Fixture f;
   f.name = name;
@@ -31,6 +63,7 @@ Fixture make(const std::string& name, const std::string& scenario, cli::Question
   } else {
     f.results.push_back(cli::answer_plan(sc, o));
   }
+  relative_to_source(f.results.back());
   f.origins.push_back(scenario);
   return f;
 }
@@ -39,7 +72,7 @@ Fixture make(const std::string& name, const std::string& scenario, cli::Question
 
 const std::vector<std::string>& fixture_names() {
   static const std::vector<std::string> n = {"memory-train",   "memory-serve", "simulate-train",
-                                             "simulate-serve", "plan-train",   "plan-serve"};
+                                             "simulate-serve", "plan-train",   "plan-serve",   "validation"};
   return n;
 }
 
@@ -61,7 +94,10 @@ const Fixture& fixture(const std::string& name) {
     f = make(name, "report/testdata/plan_train_small.json", cli::Question::Auto, true);
   else if (name == "plan-serve")
     f = make(name, "report/testdata/plan_serve_small.json", cli::Question::Auto, true);
-  else
+  else if (name == "validation") {
+    f = make(name, "scenarios/train_gpt2_124m_1xh200.json", cli::Question::Auto, false);
+    f.measured = measured_gpt2_124m_h200(f.measured_origin);
+  } else
     throw std::invalid_argument("no fixture " + name);
   return cache.emplace(name, std::move(f)).first->second;
 }
@@ -70,6 +106,8 @@ ReportInputs inputs_for(const Fixture& f) {
   ReportInputs in;
   in.results = f.results;
   in.origins = f.origins;
+  in.measured = f.measured;
+  in.measured_origin = f.measured_origin;
   in.generated_at = "2026-01-01T00:00:00Z";
   in.command_line = "infraplan report (test)";
   in.generator = "infraplan (test)";

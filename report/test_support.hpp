@@ -15,10 +15,12 @@ struct Fixture {
   std::string name;  ///< "memory-train", "simulate-train", ...
   std::vector<Json> results;
   std::vector<std::string> origins;
+  Json measured;                ///< measured values (the validation fixture), or null
+  std::string measured_origin;  ///< where `measured` comes from
 };
 
 /// The report kinds the tests cover: memory-train, memory-serve, simulate-train, simulate-serve,
-/// plan-train, plan-serve.
+/// plan-train, plan-serve, and validation (a simulate-train result with measured values).
 const std::vector<std::string>& fixture_names();
 /// The result of one kind, from a scenario of scenarios/ (or report/testdata/) run in-process as
 /// `infraplan report --scenario` runs it; computed on first use, then cached.
