@@ -130,6 +130,25 @@ if ! grep -q '<section id="memory">' "$tmp/mem.html" 2>/dev/null; then echo "FAI
 expect 0 "Markdown" -- report --from "$tmp/train.json" --out "$tmp/train.md"
 if ! grep -q "^## Training: one iteration" "$tmp/train.md" 2>/dev/null; then echo "FAIL: report --format md"; fails=$((fails + 1)); fi
 ls "$tmp" | grep -q "tmp-infraplan" && { echo "FAIL: a report left its temporary file"; fails=$((fails + 1)); }
+# Every number the page shows equals the CLI's --json number at the key the page names.
+"$bin" memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json >"$tmp/mem.json" 2>/dev/null
+for r in train mem; do
+  "$bin" report --from "$tmp/$r.json" --out "$tmp/$r-from.html" >/dev/null 2>&1
+  if ! python3 - "$tmp/$r.json" "$tmp/$r-from.html" <<'PY'; then echo "FAIL: report --from $r.json shows a number that is not the JSON's"; fails=$((fails + 1)); fi
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+page = open(sys.argv[2]).read()
+spans = re.findall(r'<span class="v" data-result="([0-9]+)" data-key="([^"]*)" data-value="([^"]*)">', page)
+assert len(spans) >= 8, "only %d traced numbers" % len(spans)
+for result, key, value in spans:
+    assert result == "0", result
+    node = doc
+    for part in key.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    assert float(value) == float(node), "%s: page %s, JSON %r" % (key, value, node)
+PY
+done
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['result_kind']='simulate-dance'; json.dump(d,open(sys.argv[2],'w'))" "$tmp/train.json" "$tmp/dance.json"
 expect 2 "unknown result_kind 'simulate-dance'" -- report --from "$tmp/dance.json" --out "$tmp/dance.html"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['result_version']=99; json.dump(d,open(sys.argv[2],'w'))" "$tmp/train.json" "$tmp/v99.json"
