@@ -46,7 +46,9 @@ __global__ void __launch_bounds__(THREADS) decode_mma_k(DecodeArgs a, float scal
   bf16* sV = sK + NS * TILE * D;
   int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
   int ctx = a.context_lens[b];
-  int t0 = split * a.tokens_per_split, t1 = min(ctx, t0 + a.tokens_per_split);
+  // tokens_per_split 0: each sequence's own context is shared evenly by the splits (whole tiles).
+  int tps = a.tokens_per_split > 0 ? a.tokens_per_split : ((ctx + int(gridDim.x) - 1) / int(gridDim.x) + TILE - 1) / TILE * TILE;
+  int t0 = split * tps, t1 = min(ctx, t0 + tps);
   int n_tiles = t1 > t0 ? (t1 - t0 + TILE - 1) / TILE : 0;
   int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int* table = a.block_table + std::size_t(b) * a.max_blocks_per_seq;
@@ -271,8 +273,8 @@ void choose_decode_splits(DecodeArgs& a, const std::vector<int>& contexts, int s
 void decode_attention(const DecodeArgs& a, cudaStream_t stream) {
   if (a.head_dim != D || a.block_size != BLK)
     throw CudaError("decode_attention: head_dim must be 128 and block_size 16");
-  if (a.tokens_per_split <= 0 || a.tokens_per_split % BLK != 0)
-    throw CudaError("decode_attention: tokens_per_split must be a positive multiple of 16");
+  if (a.tokens_per_split < 0 || a.tokens_per_split % BLK != 0 || a.num_splits < 1)
+    throw CudaError("decode_attention: tokens_per_split must be 0 or a positive multiple of 16, num_splits ≥ 1");
   if (a.kv_heads <= 0 || a.heads % a.kv_heads != 0)
     throw CudaError("decode_attention: heads must be a multiple of kv_heads");
   switch (a.heads / a.kv_heads) {

@@ -99,7 +99,9 @@ struct DecodeArgs {
   int block_size = 16;  ///< tokens per cache block, 16 only
   int max_blocks_per_seq = 0;
   int num_splits = 1;        ///< context splits (grid.x)
-  int tokens_per_split = 0;  ///< multiple of block_size
+  /// Multiple of block_size; 0: each sequence's context divided evenly among the splits (whole
+  /// 64-token tiles), so one launch shape serves any contexts (CUDA graphs).
+  int tokens_per_split = 0;
 };
 void decode_attention(const DecodeArgs& a, cudaStream_t stream);
 /// Sets num_splits and tokens_per_split for these per-sequence contexts (host copy of

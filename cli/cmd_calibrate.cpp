@@ -1,42 +1,13 @@
 // infraplan calibrate [comm] --out FILE.json [--quick] ...: runs the CUDA calibration tool
 // (infraplan-calibrate, built when nvcc is found) beside this binary or on PATH; with --from-trace
 // it reads a profiler trace in-process instead (cmd_calibrate_trace.cpp).
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 
 #include "cli/commands.hpp"
+#include "cli/find_tool.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::cli {
-
-namespace {
-
-std::string find_tool() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path beside = self.parent_path() / "infraplan-calibrate";
-    if (fs::exists(beside, ec)) return beside.string();
-  }
-  if (const char* path = std::getenv("PATH")) {
-    std::string p = path;
-    std::size_t start = 0;
-    while (start <= p.size()) {
-      std::size_t end = p.find(':', start);
-      if (end == std::string::npos) end = p.size();
-      fs::path cand = fs::path(p.substr(start, end - start)) / "infraplan-calibrate";
-      if (!p.substr(start, end - start).empty() && fs::exists(cand, ec)) return cand.string();
-      start = end + 1;
-    }
-  }
-  return "";
-}
-
-}  // namespace
 
 int cmd_calibrate(const std::vector<std::string>& args) {
   for (const auto& a : args)
@@ -45,7 +16,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
         if (h == "--help" || h == "-h") return cmd_calibrate_from_trace({"--help"});
       return cmd_calibrate_from_trace(args);
     }
-  std::string tool = find_tool();
+  std::string tool = find_tool("infraplan-calibrate");
   bool help = args.empty();
   for (const auto& a : args) help |= a == "--help" || a == "-h";
   if (tool.empty()) {
@@ -67,13 +38,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
         "infraplan-calibrate was not built (no CUDA toolkit found at configure time); install the CUDA "
         "toolkit, reconfigure with -DINFRAPLAN_WITH_CUDA=ON, or copy a built infraplan-calibrate onto PATH");
   }
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(tool.c_str()));
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  execv(tool.c_str(), argv.data());
-  throw Error("cannot run " + tool);
+  exec_tool(tool, args);
 }
 
 }  // namespace infraplan::cli

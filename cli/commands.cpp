@@ -25,6 +25,10 @@ const std::vector<Command>& commands() {
        cmd_simulate},
       {"report", "'report --scenario F' or '--from result.json': one self-contained HTML page (or Markdown)",
        cmd_report},
+      {"bench", "'bench serve --scenario F': the serving mini-engine on this machine's GPU, real time",
+       cmd_bench},
+      {"validate", "'validate serve --scenario F': simulated vs measured serving metrics, with errors",
+       cmd_validate},
   };
   return c;
 }

@@ -38,5 +38,9 @@ int cmd_simulate_train(const std::vector<std::string>& args);
 int cmd_simulate_serve(const std::vector<std::string>& args);
 /// `report --scenario F | --from result.json`: an HTML or Markdown report (cli/cmd_report.cpp).
 int cmd_report(const std::vector<std::string>& args);
+/// `bench serve|step`: the mini-engine on this machine's GPU (runs infraplan-bench).
+int cmd_bench(const std::vector<std::string>& args);
+/// `validate serve --scenario F`: predicted vs measured serving metrics.
+int cmd_validate(const std::vector<std::string>& args);
 
 }  // namespace infraplan::cli

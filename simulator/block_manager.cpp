@@ -120,6 +120,7 @@ void BlockManager::append(Sequence& s, std::int64_t new_tokens) {
     const std::size_t i = std::size_t(s.num_computed / block_size_);
     const std::int32_t old = s.block_table[i];
     s.block_table[i] = take_block();
+    copies_.push_back({old, s.block_table[i]});
     release_block(old);
     ++stats_.cow_copies;
     s.shared_blocks = std::int64_t(i);
@@ -127,6 +128,12 @@ void BlockManager::append(Sequence& s, std::int64_t new_tokens) {
   }
   const std::int64_t want = s.blocks_for(s.num_computed + new_tokens);
   while (std::int64_t(s.block_table.size()) < want) s.block_table.push_back(take_block());
+}
+
+std::vector<BlockCopy> BlockManager::take_block_copies() {
+  std::vector<BlockCopy> out;
+  out.swap(copies_);
+  return out;
 }
 
 void BlockManager::free(Sequence& s) {

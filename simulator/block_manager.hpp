@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "simulator/execution_backend.hpp"
 #include "simulator/prefix_cache.hpp"
 #include "simulator/sequence.hpp"
 
@@ -66,6 +67,9 @@ class BlockManager {
   /// Grows `s` to hold num_computed + `new_tokens` slots; copies the block about to be written
   /// when another sequence shares it.
   void append(Sequence& s, std::int64_t new_tokens);
+  /// Copy-on-write copies made by append()/allocate() since the last call, in order; a real
+  /// backend must copy the KV of each `src` block into `dst` before the step runs.
+  std::vector<BlockCopy> take_block_copies();
   /// Releases every block of `s`; cached blocks become evictable, the rest free.
   void free(Sequence& s);
   /// Registers the full computed blocks of `s` in the prefix cache. Blocks whose content is
@@ -100,6 +104,7 @@ class BlockManager {
   std::vector<std::int32_t> free_;   // never-cached free blocks (stack)
   PrefixCache cache_;
   BlockManagerStats stats_;
+  std::vector<BlockCopy> copies_;  // copy-on-write copies not yet taken
 };
 
 }  // namespace infraplan::sim::serve

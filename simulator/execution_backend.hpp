@@ -8,8 +8,9 @@
 // eager step runs each layer at the slower of its kernels' GPU time and the host's issue time
 // (launches × the profile's launch or framework-dispatch time); a piecewise step replays all but
 // attention. Host work per step (scheduling, input preparation) adds to the step, or overlaps it
-// for engines that schedule one step ahead. A CUDA backend that runs a real model implements the
-// same interface.
+// for engines that schedule one step ahead. A CUDA backend that runs a real model
+// (engine/cuda_backend.hpp) implements the same interface: it reads the sequences' block tables
+// and tokens, runs the step on the GPU and reports the measured time.
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -22,12 +23,22 @@
 
 namespace infraplan::sim::serve {
 
+class Sequence;
+
 /// One sequence's part of a step, as the backend sees it.
 struct BatchItem {
   std::int64_t q_tokens = 0;  ///< new tokens computed (prefill chunk, 1 for a decode, 1 + k to verify)
   std::int64_t context = 0;   ///< KV length after the step, tokens
   bool prefill = false;
   bool samples = false;  ///< logits and sampling needed
+  /// The sequence (its id, request, block table and num_computed before the step). Real
+  /// backends read it; the simulated one only needs the counts above. May be null in tests.
+  const Sequence* seq = nullptr;
+};
+
+/// A KV block copied before the step (copy-on-write of a shared prefix block): physical ids.
+struct BlockCopy {
+  std::int32_t src = 0, dst = 0;
 };
 
 /// What a step computes.
@@ -35,6 +46,7 @@ struct BatchShape {
   std::vector<BatchItem> items;
   std::int64_t padding_seqs = 0;     ///< static batching: finished members still computed (1 token each)
   std::int64_t padding_context = 0;  ///< their KV length, tokens
+  std::vector<BlockCopy> block_copies;  ///< copy-on-write copies planned with this step
 };
 
 /// Time split of one step, seconds: total = gemm + attention + comm + other + launch + host.
@@ -52,8 +64,11 @@ struct StepCost {
 class ExecutionBackend {
  public:
   virtual ~ExecutionBackend() = default;
-  /// Duration of one step over `b`.
+  /// Duration of one step over `b`. A real backend runs the step (synchronously) and returns
+  /// the measured time; its sampled tokens are its own business (it keeps them per sequence).
   virtual StepCost step(const BatchShape& b) = 0;
+  /// Sequence `id` finished or was dropped: state kept for it (tokens) may go.
+  virtual void forget(std::int64_t /*id*/) {}
 };
 
 /// All-reduce time inside a TP group; plug in the collectives library's model here.

@@ -89,8 +89,9 @@ std::optional<StepInfo> ServingEngine::start_step(double now) {
   shape_.items.clear();
   shape_.padding_seqs = current_.padding_seqs;
   shape_.padding_context = current_.padding_context;
+  shape_.block_copies = bm_.take_block_copies();
   for (const auto& e : current_.seqs) {
-    shape_.items.push_back({e.q_tokens, e.context, e.prefill, e.samples});
+    shape_.items.push_back({e.q_tokens, e.context, e.prefill, e.samples, e.seq});
     if (e.seq->first_scheduled_s < 0) e.seq->first_scheduled_s = now;
   }
   StepInfo info;
@@ -153,11 +154,13 @@ void ServingEngine::release(std::int64_t id) {
   if (it == seqs_.end()) throw std::logic_error("ServingEngine::release: unknown sequence");
   bm_.free(*it->second);
   seqs_.erase(it);
+  backend_->forget(id);
 }
 
 void ServingEngine::forget(std::int64_t id) {
   auto it = seqs_.find(id);
   if (it == seqs_.end()) return;
+  backend_->forget(id);
   if (!it->second->block_table.empty())
     zombies_.push_back(id);  // a static batch still holds its KV
   else

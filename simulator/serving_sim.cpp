@@ -160,10 +160,15 @@ void Simulation::build() {
       is.block_bytes_per_gpu = kv_tok * double(s_.serving.block_size);
       is.host_blocks = std::int64_t(e.swap_space_GiB * 1073741824.0 / is.block_bytes_per_gpu);
       is.pcie_GBps = c.gpu.pcie_GBps > 0 ? c.gpu.pcie_GBps : 32;
-      BackendOptions bo;
-      bo.engine = e.engine;
-      bo.quant_group = s_.serving.quant_group;
-      auto backend = std::make_unique<SimulatedBackend>(m, sc, cm_, comm, bo);
+      std::unique_ptr<ExecutionBackend> backend;
+      if (o_.backend_factory) {
+        backend = o_.backend_factory(is, sc);
+      } else {
+        BackendOptions bo;
+        bo.engine = e.engine;
+        bo.quant_group = s_.serving.quant_group;
+        backend = std::make_unique<SimulatedBackend>(m, sc, cm_, comm, bo);
+      }
       const int idx = int(engines_.size());
       engines_.push_back(
           std::make_unique<ServingEngine>(idx, is, e, std::move(backend), prop.get(),
@@ -199,8 +204,11 @@ void Simulation::on_arrival(double now, std::int64_t id) {
 void Simulation::try_start(double now, int inst) {
   ServingEngine& e = *engines_[std::size_t(inst)];
   if (e.busy()) return;
+  if (o_.clock) now = std::max(now, o_.clock->now_s());
   auto info = e.start_step(now);
   if (!info) return;
+  // Real time: the step ran inside start_step; it ends when the clock says so.
+  if (o_.clock) info->duration_s = std::max(0.0, o_.clock->now_s() - now);
   q_.push(now + info->duration_s, EventClass::StepDone, inst);
   if (o_.trace) {
     const char* what = info->prefill_tokens == 0              ? "decode"
@@ -356,6 +364,7 @@ ServingResult Simulation::run() {
   for (const Release& r : first) next_sample_ = std::min(next_sample_, r.time_s);
   while (!q_.empty()) {
     const Event ev = q_.pop();
+    if (o_.clock && ev.time_s > o_.clock->now_s()) o_.clock->wait_until(ev.time_s);
     switch (ev.cls) {
       case EventClass::Arrival:
         on_arrival(ev.time_s, ev.request);

@@ -9,6 +9,8 @@
 // capacity per instance comes from the memory ledger (strategies/memory_ledger.hpp) minus the
 // draft model's weights when speculative decoding uses one.
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "simulator/chrome_trace.hpp"
 #include "simulator/execution_backend.hpp"
 #include "simulator/metrics.hpp"
+#include "simulator/serving_engine.hpp"
 #include "simulator/serving_kv_transfer.hpp"
 #include "simulator/serving_options.hpp"
 #include "simulator/workload.hpp"
@@ -44,6 +47,22 @@ struct ServingSetup {
 /// Builds a setup from a loaded scenario (serving engine keys and workload parsed here).
 ServingSetup serving_setup_from_scenario(const strat::Scenario& sc);
 
+/// The wall clock of a real-time run (`bench serve`): the driver then waits for arrivals in
+/// real time and takes each step's end from this clock instead of adding its predicted duration.
+class RunClock {
+ public:
+  virtual ~RunClock() = default;
+  /// Seconds since the run started.
+  virtual double now_s() const = 0;
+  /// Returns once now_s() ≥ `t_s`.
+  virtual void wait_until(double t_s) = 0;
+};
+
+/// Makes the execution backend of one instance. It may lower `spec.num_blocks` to the KV blocks
+/// it could really allocate (the block manager is then built with that many).
+using BackendFactory = std::function<std::unique_ptr<ExecutionBackend>(
+    InstanceSpec& spec, const strat::ServingConfig& instance_serving)>;
+
 struct SimOptions {
   bool keep_requests = true;                ///< fill ServingResult::requests
   ChromeTrace* trace = nullptr;             ///< record steps and KV transfers here when set
@@ -53,6 +72,10 @@ struct SimOptions {
   const KvTransferModel* kv_transfer = nullptr;
   /// nullptr: CollectivesTpComm (NCCL-like all-reduce model of the collectives library).
   const TpCommModel* tp_comm = nullptr;
+  /// Empty: SimulatedBackend priced by the cost model (a simulation). Set: real backends.
+  BackendFactory backend_factory;
+  /// Set together with a real backend: steps take real time and arrivals wait for the clock.
+  RunClock* clock = nullptr;
 };
 
 /// One instance of the deployment.

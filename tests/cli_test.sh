@@ -161,6 +161,18 @@ for f in dance.html v99.html nothing.html no-such-dir x.html; do
   if [ -e "$tmp/$f" ]; then echo "FAIL: a failed report wrote $f"; fails=$((fails + 1)); fi
 done
 
+# The mini-engine on a GPU: without one (CI), bench and validate say so and exit 4; validate
+# compares against a given measured report (here the prediction itself: every error 0).
+expect 4 "GPU" -- bench serve --scenario scenarios/bench_llama2_7b_h200_single.json
+expect 4 "GPU" -- validate serve --scenario scenarios/bench_llama2_7b_h200_single.json
+"$bin" simulate serve --scenario scenarios/bench_llama2_7b_h200_single.json --json >"$tmp/pred.json" 2>/dev/null
+expect 0 "tpot_ms.p50" -- validate serve --scenario scenarios/bench_llama2_7b_h200_single.json --measured "$tmp/pred.json"
+if "$bin" validate serve --scenario scenarios/bench_llama2_7b_h200_single.json --measured "$tmp/pred.json" |
+  grep -E "^ *(ttft|tpot|itl|e2e)" | grep -vqF "+0.0%"; then
+  echo "FAIL: validate against its own prediction reports a non-zero error"; fails=$((fails + 1)); fi
+printf '{"not": "a report"}' >"$tmp/bad_measured.json"
+expect 2 "no 'metrics' object" -- validate serve --scenario scenarios/bench_llama2_7b_h200_single.json --measured "$tmp/bad_measured.json"
+
 # Determinism: same input, same bytes.
 a=$("$bin" memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json)
 b=$("$bin" memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json)

@@ -1,0 +1,136 @@
+#include "engine/bench_serve.hpp"
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/find_tool.hpp"
+#include "cli/serve_report.hpp"
+#include "engine/bench_support.hpp"
+#include "engine/cuda_backend.hpp"
+#include "engine/gpu_info.hpp"
+#include "hardware/roofline_cost_model.hpp"
+#include "model/error.hpp"
+#include "simulator/chrome_trace.hpp"
+#include "strategies/scenario.hpp"
+
+namespace infraplan::engine {
+
+namespace {
+
+const std::vector<cli::OptionSpec> kSpec = {
+    {"scenario", true, "scenario file with 'serving' and 'workload' objects (docs/serving.md)"},
+    {"json", false, "print the machine-readable report (as simulate serve --json, plus 'device' and 'engine')"},
+    {"json-out", true, "write that report to this file"},
+    {"trace", true, "write a Chrome/Perfetto trace of the engine steps to this file"},
+    {"requests", true, "write one CSV row per request to this file"},
+    {"seed", true, "override the workload seed"},
+    {"weights", true, "Hugging Face model folder (config.json + *.safetensors) instead of random weights"},
+    {"weights-seed", true, "seed of the random weights (default 1)"},
+    {"no-graphs", false, "run decode steps eagerly instead of as CUDA graphs"},
+    {"no-autotune", false, "take cuBLASLt's first heuristic choice for every GEMM instead of timing candidates"},
+};
+
+void check_same_shape(const LlamaConfig& w, const LlamaConfig& m) {
+  if (w.layers != m.layers || w.hidden != m.hidden || w.heads != m.heads || w.kv_heads != m.kv_heads ||
+      w.ffn != m.ffn || w.vocab != m.vocab)
+    throw Error("bench serve: the weights' config.json (" + w.to_json().dump() +
+                ") does not have the scenario model's shape (" + m.to_json().dump() + ")");
+}
+
+}  // namespace
+
+int bench_serve_main(const std::vector<std::string>& argv) {
+  cli::Args a(argv, kSpec);
+  if (a.help()) {
+    std::printf("Usage: infraplan-bench serve --scenario F [--json] [--json-out F] [--trace F] [--requests F]\n\n%s",
+                cli::options_help(kSpec).c_str());
+    return 0;
+  }
+  auto sc = strat::load_scenario(a.require("scenario"));
+  auto setup = sim::serve::serving_setup_from_scenario(sc);
+  if (auto s = a.get_int("seed", 0)) setup.workload.seed = std::uint64_t(*s);
+  const std::uint64_t weights_seed = std::uint64_t(a.get_int("weights-seed", 0).value_or(1));
+  const auto weights_dir = a.get("weights");
+  LlamaConfig cfg = llama_config_from_spec(sc.model);
+  HfModelDir hf;
+  if (weights_dir) {
+    hf = read_hf_model_dir(*weights_dir);
+    check_same_shape(hf.config, cfg);
+    cfg = hf.config;
+  }
+  setup.requests = sim::serve::make_requests(setup.workload);
+  check_bench_supported(setup, cfg);
+  const GpuInfo gpu = require_gpu("bench serve");
+
+  const bool graphs = !a.flag("no-graphs");
+  const bool mo_autotune = !a.flag("no-autotune");
+  std::shared_ptr<CudaModel> model;  // outlives the engine, for its statistics
+  std::int32_t ledger_blocks = 0;
+  sim::serve::SimOptions o;
+  o.keep_requests = true;
+  o.backend_factory = [&](sim::serve::InstanceSpec& spec, const strat::ServingConfig& s) {
+    DeviceWeights w = weights_dir ? DeviceWeights::from_safetensors(cfg, hf.files) : DeviceWeights::random(cfg, weights_seed);
+    CudaModelOptions mo;
+    mo.max_seqs = s.max_num_seqs;
+    mo.max_tokens = int(std::max<std::int64_t>(s.max_batched_tokens, s.max_num_seqs));
+    mo.cuda_graphs = graphs;
+    mo.autotune_gemms = mo_autotune;
+    ledger_blocks = spec.num_blocks;
+    const std::int64_t fit = kv_blocks_that_fit(cfg, mo);
+    if (fit < spec.num_blocks) spec.num_blocks = std::int32_t(fit);
+    if (spec.num_blocks < 1) throw Error("bench serve: no GPU memory left for the KV cache after the weights");
+    mo.num_blocks = spec.num_blocks;
+    model = std::make_shared<CudaModel>(std::move(w), mo);
+    model->warm_up();
+    return std::make_unique<CudaBackend>(model);
+  };
+  SteadyRunClock clock;
+  sim::ChromeTrace trace;
+  const auto trace_path = a.get("trace");
+  const auto csv_path = a.get("requests");
+  if (trace_path) o.trace = &trace;
+  // The clock starts when the run does: after the engine is built and warmed up.
+  o.clock = &clock;
+  auto factory = o.backend_factory;
+  o.backend_factory = [&](sim::serve::InstanceSpec& spec, const strat::ServingConfig& s) {
+    auto b = factory(spec, s);
+    clock.restart();
+    return b;
+  };
+  hw::RooflineCostModel unused_cost(sc.cluster.gpu);  // the driver's signature; the real backend times steps
+  auto r = sim::serve::simulate_serving(setup, unused_cost, o);
+
+  Json j = r.to_json();
+  j["scenario"] = sc.name;
+  j["cost_model"] = "measured";
+  j["device"] = gpu.name;
+  if (!model) throw std::logic_error("bench serve: the engine was never built");
+  const CudaModelStats st = model->stats();
+  j["engine"] = {{"model", cfg.to_json()},
+                 {"weights", weights_dir ? "safetensors " + *weights_dir : "random, seed " + std::to_string(weights_seed)},
+                 {"cuda_graphs", graphs},
+                 {"kv_blocks", r.instances.empty() ? 0 : r.instances[0].kv_capacity_tokens / 16},
+                 {"kv_blocks_ledger", ledger_blocks},
+                 {"eager_steps", st.eager_steps},
+                 {"graph_steps", st.graph_steps},
+                 {"graph_captures", st.graph_captures},
+                 {"gemm_autotune", mo_autotune},
+                 {"block_copies", st.block_copies},
+                 {"driver", gpu.driver}};
+  if (trace_path) cli::write_file_atomic(*trace_path, trace.str());
+  if (csv_path) cli::write_file_atomic(*csv_path, sim::serve::requests_csv(r.requests));
+  if (auto f = a.get("json-out")) cli::write_file_atomic(*f, j.dump(2) + "\n");
+  if (a.flag("json")) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  cli::print_serving_report(sc, setup, r, "measured on " + gpu.name);
+  std::printf("engine: %lld graph steps, %lld eager steps, %lld KV block copies; KV %lld blocks (ledger %lld)\n",
+              (long long)st.graph_steps, (long long)st.eager_steps, (long long)st.block_copies,
+              (long long)(r.instances.empty() ? 0 : r.instances[0].kv_capacity_tokens / 16), (long long)ledger_blocks);
+  return 0;
+}
+
+}  // namespace infraplan::engine

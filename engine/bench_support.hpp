@@ -1,0 +1,30 @@
+#pragma once
+// What `bench serve` needs besides the GPU, CUDA-free: the wall clock of a real-time run and
+// the check that a scenario asks for something the CUDA backend runs (one replica on one GPU,
+// bf16 weights and KV, continuous batching, preemption by recompute, no speculative decoding or
+// PD disaggregation, 16-token blocks, requests within the model's length).
+#include <chrono>
+
+#include "engine/llama_config.hpp"
+#include "simulator/serving_sim.hpp"
+
+namespace infraplan::engine {
+
+/// steady_clock since construction; waits sleep until ~1 ms before the target, then spin.
+class SteadyRunClock final : public sim::serve::RunClock {
+ public:
+  SteadyRunClock() : t0_(std::chrono::steady_clock::now()) {}
+  double now_s() const override;
+  void wait_until(double t_s) override;
+  /// Time 0 is now.
+  void restart() { t0_ = std::chrono::steady_clock::now(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
+};
+
+/// Throws infraplan::Error naming the scenario field the CUDA backend cannot run, and the
+/// request that does not fit `c.max_seq`.
+void check_bench_supported(const sim::serve::ServingSetup& s, const LlamaConfig& c);
+
+}  // namespace infraplan::engine

@@ -1,0 +1,39 @@
+#include "engine/cuda_backend.hpp"
+
+#include <stdexcept>
+
+#include "simulator/sequence.hpp"
+
+namespace infraplan::engine {
+
+CudaBackend::CudaBackend(std::shared_ptr<CudaModel> model)
+    : model_(std::move(model)), tokens_(model_->config().vocab) {}
+
+sim::serve::StepCost CudaBackend::step(const sim::serve::BatchShape& b) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  if (b.padding_seqs > 0) throw std::logic_error("CudaBackend: static-batching padding is not supported");
+  StepPlan plan = build_step_plan(b, tokens_, kBlockSize, model_->max_blocks_per_seq());
+  const auto t1 = clock::now();
+  const std::vector<std::int32_t>& out = model_->run(plan);
+  const int vocab = model_->config().vocab;
+  for (std::size_t i = 0; i < plan.sampled.size(); ++i) {
+    const sim::serve::Sequence& s = *plan.sampled[i];
+    if (observer_) {
+      if (model_->logits().size() < (i + 1) * std::size_t(vocab))
+        throw std::logic_error("CudaBackend: a logits observer needs a model built with keep_logits");
+      observer_(s, s.len(), model_->logits().data() + i * std::size_t(vocab), out[i]);
+    }
+    tokens_.record(s, out[i]);
+  }
+  const auto t2 = clock::now();
+  sim::serve::StepCost c;
+  c.host_s = std::chrono::duration<double>(t1 - t0).count();
+  c.total_s = std::chrono::duration<double>(t2 - t0).count();
+  c.other_s = c.total_s - c.host_s;
+  ++steps_;
+  busy_s_ += c.total_s;
+  return c;
+}
+
+}  // namespace infraplan::engine

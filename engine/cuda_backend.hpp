@@ -1,0 +1,46 @@
+#pragma once
+// CudaBackend: the ExecutionBackend that runs each engine step on a GPU. The scheduler, block
+// manager and prefix cache are the simulator's own (simulator/serving_engine.hpp); this backend
+// turns a scheduled batch into a StepPlan (token ids from its TokenStore, block tables from the
+// sequences), runs it on its CudaModel, records the greedy tokens per sequence and returns the
+// measured wall time of the step (plan building, upload, kernels, download) as its cost.
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "engine/cuda_model.hpp"
+#include "engine/token_store.hpp"
+#include "simulator/execution_backend.hpp"
+
+namespace infraplan::engine {
+
+/// Called after a step for every sequence that sampled: the logits predicting its token at
+/// `position` (= its length before the step) and the token chosen (tests).
+using LogitsObserver = std::function<void(const sim::serve::Sequence& s, std::int64_t position,
+                                          const float* logits, std::int32_t token)>;
+
+class CudaBackend final : public sim::serve::ExecutionBackend {
+ public:
+  /// The model is shared: a caller may keep it to read its statistics after the engine (which
+  /// owns this backend) is gone.
+  explicit CudaBackend(std::shared_ptr<CudaModel> model);
+  sim::serve::StepCost step(const sim::serve::BatchShape& b) override;
+  void forget(std::int64_t id) override { tokens_.forget(id); }
+
+  CudaModel& model() { return *model_; }
+  const TokenStore& tokens() const { return tokens_; }
+  /// Needs the model built with keep_logits.
+  void set_observer(LogitsObserver f) { observer_ = std::move(f); }
+  /// Steps run and their summed wall time, seconds.
+  std::int64_t steps() const { return steps_; }
+  double busy_s() const { return busy_s_; }
+
+ private:
+  std::shared_ptr<CudaModel> model_;
+  TokenStore tokens_;
+  LogitsObserver observer_;
+  std::int64_t steps_ = 0;
+  double busy_s_ = 0;
+};
+
+}  // namespace infraplan::engine

@@ -1,0 +1,116 @@
+#pragma once
+// CudaModel: a LLaMA decoder on one GPU running engine steps. A step (StepPlan) is uploaded in
+// one copy (token ids, positions, KV slots, block tables, chunk offsets, sample rows), then per
+// layer: fused residual add + RMSNorm, the QKV GEMM (cuBLASLt), fused RoPE + paged KV write, paged
+// decode attention for the decode rows (calib_kernels' split-K kernel) and paged FlashAttention
+// for the prefill chunks, the O GEMM, add + norm, the gate/up GEMM, SwiGLU, the down GEMM; then the
+// final norm of the sampled rows only, the LM head in fp32 and a greedy argmax on the GPU; the
+// sampled ids come back in one copy. Decode-only steps are padded to a captured batch size and
+// replayed as a CUDA graph (one per batch size, captured by warm_up() or on first use; the decode
+// kernel divides each sequence's context among a split count fixed by the batch size, so no
+// context needs a new capture). The KV cache holds `num_blocks` blocks for the block manager plus one scratch block that
+// padding rows read.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "calib_kernels/cuda_util.hpp"
+#include "engine/device_weights.hpp"
+#include "engine/lt_gemm.hpp"
+#include "engine/step_plan.hpp"
+
+namespace infraplan::engine {
+
+struct CudaModelOptions {
+  int max_tokens = 8192;        ///< rows of one step (max_batched_tokens), ≥ max_seqs
+  int max_seqs = 256;           ///< sequences of one step (max_num_seqs)
+  std::int32_t num_blocks = 0;  ///< KV blocks of 16 tokens for the block manager
+  bool cuda_graphs = true;      ///< replay decode-only steps as CUDA graphs
+  int max_graph_batch = 256;    ///< largest captured decode batch (≤ max_seqs is used)
+  bool keep_logits = false;     ///< copy the sampled rows' logits back each step (tests)
+  /// Time cuBLASLt's ranked algorithms at start-up (every graph batch size and a full
+  /// max_tokens chunk) and keep the fastest; other shapes take the heuristic's first choice.
+  bool autotune_gemms = false;
+};
+
+/// Counters of what the model ran.
+struct CudaModelStats {
+  std::int64_t eager_steps = 0, graph_steps = 0, graph_captures = 0, block_copies = 0;
+  std::int64_t tuned_gemms = 0;      ///< GEMM shapes autotuned
+  double tuned_heuristic_s = 0;      ///< their summed time with the heuristic's first algorithm, seconds
+  double tuned_best_s = 0;           ///< and with the chosen one
+};
+
+class CudaModel {
+ public:
+  CudaModel(DeviceWeights weights, const CudaModelOptions& o);
+  ~CudaModel();
+  CudaModel(const CudaModel&) = delete;
+  CudaModel& operator=(const CudaModel&) = delete;
+
+  const LlamaConfig& config() const { return w_.config(); }
+  const CudaModelOptions& options() const { return o_; }
+  int max_blocks_per_seq() const { return mb_; }
+  std::int32_t scratch_block() const { return o_.num_blocks; }
+  /// Runs one step to completion and returns the greedy token of each sample row (a decode-only
+  /// plan may be padded in place to a graph size; its extra results are padding).
+  const std::vector<std::int32_t>& run(StepPlan& plan);
+  /// Runs an eager prefill once and captures every decode graph, so that a timed run pays
+  /// neither module loading nor graph captures.
+  void warm_up();
+  /// [sample rows][vocab] logits of the last step (keep_logits only).
+  const std::vector<float>& logits() const { return logits_host_; }
+  const CudaModelStats& stats() const { return stats_; }
+  /// Captured decode batch sizes: 1, 2, 4, 8, then every multiple of 8 up to `max`.
+  static std::vector<int> graph_sizes(int max);
+  /// KV-cache bytes of one block over all layers.
+  static std::int64_t block_bytes(const LlamaConfig& c);
+  /// Device bytes the model needs besides weights and KV cache (activations, workspaces).
+  static std::int64_t workspace_bytes(const LlamaConfig& c, const CudaModelOptions& o);
+  /// Synchronises the model's stream (timing).
+  void synchronize() const;
+  /// GPU time of the last step, seconds: from its upload to its sampled ids (CUDA events).
+  double last_gpu_seconds() const { return last_gpu_s_; }
+  /// Turns GEMM autotuning on and rebuilds: tunes every graph batch size and a max_tokens chunk,
+  /// recaptures the graphs (benchmarks: before/after).
+  void enable_autotune();
+  /// Switches CUDA-graph replay of decode steps on or off (benchmarks).
+  void set_cuda_graphs(bool on) { o_.cuda_graphs = on; }
+  /// Fills the whole KV cache with random bf16 values (benchmarks never time zeros).
+  void fill_kv_random(std::uint64_t seed);
+
+ private:
+  struct Offsets;
+  class Graph;
+  int decode_splits(int batch) const;
+  Offsets offsets(int rows, int decodes, int chunks, int samples, int copies) const;
+  void pack(const StepPlan& p, const Offsets& off);
+  void forward(const Offsets& off, int rows, int decodes, int chunks, int samples, int max_q);
+  void finish(int samples);
+  std::unique_ptr<Graph> capture(int batch);
+  void tune_gemms(int rows);
+
+  DeviceWeights w_;
+  CudaModelOptions o_;
+  int mb_ = 0;  // blocks per sequence
+  std::int64_t plane_elems_ = 0, block_elems_ = 0;
+  calib::Stream stream_;
+  LtGemm gemm_;
+  calib::DeviceBuffer<bf16> kv_;
+  calib::DeviceBuffer<float2> rope_;
+  calib::DeviceBuffer<bf16> resid_, x_, delta_, qkv_, q_, attn_, gu_, act_, xs_;
+  calib::DeviceBuffer<float> logits_, partial_o_, partial_lse_;
+  calib::DeviceBuffer<int> out_tokens_, meta_;
+  std::unique_ptr<calib::PinnedBuffer<int>> meta_host_, tokens_host_;
+  std::vector<int> graph_sizes_;
+  std::map<int, std::unique_ptr<Graph>> graphs_;  // by padded batch size
+  std::vector<std::int32_t> result_;
+  std::vector<float> logits_host_;
+  CudaModelStats stats_;
+  calib::Event ev_start_, ev_end_;
+  double last_gpu_s_ = 0;
+  int slots_ = 0;  // resident decode CTAs on the GPU
+};
+
+}  // namespace infraplan::engine

@@ -1,0 +1,279 @@
+// FlashAttention-2-style causal prefill over the paged KV cache (bf16, head_dim 128, GQA): the
+// chunk's queries attend to every earlier key of their sequence — a cached prefix, earlier
+// chunks and the chunk itself — read block by block through the sequence's block table. The
+// structure is the calibration kernel's (calib_kernels/attention_prefill.cu): one CTA = 128 query
+// rows of one head of one chunk, 4 warps × 32 rows, K/V tiles of 64 keys double-buffered through
+// cp.async into XOR-swizzled shared memory, QKᵀ and PV on mma.sync m16n8k16, online softmax in
+// registers. What changes: K/V rows are gathered from 16-token cache blocks, and query row r of a
+// chunk sits at position start + r, so the causal mask and the tile skipping compare positions.
+#include <cfloat>
+#include <cmath>
+
+#include "calib_kernels/cuda_util.hpp"
+#include "calib_kernels/mma_util.cuh"
+#include "engine/engine_kernels.hpp"
+
+namespace infraplan::engine {
+namespace {
+
+using calib::cp_async16;
+using calib::cp_async_commit;
+using calib::cp_async_wait;
+using calib::ex2_approx;
+using calib::ldmatrix_x4;
+using calib::ldmatrix_x4_trans;
+using calib::mma_bf16;
+using calib::pack_bf16;
+using calib::smem_u32;
+
+constexpr int D = kHeadDim, WARPS = 4, MT = 2, BR = WARPS * 16 * MT, BC = 64, SUB = 32, THREADS = WARPS * 32;
+constexpr int RB = D * 2;  // bytes per row
+constexpr int CH = D / 8;  // 16-byte chunks per row
+
+__device__ __forceinline__ int sw(int row, int chunk) { return row * D + ((chunk ^ (row & 7)) * 8); }
+
+struct LdOffsets {
+  std::uint32_t q, k, v;
+};
+
+// Query rows [row0, row0 + BR) of a [rows][heads][D] tensor; rows ≥ rows_valid are zero.
+__device__ __forceinline__ void load_q(bf16* s, const bf16* g, int row0, int rows_valid, int stride, int tid) {
+  for (int e = tid; e < BR * CH; e += THREADS) {
+    const int r = e / CH, c = e % CH;
+    const bool ok = row0 + r < rows_valid;
+    cp_async16(smem_u32(s + sw(r, c)), ok ? g + std::size_t(row0 + r) * stride + c * 8 : g, ok);
+  }
+}
+
+// Keys [key0, key0 + BC) of kv head `kvh` from the paged caches; keys ≥ kv_end are zero.
+__device__ __forceinline__ void load_kv(bf16* sk, bf16* sv, const bf16* kc, const bf16* vc, const int* table,
+                                        int kvh, int kv_heads, int key0, int kv_end, int tid) {
+  for (int e = tid; e < BC * CH; e += THREADS) {
+    const int r = e / CH, c = e % CH, tok = key0 + r;
+    const bool ok = tok < kv_end;
+    std::size_t off = 0;
+    if (ok) off = ((std::size_t(table[tok / kBlockSize]) * kv_heads + kvh) * kBlockSize + tok % kBlockSize) * D + c * 8;
+    cp_async16(smem_u32(sk + sw(r, c)), kc + off, ok);
+    cp_async16(smem_u32(sv + sw(r, c)), vc + off, ok);
+  }
+}
+
+template <int NK>
+__device__ __forceinline__ void qk_step(float (&s)[MT][NK / 8][4], std::uint32_t sQa, std::uint32_t kt,
+                                        const LdOffsets& off) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NK / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[mt][nt][e] = 0.f;
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks) {
+    std::uint32_t qa[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) ldmatrix_x4(qa[mt], sQa + mt * 16 * RB + (off.q ^ (ks * 32)));
+#pragma unroll
+    for (int nt = 0; nt < NK / 8; nt += 2) {
+      std::uint32_t t[4];
+      ldmatrix_x4(t, kt + nt * 8 * RB + (off.k ^ (ks * 32)));
+      std::uint32_t b0[2] = {t[0], t[1]}, b1[2] = {t[2], t[3]};
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        mma_bf16(s[mt][nt], qa[mt], b0);
+        mma_bf16(s[mt][nt + 1], qa[mt], b1);
+      }
+    }
+  }
+}
+
+// Keys at or past kv_end, and keys after the query's position, to −inf.
+template <int NK>
+__device__ __forceinline__ void mask_step(float (&s)[MT][NK / 8][4], int key0, int kv_end, int qpos0, int lane) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NK / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int key = key0 + nt * 8 + (lane % 4) * 2 + (e & 1);
+        const int pos = qpos0 + mt * 16 + (e >> 1) * 8;
+        if (key >= kv_end || key > pos) s[mt][nt][e] = -INFINITY;
+      }
+}
+
+// Online softmax with lazy rescaling (as the calibration kernel): s becomes P.
+template <int NK>
+__device__ __forceinline__ void softmax_step(float (&s)[MT][NK / 8][4], float (&m_r)[MT][2], float (&l_r)[MT][2],
+                                             float (&acc)[MT][D / 8][4], float scale_log2) {
+  float mx[MT][2];
+  bool grow = false;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float x = m_r[mt][r];
+#pragma unroll
+      for (int nt = 0; nt < NK / 8; ++nt) x = fmaxf(x, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));
+      x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+      x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+      mx[mt][r] = x;
+      grow = grow || (x - m_r[mt][r]) * scale_log2 > 8.f;
+    }
+  if (__any_sync(0xffffffffu, grow)) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const float alpha = ex2_approx((m_r[mt][r] - mx[mt][r]) * scale_log2);
+        m_r[mt][r] = mx[mt][r];
+        l_r[mt][r] *= alpha;
+#pragma unroll
+        for (int dt = 0; dt < D / 8; ++dt) {
+          acc[mt][dt][2 * r] *= alpha;
+          acc[mt][dt][2 * r + 1] *= alpha;
+        }
+      }
+  }
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float ms = m_r[mt][r] * scale_log2;
+      float sum = 0;
+#pragma unroll
+      for (int nt = 0; nt < NK / 8; ++nt) {
+        const float p0 = ex2_approx(fmaf(s[mt][nt][2 * r], scale_log2, -ms));
+        const float p1 = ex2_approx(fmaf(s[mt][nt][2 * r + 1], scale_log2, -ms));
+        s[mt][nt][2 * r] = p0;
+        s[mt][nt][2 * r + 1] = p1;
+        sum += p0 + p1;
+      }
+      l_r[mt][r] += sum;
+    }
+}
+
+template <int NK>
+__device__ __forceinline__ void pv_step(float (&acc)[MT][D / 8][4], const float (&s)[MT][NK / 8][4],
+                                        std::uint32_t vt, const LdOffsets& off) {
+#pragma unroll
+  for (int kk = 0; kk < NK / 16; ++kk) {
+    std::uint32_t pa[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      pa[mt][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+      pa[mt][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+      pa[mt][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+      pa[mt][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+    }
+#pragma unroll
+    for (int dt = 0; dt < D / 8; dt += 2) {
+      std::uint32_t t[4];
+      ldmatrix_x4_trans(t, vt + kk * 16 * RB + (off.v ^ (dt * 16)));
+      std::uint32_t b0[2] = {t[0], t[1]}, b1[2] = {t[2], t[3]};
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        mma_bf16(acc[mt][dt], pa[mt], b0);
+        mma_bf16(acc[mt][dt + 1], pa[mt], b1);
+      }
+    }
+  }
+}
+
+// grid = (heads, chunks, query blocks), the query block index reversed so the longest (last)
+// blocks start first.
+__global__ void __launch_bounds__(THREADS, 2) paged_prefill_k(PagedPrefillArgs a, float scale_log2) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  bf16* sQ = reinterpret_cast<bf16*>(smem_raw);
+  bf16* sK = sQ + BR * D;      // 2 stages
+  bf16* sV = sK + 2 * BC * D;  // 2 stages
+  const int h = blockIdx.x, chunk = blockIdx.y;
+  const int q0 = a.cu_q[chunk], qlen = a.cu_q[chunk + 1] - q0;
+  const int m_block = int(gridDim.z) - 1 - int(blockIdx.z);
+  if (m_block * BR >= qlen) return;
+  const int p0 = a.start[chunk], kvlen = a.kv_len[chunk];
+  const int kvh = h / (a.heads / a.kv_heads);
+  const int* table = a.block_table + std::size_t(chunk) * a.max_blocks_per_seq;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const bf16* qg = a.q + (std::size_t(q0) * a.heads + h) * D;
+  const int qstride = a.heads * D;
+  const int last_row = min(qlen, (m_block + 1) * BR) - 1;
+  const int kv_end = min(kvlen, p0 + last_row + 1);
+  const int n_tiles = (kv_end + BC - 1) / BC;
+
+  float acc[MT][D / 8][4] = {};
+  float m_r[MT][2], l_r[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      m_r[mt][r] = -FLT_MAX;
+      l_r[mt][r] = 0.f;
+    }
+  const int wrow0 = warp * 16 * MT;
+  const int qrow0 = m_block * BR + wrow0 + lane / 4;  // this thread's rows: qrow0 + 16 mt + {0, 8}
+  const int qpos0 = p0 + qrow0;
+  const int wfirst = p0 + m_block * BR + wrow0, wlast = wfirst + 16 * MT - 1;  // positions
+  const int l8 = lane & 7;
+  const std::uint32_t sQa = smem_u32(sQ), sKa = smem_u32(sK), sVa = smem_u32(sV);
+  const LdOffsets off{std::uint32_t((wrow0 + (lane & 15)) * RB + (((lane >> 4) ^ l8) << 4)),
+                      std::uint32_t((l8 + ((lane >> 4) << 3)) * RB + ((((lane >> 3) & 1) ^ l8) << 4)),
+                      std::uint32_t((l8 + (((lane >> 3) & 1) << 3)) * RB + (((lane >> 4) ^ l8) << 4))};
+
+  load_q(sQ, qg, m_block * BR, qlen, qstride, tid);
+  load_kv(sK, sV, a.k_cache, a.v_cache, table, kvh, a.kv_heads, 0, kv_end, tid);
+  cp_async_commit();
+  for (int j = 0; j < n_tiles; ++j) {
+    cp_async_wait<0>();
+    __syncthreads();  // tile j visible; the other stage (tile j − 1) is free
+    if (j + 1 < n_tiles)
+      load_kv(sK + ((j + 1) & 1) * BC * D, sV + ((j + 1) & 1) * BC * D, a.k_cache, a.v_cache, table, kvh,
+              a.kv_heads, (j + 1) * BC, kv_end, tid);
+    cp_async_commit();
+#pragma unroll
+    for (int hs = 0; hs < BC / SUB; ++hs) {
+      const int key0 = j * BC + hs * SUB;
+      if (key0 > wlast) continue;  // warp-uniform: every key after this warp's last position
+      float s[MT][SUB / 8][4];
+      qk_step<SUB>(s, sQa, sKa + (j & 1) * BC * RB + hs * SUB * RB, off);
+      if (key0 + SUB > kv_end || key0 + SUB - 1 > wfirst) mask_step<SUB>(s, key0, kv_end, qpos0, lane);
+      softmax_step<SUB>(s, m_r, l_r, acc, scale_log2);
+      pv_step<SUB>(acc, s, sVa + (j & 1) * BC * RB + hs * SUB * RB, off);
+    }
+  }
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float l = l_r[mt][r];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const float inv = l > 0 ? 1.f / l : 0.f;
+      const int row = qrow0 + mt * 16 + r * 8;
+      if (row >= qlen) continue;
+      bf16* dst = a.out + (std::size_t(q0 + row) * a.heads + h) * D;
+#pragma unroll
+      for (int dt = 0; dt < D / 8; ++dt) {
+        const int c = dt * 8 + (lane % 4) * 2;
+        *reinterpret_cast<__nv_bfloat162*>(dst + c) =
+            __floats2bfloat162_rn(acc[mt][dt][2 * r] * inv, acc[mt][dt][2 * r + 1] * inv);
+      }
+    }
+}
+
+}  // namespace
+
+void paged_prefill_attention(const PagedPrefillArgs& a, cudaStream_t stream) {
+  if (a.chunks <= 0 || a.max_q <= 0) return;
+  if (a.heads <= 0 || a.kv_heads <= 0 || a.heads % a.kv_heads != 0)
+    throw calib::CudaError("paged_prefill_attention: heads must be a positive multiple of kv_heads");
+  const int m_blocks = (a.max_q + BR - 1) / BR;
+  if (m_blocks > 65535 || a.chunks > 65535) throw calib::CudaError("paged_prefill_attention: too many blocks");
+  constexpr int smem = (BR + 4 * BC) * D * int(sizeof(bf16));
+  CALIB_CUDA(cudaFuncSetAttribute(paged_prefill_k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const float scale_log2 = float(1.0 / std::sqrt(double(D)) * 1.4426950408889634);
+  paged_prefill_k<<<dim3(unsigned(a.heads), unsigned(a.chunks), unsigned(m_blocks)), THREADS, smem, stream>>>(
+      a, scale_log2);
+  CALIB_LAUNCH();
+}
+
+}  // namespace infraplan::engine

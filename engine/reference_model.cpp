@@ -1,0 +1,113 @@
+#include "engine/reference_model.hpp"
+
+#include <cmath>
+
+#include "model/error.hpp"
+
+namespace infraplan::engine {
+
+ReferenceModel::ReferenceModel(const LlamaConfig& c, std::vector<std::uint16_t> weights)
+    : c_(c), layout_(c), rope_(rope_table(c)) {
+  if (std::int64_t(weights.size()) != layout_.total_elems())
+    throw Error("ReferenceModel: " + std::to_string(weights.size()) + " weights for a layout of " +
+                std::to_string(layout_.total_elems()));
+  wf_.resize(weights.size());
+  for (std::size_t i = 0; i < weights.size(); ++i) wf_[i] = bf16_value(weights[i]);
+}
+
+ReferenceModel::State ReferenceModel::new_state() const {
+  State s;
+  s.k.assign(std::size_t(c_.layers), {});
+  s.v.assign(std::size_t(c_.layers), {});
+  return s;
+}
+
+std::vector<float> ReferenceModel::matvec(const TensorSlot& t, const std::vector<float>& x, bool round) const {
+  std::vector<float> y(static_cast<std::size_t>(t.rows));
+  for (std::int64_t r = 0; r < t.rows; ++r) {
+    double acc = 0;
+    const float* wr = wf_.data() + t.offset + r * t.cols;
+    for (std::int64_t c = 0; c < t.cols; ++c) acc += double(x[std::size_t(c)]) * double(wr[c]);
+    y[std::size_t(r)] = round ? round_bf16(float(acc)) : float(acc);
+  }
+  return y;
+}
+
+std::vector<float> ReferenceModel::rmsnorm(const std::vector<float>& x, const TensorSlot& wt) const {
+  double ss = 0;
+  for (float v : x) ss += double(v) * double(v);
+  const double r = 1.0 / std::sqrt(ss / double(x.size()) + double(c_.rms_eps));
+  std::vector<float> y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = round_bf16(float(double(x[i]) * r * double(w(wt, std::int64_t(i)))));
+  return y;
+}
+
+std::vector<float> ReferenceModel::step(State& st, std::int32_t token) const {
+  if (token < 0 || token >= c_.vocab) throw Error("ReferenceModel: token " + std::to_string(token) + " outside the vocabulary");
+  if (st.len >= c_.max_seq) throw Error("ReferenceModel: sequence longer than max_seq");
+  const int h = c_.hidden, D = c_.head_dim, H = c_.heads, K = c_.kv_heads, G = H / K, half = D / 2;
+  const std::int64_t pos = st.len;
+  std::vector<float> resid(static_cast<std::size_t>(h));
+  for (int i = 0; i < h; ++i) resid[std::size_t(i)] = w(layout_.embed(), std::int64_t(token) * h + i);
+  auto rotate = [&](float* v) {  // rotate-half pairs (j, j + D/2), in place, rounded to bf16
+    for (int j = 0; j < half; ++j) {
+      const double cs = rope_[(std::size_t(pos) * half + std::size_t(j)) * 2];
+      const double sn = rope_[(std::size_t(pos) * half + std::size_t(j)) * 2 + 1];
+      const double a = v[j], b = v[j + half];
+      v[j] = round_bf16(float(a * cs - b * sn));
+      v[j + half] = round_bf16(float(b * cs + a * sn));
+    }
+  };
+  const double scale = 1.0 / std::sqrt(double(D));
+  for (int l = 0; l < c_.layers; ++l) {
+    std::vector<float> x = rmsnorm(resid, layout_.layer(l, LayerTensor::AttnNorm));
+    std::vector<float> qkv = matvec(layout_.layer(l, LayerTensor::Qkv), x, true);
+    float* q = qkv.data();
+    float* k = qkv.data() + c_.q_dim();
+    const float* v = qkv.data() + c_.q_dim() + c_.kv_dim();
+    for (int hh = 0; hh < H; ++hh) rotate(q + hh * D);
+    for (int hh = 0; hh < K; ++hh) rotate(k + hh * D);
+    auto& kc = st.k[std::size_t(l)];
+    auto& vc = st.v[std::size_t(l)];
+    kc.insert(kc.end(), k, k + c_.kv_dim());
+    vc.insert(vc.end(), v, v + c_.kv_dim());
+    const std::int64_t n = pos + 1;
+    std::vector<float> attn(static_cast<std::size_t>(c_.q_dim()));
+    std::vector<double> s(static_cast<std::size_t>(n));
+    for (int hh = 0; hh < H; ++hh) {
+      const int kvh = hh / G;
+      double mx = -1e300;
+      for (std::int64_t t = 0; t < n; ++t) {
+        double dot = 0;
+        const float* kt = kc.data() + std::size_t(t) * std::size_t(c_.kv_dim()) + std::size_t(kvh) * D;
+        for (int d = 0; d < D; ++d) dot += double(q[hh * D + d]) * double(kt[d]);
+        s[std::size_t(t)] = dot * scale;
+        mx = std::max(mx, s[std::size_t(t)]);
+      }
+      double sum = 0;
+      for (std::int64_t t = 0; t < n; ++t) sum += (s[std::size_t(t)] = std::exp(s[std::size_t(t)] - mx));
+      for (int d = 0; d < D; ++d) {
+        double o = 0;
+        for (std::int64_t t = 0; t < n; ++t)
+          o += s[std::size_t(t)] * double(vc[std::size_t(t) * std::size_t(c_.kv_dim()) + std::size_t(kvh) * D + std::size_t(d)]);
+        attn[std::size_t(hh * D + d)] = round_bf16(float(o / sum));
+      }
+    }
+    std::vector<float> delta = matvec(layout_.layer(l, LayerTensor::O), attn, true);
+    for (int i = 0; i < h; ++i) resid[std::size_t(i)] = round_bf16(resid[std::size_t(i)] + delta[std::size_t(i)]);
+    x = rmsnorm(resid, layout_.layer(l, LayerTensor::FfnNorm));
+    std::vector<float> gu = matvec(layout_.layer(l, LayerTensor::GateUp), x, true);
+    std::vector<float> act(static_cast<std::size_t>(c_.ffn));
+    for (int j = 0; j < c_.ffn; ++j) {
+      const double g = gu[std::size_t(j)], u = gu[std::size_t(c_.ffn + j)];
+      act[std::size_t(j)] = round_bf16(float(g / (1.0 + std::exp(-g)) * u));
+    }
+    delta = matvec(layout_.layer(l, LayerTensor::Down), act, true);
+    for (int i = 0; i < h; ++i) resid[std::size_t(i)] = round_bf16(resid[std::size_t(i)] + delta[std::size_t(i)]);
+  }
+  ++st.len;
+  const std::vector<float> x = rmsnorm(resid, layout_.final_norm());
+  return matvec(layout_.lm_head(), x, false);
+}
+
+}  // namespace infraplan::engine

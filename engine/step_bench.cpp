@@ -1,0 +1,283 @@
+#include "engine/step_bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/table.hpp"
+#include "engine/gpu_info.hpp"
+#include "model/error.hpp"
+
+namespace infraplan::engine {
+
+namespace {
+
+const std::vector<cli::OptionSpec> kSpec = {
+    {"model", true, "model preset or config file (LLaMA architecture, head_dim 128)"},
+    {"batches", true, "decode batch sizes, comma-separated (default 1,8,64)"},
+    {"context", true, "KV length of every decoding sequence, tokens (default 1024)"},
+    {"prefill", true, "tokens of the prefill chunk (default 8192; 0 = none)"},
+    {"reps", true, "timed repetitions per point (default 30)"},
+    {"json-out", true, "write the results as JSON to this file"},
+};
+
+struct Timing {
+  double wall_p50 = 0, wall_p10 = 0, wall_p90 = 0, gpu_p50 = 0;
+};
+
+double pct(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double x = q * double(v.size() - 1);
+  const std::size_t i = std::size_t(x);
+  return i + 1 < v.size() ? v[i] + (x - double(i)) * (v[i + 1] - v[i]) : v[i];
+}
+
+Timing time_plan(CudaModel& m, const StepPlan& plan, int reps) {
+  using clock = std::chrono::steady_clock;
+  std::vector<double> wall, gpu;
+  for (int r = 0; r < reps + 3; ++r) {
+    StepPlan p = plan;  // run() may pad it
+    const auto t0 = clock::now();
+    m.run(p);
+    const double w = std::chrono::duration<double>(clock::now() - t0).count();
+    if (r < 3) continue;  // warm-up
+    wall.push_back(w);
+    gpu.push_back(m.last_gpu_seconds());
+  }
+  return {pct(wall, 0.5), pct(wall, 0.1), pct(wall, 0.9), pct(gpu, 0.5)};
+}
+
+/// `batch` sequences of `context` tokens each, sequence i in blocks [i·n, (i + 1)·n), decoding.
+StepPlan decode_plan(const CudaModel& m, int batch, int context) {
+  StepPlan p;
+  p.block_size = kBlockSize;
+  p.max_blocks_per_seq = m.max_blocks_per_seq();
+  const int n = (context + kBlockSize - 1) / kBlockSize;
+  for (int i = 0; i < batch; ++i) {
+    const int pos = context - 1;
+    p.tokens.push_back(1 + (i * 7919) % (m.config().vocab - 1));
+    p.positions.push_back(pos);
+    p.slots.push_back((i * n + pos / kBlockSize) * kBlockSize + pos % kBlockSize);
+    p.decode_context.push_back(context);
+    for (int b = 0; b < p.max_blocks_per_seq; ++b) p.decode_tables.push_back(b < n ? i * n + b : 0);
+    p.sample_rows.push_back(i);
+  }
+  p.num_decode = batch;
+  p.prefill_cu = {0};
+  return p;
+}
+
+StepPlan prefill_plan(const CudaModel& m, int tokens) {
+  StepPlan p;
+  p.block_size = kBlockSize;
+  p.max_blocks_per_seq = m.max_blocks_per_seq();
+  p.prefill_cu = {0, tokens};
+  p.prefill_start = {0};
+  p.prefill_kv = {tokens};
+  for (int b = 0; b < p.max_blocks_per_seq; ++b) p.prefill_tables.push_back(b);
+  for (int t = 0; t < tokens; ++t) {
+    p.tokens.push_back(1 + (t * 104729) % (m.config().vocab - 1));
+    p.positions.push_back(t);
+    p.slots.push_back(t);
+  }
+  p.max_prefill_q = tokens;
+  p.sample_rows = {tokens - 1};
+  return p;
+}
+
+/// Device-to-device copy bandwidth (bytes read + written per second), median of 10.
+double copy_bandwidth() {
+  const std::size_t bytes = std::size_t(2) << 30;
+  calib::DeviceBuffer<unsigned char> a(bytes), b(bytes);
+  CALIB_CUDA(cudaMemset(a.get(), 1, bytes));
+  calib::Event e0, e1;
+  std::vector<double> t;
+  for (int r = 0; r < 12; ++r) {
+    CALIB_CUDA(cudaEventRecord(e0.get()));
+    CALIB_CUDA(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice));
+    CALIB_CUDA(cudaEventRecord(e1.get()));
+    CALIB_CUDA(cudaEventSynchronize(e1.get()));
+    float ms = 0;
+    CALIB_CUDA(cudaEventElapsedTime(&ms, e0.get(), e1.get()));
+    if (r >= 2) t.push_back(double(ms) * 1e-3);
+  }
+  return 2.0 * double(bytes) / pct(t, 0.5);
+}
+
+/// Dense bf16 GEMM rate of cuBLASLt at 8192³ on random data, FLOP/s (median of 10).
+double gemm_peak() {
+  const int n = 8192;
+  calib::DeviceBuffer<bf16> x(std::size_t(n) * n), w(std::size_t(n) * n), y(std::size_t(n) * n);
+  init_weights(x.get(), std::int64_t(x.size()), {0.0f, 1.0f}, 7, 1, nullptr);
+  init_weights(w.get(), std::int64_t(w.size()), {0.0f, 1.0f}, 7, 2, nullptr);
+  LtGemm g;
+  calib::Event e0, e1;
+  std::vector<double> t;
+  for (int r = 0; r < 12; ++r) {
+    CALIB_CUDA(cudaEventRecord(e0.get()));
+    g.run(x.get(), w.get(), y.get(), n, n, n, false, nullptr);
+    CALIB_CUDA(cudaEventRecord(e1.get()));
+    CALIB_CUDA(cudaEventSynchronize(e1.get()));
+    float ms = 0;
+    CALIB_CUDA(cudaEventElapsedTime(&ms, e0.get(), e1.get()));
+    if (r >= 2) t.push_back(double(ms) * 1e-3);
+  }
+  return 2.0 * double(n) * n * n / pct(t, 0.5);
+}
+
+std::vector<int> parse_list(const std::string& s, const char* flag) {
+  std::vector<int> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      const int x = std::stoi(item);
+      if (x < 1) throw std::invalid_argument("");
+      v.push_back(x);
+    } catch (...) {
+      throw Error(std::string("--") + flag + "='" + s + "': expected positive integers separated by commas");
+    }
+  }
+  if (v.empty()) throw Error(std::string("--") + flag + " is empty");
+  return v;
+}
+
+}  // namespace
+
+namespace {
+
+struct Setup {
+  LlamaConfig cfg;
+  std::vector<int> batches;
+  int context = 1024, prefill = 8192, reps = 30;
+  double bw = 0, peak = 0, weights_read = 0;
+};
+
+/// Decode points and the prefill chunk with the model as it is now; prints a table.
+Json measure(CudaModel& m, const Setup& st, const std::string& label) {
+  const LlamaConfig& cfg = st.cfg;
+  Json out = {{"gemms", label}, {"decode", Json::array()}};
+  cli::Table t({"batch", "graph wall ms (p10-p90)", "graph GPU ms", "eager wall ms", "bytes GB", "% of copy BW (GPU)",
+                "% of 4.8 TB/s (GPU)"});
+  for (int b : st.batches) {
+    const StepPlan plan = decode_plan(m, b, st.context);
+    m.set_cuda_graphs(true);
+    const Timing g = time_plan(m, plan, st.reps);
+    m.set_cuda_graphs(false);
+    const Timing e = time_plan(m, plan, st.reps);
+    m.set_cuda_graphs(true);
+    const double bytes =
+        st.weights_read + double(b) * cfg.hidden * 2.0 + double(b) * st.context * double(cfg.kv_bytes_per_token());
+    out["decode"].push_back(
+        {{"batch", b},
+         {"graph_wall_ms", {{"p10", g.wall_p10 * 1e3}, {"p50", g.wall_p50 * 1e3}, {"p90", g.wall_p90 * 1e3}}},
+         {"graph_gpu_ms_p50", g.gpu_p50 * 1e3},
+         {"eager_wall_ms_p50", e.wall_p50 * 1e3},
+         {"eager_gpu_ms_p50", e.gpu_p50 * 1e3},
+         {"bytes", bytes},
+         {"roofline_fraction_copy_bw_gpu", bytes / st.bw / g.gpu_p50},
+         {"roofline_fraction_copy_bw_wall", bytes / st.bw / g.wall_p50},
+         {"roofline_fraction_4800GBps_gpu", bytes / 4.8e12 / g.gpu_p50}});
+    t.add({std::to_string(b),
+           cli::fmt(g.wall_p50 * 1e3, 3) + " (" + cli::fmt(g.wall_p10 * 1e3, 3) + "-" + cli::fmt(g.wall_p90 * 1e3, 3) +
+               ")",
+           cli::fmt(g.gpu_p50 * 1e3, 3), cli::fmt(e.wall_p50 * 1e3, 3), cli::fmt(bytes / 1e9, 2),
+           cli::fmt(100 * bytes / st.bw / g.gpu_p50, 1), cli::fmt(100 * bytes / 4.8e12 / g.gpu_p50, 1)});
+  }
+  std::printf("%s decode (%s GEMMs), context %d:\n%s\n", cfg.name.c_str(), label.c_str(), st.context, t.str().c_str());
+  if (st.prefill > 0) {
+    m.set_cuda_graphs(false);
+    const Timing p = time_plan(m, prefill_plan(m, st.prefill), std::max(5, st.reps / 3));
+    m.set_cuda_graphs(true);
+    const double N = st.prefill;
+    const double dense = 2.0 * N * double(cfg.layers) *
+                             (double(cfg.hidden) * cfg.qkv_dim() + double(cfg.q_dim()) * cfg.hidden +
+                              3.0 * double(cfg.hidden) * cfg.ffn) +
+                         2.0 * cfg.hidden * double(cfg.vocab);
+    const double attn = 4.0 * cfg.layers * double(cfg.heads) * kHeadDim * (N * (N + 1) / 2);
+    const double flops = dense + attn;
+    out["prefill"] = {{"tokens", st.prefill},
+                      {"wall_ms_p50", p.wall_p50 * 1e3},
+                      {"gpu_ms_p50", p.gpu_p50 * 1e3},
+                      {"flops", flops},
+                      {"attention_flops", attn},
+                      {"tflops_gpu", flops / p.gpu_p50 / 1e12},
+                      {"fraction_of_989_TFLOPs", flops / p.gpu_p50 / 989.4e12},
+                      {"fraction_of_measured_gemm", flops / p.gpu_p50 / st.peak}};
+    std::printf("prefill %d tokens (%s GEMMs): %.2f ms wall, %.2f ms GPU, %.0f TFLOP/s = %.1f%% of 989 dense bf16, "
+                "%.1f%% of the measured GEMM\n",
+                st.prefill, label.c_str(), p.wall_p50 * 1e3, p.gpu_p50 * 1e3, flops / p.gpu_p50 / 1e12,
+                100 * flops / p.gpu_p50 / 989.4e12, 100 * flops / p.gpu_p50 / st.peak);
+  }
+  return out;
+}
+
+}  // namespace
+
+int step_bench_main(const std::vector<std::string>& argv) {
+  cli::Args a(argv, kSpec);
+  if (a.help()) {
+    std::printf("Usage: infraplan-bench step --model NAME [--batches 1,8,64] [--context N] [--prefill N]\n\n%s",
+                cli::options_help(kSpec).c_str());
+    return 0;
+  }
+  const model::ModelSpec spec = model::resolve_model_arg(a.require("model"));
+  Setup st;
+  st.cfg = llama_config_from_spec(spec);
+  st.batches = parse_list(a.get("batches", "1,8,64"), "batches");
+  st.context = int(a.get_int("context", 1).value_or(1024));
+  st.prefill = int(a.get_int("prefill", 0).value_or(8192));
+  st.reps = int(a.get_int("reps", 1).value_or(30));
+  // Timing shapes may exceed the model's trained length (LLaMA-2: 4096): the engine's tables and
+  // rotary table are sized for what is asked.
+  st.cfg.max_seq = std::max({st.cfg.max_seq, st.context + 1, st.prefill});
+  LlamaConfig& cfg = st.cfg;
+  const GpuInfo gpu = require_gpu("bench step");
+  st.bw = copy_bandwidth();
+  st.peak = gemm_peak();
+
+  const int max_batch = *std::max_element(st.batches.begin(), st.batches.end());
+  const int per_seq = (st.context + kBlockSize) / kBlockSize;
+  CudaModelOptions mo;
+  mo.max_seqs = max_batch;
+  mo.max_tokens = std::max(max_batch, st.prefill);
+  mo.max_graph_batch = max_batch;
+  mo.num_blocks = std::max(max_batch * per_seq, (st.prefill + kBlockSize - 1) / kBlockSize) + 1;
+  DeviceWeights w = DeviceWeights::random(cfg, 1);
+  // Bytes one decode step must read: every weight once (the embedding only for the batch's rows)
+  // and the KV of every sequence.
+  const double embed_bytes = double(cfg.vocab) * cfg.hidden * 2.0;
+  st.weights_read = double(w.layout().total_elems()) * 2.0 - (cfg.tied_embeddings ? 0.0 : embed_bytes);
+  if (kv_blocks_that_fit(cfg, mo) < mo.num_blocks)
+    throw Error("bench step: " + std::to_string(mo.num_blocks) + " KV blocks of " + cfg.name +
+                " do not fit on this GPU; lower --batches or --context");
+  CudaModel m(std::move(w), mo);
+  m.fill_kv_random(3);
+  m.warm_up();
+  std::printf("%s on %s (%s); copy %.0f GB/s, cuBLASLt bf16 8192^3 %.0f TFLOP/s\n", cfg.name.c_str(),
+              gpu.name.c_str(), gpu.driver.c_str(), st.bw / 1e9, st.peak / 1e12);
+  Json out = {{"device", gpu.name},
+              {"driver", gpu.driver},
+              {"model", cfg.to_json()},
+              {"context", st.context},
+              {"copy_bandwidth_GBps", st.bw / 1e9},
+              {"gemm_bf16_8192_TFLOPs", st.peak / 1e12},
+              {"runs", Json::array()}};
+  out["runs"].push_back(measure(m, st, "heuristic"));
+  m.enable_autotune();
+  const CudaModelStats& ts = m.stats();
+  std::printf("autotuned %lld GEMM shapes: %.3f ms with the heuristic's first choices, %.3f ms chosen\n",
+              (long long)ts.tuned_gemms, ts.tuned_heuristic_s * 1e3, ts.tuned_best_s * 1e3);
+  Json tuned = measure(m, st, "autotuned");
+  tuned["tuned_gemms"] = ts.tuned_gemms;
+  tuned["tuned_heuristic_ms"] = ts.tuned_heuristic_s * 1e3;
+  tuned["tuned_best_ms"] = ts.tuned_best_s * 1e3;
+  out["runs"].push_back(tuned);
+  if (auto f = a.get("json-out")) cli::write_file_atomic(*f, out.dump(2) + "\n");
+  return 0;
+}
+
+}  // namespace infraplan::engine
