@@ -23,7 +23,7 @@ namespace {
 
 const std::vector<OptionSpec> kSpec = {
     {"scenario", true, "scenario file with 'serving' and 'workload' objects (docs/serving.md)"},
-    {"measured", true, "compare with this bench serve --json report instead of running the GPU now"},
+    {"measured", true, "compare with this bench serve --json report (or a validate --out file) instead of running the GPU"},
     {"json", false, "machine-readable output: {predicted, measured, comparison}"},
     {"out", true, "also write the JSON output to this file"},
     {"seed", true, "override the workload seed (both runs)"},
@@ -62,6 +62,9 @@ int cmd_validate(const std::vector<std::string>& argv) {
   Json measured;
   if (auto m = a.get("measured")) {
     measured = read_json_file(*m);
+    // An earlier validate --out file holds the measured report under "measured".
+    if (measured.is_object() && measured.contains("comparison") && measured.contains("measured"))
+      measured = Json(measured["measured"]);
   } else {
     const std::string tool = find_tool("infraplan-bench");
     if (tool.empty()) {
