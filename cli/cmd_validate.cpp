@@ -23,12 +23,14 @@ namespace {
 
 const std::vector<OptionSpec> kSpec = {
     {"scenario", true, "scenario file with 'serving' and 'workload' objects (docs/serving.md)"},
-    {"measured", true, "compare with this bench serve --json report (or a validate --out file) instead of running the GPU"},
+    {"measured", true,
+     "compare with this bench serve --json report (or a validate --out file) instead of running the GPU"},
     {"json", false, "machine-readable output: {predicted, measured, comparison}"},
     {"out", true, "also write the JSON output to this file"},
     {"seed", true, "override the workload seed (both runs)"},
     {"roofline", false, "predict with the datasheet roofline instead of the GPU's calibrated profile"},
-    {"weights", true, "bench: Hugging Face model folder (config.json + *.safetensors) instead of random weights"},
+    {"weights", true,
+     "bench: Hugging Face model folder (config.json + *.safetensors) instead of random weights"},
 };
 
 std::string pct(double e) {
@@ -68,14 +70,16 @@ int cmd_validate(const std::vector<std::string>& argv) {
   } else {
     const std::string tool = find_tool("infraplan-bench");
     if (tool.empty()) {
-      std::fprintf(stderr,
-                   "infraplan validate: infraplan-bench was not built (no CUDA toolkit found at configure time), "
-                   "so the measured half cannot run here; build with CUDA on a GPU machine, or pass --measured "
-                   "with an earlier bench serve --json report\n");
+      std::fprintf(
+          stderr,
+          "infraplan validate: infraplan-bench was not built (no CUDA toolkit found at configure time), "
+          "so the measured half cannot run here; build with CUDA on a GPU machine, or pass --measured "
+          "with an earlier bench serve --json report\n");
       return kExitNoGpu;
     }
     const std::string tmp = (std::filesystem::temp_directory_path() /
-                             ("infraplan-validate-" + std::to_string(getpid()) + ".json")).string();
+                             ("infraplan-validate-" + std::to_string(getpid()) + ".json"))
+                                .string();
     std::vector<std::string> args = {"serve", "--scenario", scenario, "--json-out", tmp};
     if (auto s = a.get("seed")) args.insert(args.end(), {"--seed", *s});
     if (auto w = a.get("weights")) args.insert(args.end(), {"--weights", *w});

@@ -21,7 +21,8 @@ namespace {
 
 const std::vector<cli::OptionSpec> kSpec = {
     {"scenario", true, "scenario file with 'serving' and 'workload' objects (docs/serving.md)"},
-    {"json", false, "print the machine-readable report (as simulate serve --json, plus 'device' and 'engine')"},
+    {"json", false,
+     "print the machine-readable report (as simulate serve --json, plus 'device' and 'engine')"},
     {"json-out", true, "write that report to this file"},
     {"trace", true, "write a Chrome/Perfetto trace of the engine steps to this file"},
     {"requests", true, "write one CSV row per request to this file"},
@@ -29,7 +30,8 @@ const std::vector<cli::OptionSpec> kSpec = {
     {"weights", true, "Hugging Face model folder (config.json + *.safetensors) instead of random weights"},
     {"weights-seed", true, "seed of the random weights (default 1)"},
     {"no-graphs", false, "run decode steps eagerly instead of as CUDA graphs"},
-    {"no-autotune", false, "take cuBLASLt's first heuristic choice for every GEMM instead of timing candidates"},
+    {"no-autotune", false,
+     "take cuBLASLt's first heuristic choice for every GEMM instead of timing candidates"},
 };
 
 void check_same_shape(const LlamaConfig& w, const LlamaConfig& m) {
@@ -44,8 +46,9 @@ void check_same_shape(const LlamaConfig& w, const LlamaConfig& m) {
 int bench_serve_main(const std::vector<std::string>& argv) {
   cli::Args a(argv, kSpec);
   if (a.help()) {
-    std::printf("Usage: infraplan-bench serve --scenario F [--json] [--json-out F] [--trace F] [--requests F]\n\n%s",
-                cli::options_help(kSpec).c_str());
+    std::printf(
+        "Usage: infraplan-bench serve --scenario F [--json] [--json-out F] [--trace F] [--requests F]\n\n%s",
+        cli::options_help(kSpec).c_str());
     return 0;
   }
   auto sc = strat::load_scenario(a.require("scenario"));
@@ -71,7 +74,8 @@ int bench_serve_main(const std::vector<std::string>& argv) {
   sim::serve::SimOptions o;
   o.keep_requests = true;
   o.backend_factory = [&](sim::serve::InstanceSpec& spec, const strat::ServingConfig& s) {
-    DeviceWeights w = weights_dir ? DeviceWeights::from_safetensors(cfg, hf.files) : DeviceWeights::random(cfg, weights_seed);
+    DeviceWeights w = weights_dir ? DeviceWeights::from_safetensors(cfg, hf.files)
+                                  : DeviceWeights::random(cfg, weights_seed);
     CudaModelOptions mo;
     mo.max_seqs = s.max_num_seqs;
     mo.max_tokens = int(std::max<std::int64_t>(s.max_batched_tokens, s.max_num_seqs));
@@ -80,7 +84,8 @@ int bench_serve_main(const std::vector<std::string>& argv) {
     ledger_blocks = spec.num_blocks;
     const std::int64_t fit = kv_blocks_that_fit(cfg, mo);
     if (fit < spec.num_blocks) spec.num_blocks = std::int32_t(fit);
-    if (spec.num_blocks < 1) throw Error("bench serve: no GPU memory left for the KV cache after the weights");
+    if (spec.num_blocks < 1)
+      throw Error("bench serve: no GPU memory left for the KV cache after the weights");
     mo.num_blocks = spec.num_blocks;
     model = std::make_shared<CudaModel>(std::move(w), mo);
     model->warm_up();
@@ -109,7 +114,8 @@ int bench_serve_main(const std::vector<std::string>& argv) {
   if (!model) throw std::logic_error("bench serve: the engine was never built");
   const CudaModelStats st = model->stats();
   j["engine"] = {{"model", cfg.to_json()},
-                 {"weights", weights_dir ? "safetensors " + *weights_dir : "random, seed " + std::to_string(weights_seed)},
+                 {"weights", weights_dir ? "safetensors " + *weights_dir
+                                         : "random, seed " + std::to_string(weights_seed)},
                  {"cuda_graphs", graphs},
                  {"kv_blocks", r.instances.empty() ? 0 : r.instances[0].kv_capacity_tokens / 16},
                  {"kv_blocks_ledger", ledger_blocks},
@@ -127,9 +133,11 @@ int bench_serve_main(const std::vector<std::string>& argv) {
     return 0;
   }
   cli::print_serving_report(sc, setup, r, "measured on " + gpu.name);
-  std::printf("engine: %lld graph steps, %lld eager steps, %lld KV block copies; KV %lld blocks (ledger %lld)\n",
-              (long long)st.graph_steps, (long long)st.eager_steps, (long long)st.block_copies,
-              (long long)(r.instances.empty() ? 0 : r.instances[0].kv_capacity_tokens / 16), (long long)ledger_blocks);
+  std::printf(
+      "engine: %lld graph steps, %lld eager steps, %lld KV block copies; KV %lld blocks (ledger %lld)\n",
+      (long long)st.graph_steps, (long long)st.eager_steps, (long long)st.block_copies,
+      (long long)(r.instances.empty() ? 0 : r.instances[0].kv_capacity_tokens / 16),
+      (long long)ledger_blocks);
   return 0;
 }
 

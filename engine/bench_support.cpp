@@ -25,16 +25,19 @@ void check_bench_supported(const sim::serve::ServingSetup& s, const LlamaConfig&
     throw Error("bench serve: " + field + "=" + value + " is not supported by the CUDA backend; " + need);
   };
   if (e.pd.enabled) refuse("serving.disaggregation", "enabled", "remove it (one aggregated replica)");
-  if (sv.replicas != 1) refuse("serving.replicas", std::to_string(sv.replicas), "bench serve runs 1 replica on 1 GPU");
+  if (sv.replicas != 1)
+    refuse("serving.replicas", std::to_string(sv.replicas), "bench serve runs 1 replica on 1 GPU");
   if (sv.tp != 1)
     refuse("serving.tp", std::to_string(sv.tp),
            "tensor parallelism over NCCL is designed (docs/serving.md) but not implemented; use tp=1");
   if (sv.pp != 1) refuse("serving.pp", std::to_string(sv.pp), "use pp=1");
   if (sv.weights != strat::WeightQuant::BF16)
     refuse("serving.weights", strat::weight_quant_name(sv.weights), "the engine runs bf16 weights");
-  if (sv.kv_dtype != Dtype::BF16) refuse("serving.kv_dtype", std::string(dtype_name(sv.kv_dtype)), "use bf16");
+  if (sv.kv_dtype != Dtype::BF16)
+    refuse("serving.kv_dtype", std::string(dtype_name(sv.kv_dtype)), "use bf16");
   if (sv.block_size != 16) refuse("serving.block_size", std::to_string(sv.block_size), "the kernels use 16");
-  if (e.spec.enabled()) refuse("serving.speculative.method", "set", "speculative decoding is not implemented");
+  if (e.spec.enabled())
+    refuse("serving.speculative.method", "set", "speculative decoding is not implemented");
   if (e.sched.batching != sim::serve::Batching::Continuous)
     refuse("serving.batching", "static", "use continuous batching");
   if (e.sched.preemption != sim::serve::Preemption::Recompute)
@@ -43,8 +46,9 @@ void check_bench_supported(const sim::serve::ServingSetup& s, const LlamaConfig&
   for (const auto& r : reqs)
     if (r.prompt_tokens + r.output_tokens > c.max_seq)
       throw Error("bench serve: request " + std::to_string(r.id) + " has " +
-                  std::to_string(r.prompt_tokens + r.output_tokens) + " tokens (prompt + output) but model '" +
-                  c.name + "' runs at most " + std::to_string(c.max_seq) + " (max_seq)");
+                  std::to_string(r.prompt_tokens + r.output_tokens) +
+                  " tokens (prompt + output) but model '" + c.name + "' runs at most " +
+                  std::to_string(c.max_seq) + " (max_seq)");
 }
 
 }  // namespace infraplan::engine

@@ -12,8 +12,8 @@
 
 #include "calib_kernels/cuda_util.hpp"
 #include "engine/cuda_backend.hpp"
-#include "engine/reference_model.hpp"
 #include "engine/engine_test_workload.hpp"
+#include "engine/reference_model.hpp"
 #include "engine/safetensors.hpp"
 #include "model/error.hpp"
 #include "simulator/serving_engine.hpp"
@@ -145,14 +145,18 @@ void engine_matches_reference(int heads, int kv_heads, bool graphs) {
   const std::uint64_t seed = 42;
   const auto host = WeightLayout(c).random_host(seed);
   const auto reqs = test_workload::requests(7);
-  const RunResult res = run_engine(c, graphs, test_workload::kNumBlocks, reqs, DeviceWeights::random(c, seed));
+  const RunResult res =
+      run_engine(c, graphs, test_workload::kNumBlocks, reqs, DeviceWeights::random(c, seed));
   const CheckSummary s = check_against_reference(c, host, res);
   std::printf(
-      "[engine vs reference] heads %d/%d graphs %d: %lld sampled rows, max rel logits error %.2e, %lld near ties; "
-      "steps %lld (mixed %lld, eager %lld, graph %lld), preemptions %lld, prefix-hit tokens %lld, CoW copies %lld\n",
-      heads, kv_heads, int(graphs), (long long)s.rows, s.max_rel, (long long)s.near_ties, (long long)res.steps,
-      (long long)res.mixed_steps, (long long)res.stats.eager_steps, (long long)res.stats.graph_steps,
-      (long long)res.preemptions, (long long)res.hit_tokens, (long long)res.cow);
+      "[engine vs reference] heads %d/%d graphs %d: %lld sampled rows, max rel logits error %.2e, %lld near "
+      "ties; "
+      "steps %lld (mixed %lld, eager %lld, graph %lld), preemptions %lld, prefix-hit tokens %lld, CoW copies "
+      "%lld\n",
+      heads, kv_heads, int(graphs), (long long)s.rows, s.max_rel, (long long)s.near_ties,
+      (long long)res.steps, (long long)res.mixed_steps, (long long)res.stats.eager_steps,
+      (long long)res.stats.graph_steps, (long long)res.preemptions, (long long)res.hit_tokens,
+      (long long)res.cow);
   EXPECT_EQ(res.tokens.size(), reqs.size());
   EXPECT_GT(s.rows, 150);
   EXPECT_LE(s.near_ties, s.rows / 20) << "near ties should be rare";

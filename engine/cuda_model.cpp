@@ -20,8 +20,8 @@ constexpr int kMaxSplits = 64;
 
 /// Element offsets of the step's arrays in the uploaded int32 buffer.
 struct CudaModel::Offsets {
-  int tokens = 0, positions = 0, slots = 0, samples = 0, dec_ctx = 0, dec_tables = 0, pre_cu = 0, pre_start = 0,
-      pre_kv = 0, pre_tables = 0, copies = 0, total = 0;
+  int tokens = 0, positions = 0, slots = 0, samples = 0, dec_ctx = 0, dec_tables = 0, pre_cu = 0,
+      pre_start = 0, pre_kv = 0, pre_tables = 0, copies = 0, total = 0;
 };
 
 /// An instantiated CUDA graph (RAII).
@@ -53,7 +53,9 @@ std::int64_t CudaModel::block_bytes(const LlamaConfig& c) {
 
 std::int64_t CudaModel::workspace_bytes(const LlamaConfig& c, const CudaModelOptions& o) {
   const std::int64_t T = o.max_tokens, S = o.max_seqs;
-  const std::int64_t act = T * (3 * std::int64_t(c.hidden) + c.qkv_dim() + 2 * std::int64_t(c.q_dim()) + 3 * std::int64_t(c.ffn)) * 2;
+  const std::int64_t act =
+      T * (3 * std::int64_t(c.hidden) + c.qkv_dim() + 2 * std::int64_t(c.q_dim()) + 3 * std::int64_t(c.ffn)) *
+      2;
   const std::int64_t head = S * (std::int64_t(c.hidden) * 2 + std::int64_t(c.vocab) * 4);
   const std::int64_t split = S * c.heads * kMaxSplits * (kHeadDim + 1) * 4;
   const std::int64_t rope = std::int64_t(c.max_seq) * kHeadDim * 4;
@@ -180,11 +182,11 @@ void CudaModel::forward(const Offsets& off, int T, int D, int P, int S, int max_
   for (int l = 0; l < c.layers; ++l) {
     bf16* kc = kv_.get() + std::int64_t(2 * l) * plane_elems_;
     bf16* vc = kc + plane_elems_;
-    add_rmsnorm(resid_.get(), l == 0 ? nullptr : delta_.get(), w_.at(L.layer(l, LayerTensor::AttnNorm)), x_.get(), T,
-                h, c.rms_eps, s);
+    add_rmsnorm(resid_.get(), l == 0 ? nullptr : delta_.get(), w_.at(L.layer(l, LayerTensor::AttnNorm)),
+                x_.get(), T, h, c.rms_eps, s);
     gemm_.run(x_.get(), w_.at(L.layer(l, LayerTensor::Qkv)), qkv_.get(), T, c.qkv_dim(), h, false, s);
-    rope_qkv_to_cache(qkv_.get(), q_.get(), kc, vc, meta + off.positions, meta + off.slots, rope_.get(), T, c.heads,
-                      c.kv_heads, s);
+    rope_qkv_to_cache(qkv_.get(), q_.get(), kc, vc, meta + off.positions, meta + off.slots, rope_.get(), T,
+                      c.heads, c.kv_heads, s);
     if (D > 0) {
       calib::DecodeArgs a;
       a.q = q_.get();
@@ -223,7 +225,8 @@ void CudaModel::forward(const Offsets& off, int T, int D, int P, int S, int max_
       paged_prefill_attention(a, s);
     }
     gemm_.run(attn_.get(), w_.at(L.layer(l, LayerTensor::O)), delta_.get(), T, h, qd, false, s);
-    add_rmsnorm(resid_.get(), delta_.get(), w_.at(L.layer(l, LayerTensor::FfnNorm)), x_.get(), T, h, c.rms_eps, s);
+    add_rmsnorm(resid_.get(), delta_.get(), w_.at(L.layer(l, LayerTensor::FfnNorm)), x_.get(), T, h,
+                c.rms_eps, s);
     gemm_.run(x_.get(), w_.at(L.layer(l, LayerTensor::GateUp)), gu_.get(), T, 2 * c.ffn, h, false, s);
     calib::swiglu(gu_.get(), act_.get(), T, c.ffn, s);
     gemm_.run(act_.get(), w_.at(L.layer(l, LayerTensor::Down)), delta_.get(), T, h, c.ffn, false, s);
@@ -282,8 +285,8 @@ void CudaModel::enable_autotune() {
 std::unique_ptr<CudaModel::Graph> CudaModel::capture(int B) {
   const LlamaConfig& c = config();
   if (o_.autotune_gemms) tune_gemms(B);
-  for (auto [n, k] : {std::pair{c.qkv_dim(), c.hidden}, std::pair{c.hidden, c.q_dim()}, std::pair{2 * c.ffn, c.hidden},
-                      std::pair{c.hidden, c.ffn}})
+  for (auto [n, k] : {std::pair{c.qkv_dim(), c.hidden}, std::pair{c.hidden, c.q_dim()},
+                      std::pair{2 * c.ffn, c.hidden}, std::pair{c.hidden, c.ffn}})
     gemm_.prepare(B, n, k, false);
   gemm_.prepare(B, c.vocab, c.hidden, true);
   const Offsets base = offsets(B, B, 0, B, 0);
@@ -350,10 +353,11 @@ const std::vector<std::int32_t>& CudaModel::run(StepPlan& p) {
   if (T <= 0) throw std::logic_error("CudaModel::run: an empty step");
   if (T > o_.max_tokens || D > o_.max_seqs || P > o_.max_seqs || S > o_.max_seqs ||
       int(p.copies.size()) > o_.max_seqs)
-    throw std::logic_error("CudaModel::run: a step of " + std::to_string(T) + " rows / " + std::to_string(D + P) +
-                           " sequences exceeds the model's max_tokens " + std::to_string(o_.max_tokens) +
-                           " / max_seqs " + std::to_string(o_.max_seqs));
-  if (p.max_blocks_per_seq != mb_) throw std::logic_error("CudaModel::run: plan built for another table width");
+    throw std::logic_error("CudaModel::run: a step of " + std::to_string(T) + " rows / " +
+                           std::to_string(D + P) + " sequences exceeds the model's max_tokens " +
+                           std::to_string(o_.max_tokens) + " / max_seqs " + std::to_string(o_.max_seqs));
+  if (p.max_blocks_per_seq != mb_)
+    throw std::logic_error("CudaModel::run: plan built for another table width");
   const bool graph = o_.cuda_graphs && P == 0 && S == D && !graph_sizes_.empty() && D <= graph_sizes_.back();
   if (!graph) {
     const Offsets off = offsets(T, D, P, S, int(p.copies.size()));

@@ -8,8 +8,8 @@
 // sampled ids come back in one copy. Decode-only steps are padded to a captured batch size and
 // replayed as a CUDA graph (one per batch size, captured by warm_up() or on first use; the decode
 // kernel divides each sequence's context among a split count fixed by the batch size, so no
-// context needs a new capture). The KV cache holds `num_blocks` blocks for the block manager plus one scratch block that
-// padding rows read.
+// context needs a new capture). The KV cache holds `num_blocks` blocks for the block manager plus one scratch
+// block that padding rows read.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -37,9 +37,9 @@ struct CudaModelOptions {
 /// Counters of what the model ran.
 struct CudaModelStats {
   std::int64_t eager_steps = 0, graph_steps = 0, graph_captures = 0, block_copies = 0;
-  std::int64_t tuned_gemms = 0;      ///< GEMM shapes autotuned
-  double tuned_heuristic_s = 0;      ///< their summed time with the heuristic's first algorithm, seconds
-  double tuned_best_s = 0;           ///< and with the chosen one
+  std::int64_t tuned_gemms = 0;  ///< GEMM shapes autotuned
+  double tuned_heuristic_s = 0;  ///< their summed time with the heuristic's first algorithm, seconds
+  double tuned_best_s = 0;       ///< and with the chosen one
 };
 
 class CudaModel {

@@ -29,8 +29,9 @@ DeviceWeights DeviceWeights::from_safetensors(const LlamaConfig& c, const std::v
       auto p = w.layout_.hf_placement(name);
       if (!p) continue;
       if (info.elems() != p->rows * p->cols)
-        throw Error(f + ": tensor '" + name + "' has " + std::to_string(info.elems()) + " elements; the config needs " +
-                    std::to_string(p->rows) + " x " + std::to_string(p->cols));
+        throw Error(f + ": tensor '" + name + "' has " + std::to_string(info.elems()) +
+                    " elements; the config needs " + std::to_string(p->rows) + " x " +
+                    std::to_string(p->cols));
       const std::vector<std::uint16_t> data = st.read_bf16(name);
       CALIB_CUDA(cudaMemcpy(w.buf_.get() + p->slot->offset + p->row0 * p->cols, data.data(), data.size() * 2,
                             cudaMemcpyHostToDevice));
@@ -38,7 +39,8 @@ DeviceWeights DeviceWeights::from_safetensors(const LlamaConfig& c, const std::v
     }
   }
   for (const std::string& n : w.layout_.hf_names())
-    if (!loaded.count(n)) throw Error("safetensors: tensor '" + n + "' is missing (files: " + join(files) + ")");
+    if (!loaded.count(n))
+      throw Error("safetensors: tensor '" + n + "' is missing (files: " + join(files) + ")");
   return w;
 }
 

@@ -64,10 +64,11 @@ TEST(LlamaConfig, PresetsAndRefusals) {
 }
 
 TEST(LlamaConfig, FromHuggingFaceConfig) {
-  Json j = {{"model_type", "llama"},       {"hidden_size", 256}, {"num_hidden_layers", 2},
-            {"num_attention_heads", 2},    {"num_key_value_heads", 1}, {"intermediate_size", 512},
-            {"vocab_size", 1000},          {"max_position_embeddings", 512}, {"rms_norm_eps", 1e-6},
-            {"rope_theta", 500000.0}};
+  Json j = {{"model_type", "llama"},    {"hidden_size", 256},
+            {"num_hidden_layers", 2},   {"num_attention_heads", 2},
+            {"num_key_value_heads", 1}, {"intermediate_size", 512},
+            {"vocab_size", 1000},       {"max_position_embeddings", 512},
+            {"rms_norm_eps", 1e-6},     {"rope_theta", 500000.0}};
   const LlamaConfig c = llama_config_from_hf(j, "config.json");
   EXPECT_EQ(c.head_dim, 128);
   EXPECT_FLOAT_EQ(c.rope_theta, 500000.0f);
@@ -162,7 +163,8 @@ TEST(Safetensors, RoundTripAndConversion) {
   // A hand-written F32 / F16 file.
   const std::string p2 = tmp_path("f32.safetensors");
   {
-    std::string h = R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F16","shape":[2],"data_offsets":[8,12]},"__metadata__":{"format":"pt"}})";
+    std::string h =
+        R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F16","shape":[2],"data_offsets":[8,12]},"__metadata__":{"format":"pt"}})";
     std::ofstream o(p2, std::ios::binary);
     const std::uint64_t n = h.size();
     for (int i = 0; i < 8; ++i) o.put(char((n >> (8 * i)) & 0xff));

@@ -17,7 +17,8 @@ constexpr int kBlockSize = 16;  ///< tokens per KV block
 constexpr int kHeadDim = 128;   ///< the kernels' head width
 
 /// Fills `n` bf16 weights of tensor `id` with weight_value(init, seed, id, i).
-void init_weights(bf16* p, std::int64_t n, WeightInit init, std::uint64_t seed, std::uint32_t id, cudaStream_t stream);
+void init_weights(bf16* p, std::int64_t n, WeightInit init, std::uint64_t seed, std::uint32_t id,
+                  cudaStream_t stream);
 
 /// out[t] = table[tokens[t]] for t < rows (hidden wide).
 void embed_tokens(const bf16* table, const int* tokens, bf16* out, int rows, int hidden, cudaStream_t stream);
@@ -28,15 +29,16 @@ void add_rmsnorm(bf16* resid, const bf16* delta, const bf16* w, bf16* out, int r
                  cudaStream_t stream);
 /// The same for the rows `rows[s]` only (s < n), without writing the residual: the final norm
 /// of the rows that are sampled. out: [n][hidden].
-void gather_add_rmsnorm(const bf16* resid, const bf16* delta, const int* rows, const bf16* w, bf16* out, int n,
-                        int hidden, float eps, cudaStream_t stream);
+void gather_add_rmsnorm(const bf16* resid, const bf16* delta, const int* rows, const bf16* w, bf16* out,
+                        int n, int hidden, float eps, cudaStream_t stream);
 
 /// Fused rotary embedding and KV-cache write. qkv: [rows][(heads + 2 · kv_heads) · 128] (q, k, v
 /// heads in that order); writes rotated q to q_out [rows][heads][128], rotated k and plain v to
 /// the caches at slots[t] (block = slot / 16, offset = slot % 16; slot < 0: not written).
 /// rope: [max_seq][64] (cos, sin) pairs (llama_config's rope_table).
 void rope_qkv_to_cache(const bf16* qkv, bf16* q_out, bf16* k_cache, bf16* v_cache, const int* positions,
-                       const int* slots, const float2* rope, int rows, int heads, int kv_heads, cudaStream_t stream);
+                       const int* slots, const float2* rope, int rows, int heads, int kv_heads,
+                       cudaStream_t stream);
 
 /// Copies whole KV blocks pairs[i] = (src, dst) in every layer: cache holds `layers` × (K, V) planes
 /// of `plane_elems` elements, a block is `block_elems` elements of a plane.
@@ -50,13 +52,13 @@ void argmax_rows(const float* logits, int* out, int rows, int vocab, cudaStream_
 /// its query rows cu_q[i] .. cu_q[i + 1] − 1 of q (positions start[i] …), and attends to keys
 /// 0 .. start[i] + its row (cached prefix and earlier chunks included) through its block table.
 struct PagedPrefillArgs {
-  const bf16* q = nullptr;        ///< [rows][heads][128]
-  const bf16* k_cache = nullptr;  ///< one layer's keys
-  const bf16* v_cache = nullptr;  ///< one layer's values
-  bf16* out = nullptr;            ///< [rows][heads][128]
-  const int* cu_q = nullptr;      ///< [chunks + 1] row offsets
-  const int* start = nullptr;     ///< [chunks] position of each chunk's first row
-  const int* kv_len = nullptr;    ///< [chunks] keys visible to the last row (start + rows)
+  const bf16* q = nullptr;           ///< [rows][heads][128]
+  const bf16* k_cache = nullptr;     ///< one layer's keys
+  const bf16* v_cache = nullptr;     ///< one layer's values
+  bf16* out = nullptr;               ///< [rows][heads][128]
+  const int* cu_q = nullptr;         ///< [chunks + 1] row offsets
+  const int* start = nullptr;        ///< [chunks] position of each chunk's first row
+  const int* kv_len = nullptr;       ///< [chunks] keys visible to the last row (start + rows)
   const int* block_table = nullptr;  ///< [chunks][max_blocks_per_seq]
   int chunks = 0, max_q = 0, heads = 0, kv_heads = 0, max_blocks_per_seq = 0;
 };

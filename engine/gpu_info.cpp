@@ -19,8 +19,8 @@ GpuInfo require_gpu(const std::string& what) {
   int drv = 0, rt = 0;
   cudaDriverGetVersion(&drv);
   cudaRuntimeGetVersion(&rt);
-  g.driver = "CUDA driver " + std::to_string(drv / 1000) + "." + std::to_string(drv % 1000 / 10) + ", runtime " +
-             std::to_string(rt / 1000) + "." + std::to_string(rt % 1000 / 10) + ", sm_" +
+  g.driver = "CUDA driver " + std::to_string(drv / 1000) + "." + std::to_string(drv % 1000 / 10) +
+             ", runtime " + std::to_string(rt / 1000) + "." + std::to_string(rt % 1000 / 10) + ", sm_" +
              std::to_string(p.major) + std::to_string(p.minor);
   return g;
 }
@@ -28,8 +28,8 @@ GpuInfo require_gpu(const std::string& what) {
 std::int64_t kv_blocks_that_fit(const LlamaConfig& c, const CudaModelOptions& o) {
   std::size_t free_b = 0, total_b = 0;
   CALIB_CUDA(cudaMemGetInfo(&free_b, &total_b));
-  const std::int64_t avail =
-      std::int64_t(free_b) - CudaModel::workspace_bytes(c, o) - (std::int64_t(1) << 30) - CudaModel::block_bytes(c);
+  const std::int64_t avail = std::int64_t(free_b) - CudaModel::workspace_bytes(c, o) -
+                             (std::int64_t(1) << 30) - CudaModel::block_bytes(c);
   return avail > 0 ? avail / CudaModel::block_bytes(c) : 0;
 }
 

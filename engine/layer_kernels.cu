@@ -17,14 +17,15 @@ struct alignas(16) Vec8 {
   __nv_bfloat162 h[4];
 };
 
-__global__ void init_weights_k(bf16* p, std::int64_t n, WeightInit init, std::uint64_t seed, std::uint32_t id) {
+__global__ void init_weights_k(bf16* p, std::int64_t n, WeightInit init, std::uint64_t seed,
+                               std::uint32_t id) {
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x)
     p[i] = __float2bfloat16_rn(weight_value(init, seed, id, std::uint64_t(i)));
 }
 
-__global__ void embed_k(const bf16* __restrict__ table, const int* __restrict__ tokens, bf16* __restrict__ out,
-                        int hidden) {
+__global__ void embed_k(const bf16* __restrict__ table, const int* __restrict__ tokens,
+                        bf16* __restrict__ out, int hidden) {
   const int row = blockIdx.x, chunks = hidden / 8;
   const Vec8* src = reinterpret_cast<const Vec8*>(table + std::size_t(tokens[row]) * hidden);
   Vec8* dst = reinterpret_cast<Vec8*>(out + std::size_t(row) * hidden);
@@ -36,8 +37,9 @@ constexpr int kNormThreads = 128;
 // One CTA per row; each thread keeps NC 16-byte chunks of the row in registers.
 template <int NC>
 __global__ void __launch_bounds__(kNormThreads)
-    add_rmsnorm_k(bf16* resid, const bf16* __restrict__ delta, const bf16* __restrict__ w, bf16* __restrict__ out,
-                  const int* __restrict__ rows, int hidden, float eps, bool write_resid) {
+    add_rmsnorm_k(bf16* resid, const bf16* __restrict__ delta, const bf16* __restrict__ w,
+                  bf16* __restrict__ out, const int* __restrict__ rows, int hidden, float eps,
+                  bool write_resid) {
   const int row = rows ? rows[blockIdx.x] : int(blockIdx.x);
   const int chunks = hidden / 8, tid = threadIdx.x;
   Vec8* r = reinterpret_cast<Vec8*>(resid + std::size_t(row) * hidden);
@@ -85,7 +87,8 @@ __global__ void __launch_bounds__(kNormThreads)
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       const float2 f = __bfloat1622float2(v[i].h[k]), gw = __bfloat1622float2(g.h[k]);
-      y.h[k] = __floats2bfloat162_rn(__fmul_rn(__fmul_rn(f.x, rs), gw.x), __fmul_rn(__fmul_rn(f.y, rs), gw.y));
+      y.h[k] =
+          __floats2bfloat162_rn(__fmul_rn(__fmul_rn(f.x, rs), gw.x), __fmul_rn(__fmul_rn(f.y, rs), gw.y));
     }
     o[c] = y;
   }
@@ -98,9 +101,10 @@ void launch_norm(bf16* resid, const bf16* delta, const bf16* w, bf16* out, const
   CALIB_LAUNCH();
 }
 
-void norm_dispatch(bf16* resid, const bf16* delta, const bf16* w, bf16* out, const int* rows, int n, int hidden,
-                   float eps, bool write_resid, cudaStream_t stream) {
-  if (hidden % 8 != 0 || hidden > 16384) throw calib::CudaError("add_rmsnorm: hidden must be a multiple of 8, ≤ 16384");
+void norm_dispatch(bf16* resid, const bf16* delta, const bf16* w, bf16* out, const int* rows, int n,
+                   int hidden, float eps, bool write_resid, cudaStream_t stream) {
+  if (hidden % 8 != 0 || hidden > 16384)
+    throw calib::CudaError("add_rmsnorm: hidden must be a multiple of 8, ≤ 16384");
   if (n <= 0) return;
   const int chunks = hidden / 8;
   if (chunks <= kNormThreads)
@@ -124,14 +128,16 @@ __global__ void __launch_bounds__(128)
   const int t = blockIdx.x;
   const int pos = positions[t], slot = slots[t];
   const bf16* x = qkv + std::size_t(t) * (heads + 2 * kv_heads) * D;
-  const std::size_t cache_row =
-      slot >= 0 ? std::size_t(slot / kBlockSize) * kv_heads * kBlockSize * D + std::size_t(slot % kBlockSize) * D : 0;
+  const std::size_t cache_row = slot >= 0 ? std::size_t(slot / kBlockSize) * kv_heads * kBlockSize * D +
+                                                std::size_t(slot % kBlockSize) * D
+                                          : 0;
   const int rot_items = (heads + kv_heads) * 8, items = rot_items + kv_heads * 16;
   for (int it = threadIdx.x; it < items; it += blockDim.x) {
     if (it < rot_items) {
       const int hh = it / 8, j0 = (it % 8) * 8;
       const bf16* src = x + hh * D;
-      const Vec8 a = *reinterpret_cast<const Vec8*>(src + j0), b = *reinterpret_cast<const Vec8*>(src + j0 + HALF);
+      const Vec8 a = *reinterpret_cast<const Vec8*>(src + j0),
+                 b = *reinterpret_cast<const Vec8*>(src + j0 + HALF);
       const float4* cs4 = reinterpret_cast<const float4*>(rope + std::size_t(pos) * HALF + j0);
       Vec8 oa, ob;
 #pragma unroll
@@ -158,7 +164,8 @@ __global__ void __launch_bounds__(128)
   }
 }
 
-__global__ void copy_blocks_k(bf16* cache, const int2* pairs, std::int64_t plane_elems, std::int64_t block_elems) {
+__global__ void copy_blocks_k(bf16* cache, const int2* pairs, std::int64_t plane_elems,
+                              std::int64_t block_elems) {
   const int2 p = pairs[blockIdx.x];
   bf16* plane = cache + std::int64_t(blockIdx.y) * plane_elems;
   const Vec8* src = reinterpret_cast<const Vec8*>(plane + std::int64_t(p.x) * block_elems);
@@ -168,7 +175,8 @@ __global__ void copy_blocks_k(bf16* cache, const int2* pairs, std::int64_t plane
 
 constexpr int kArgmaxThreads = 1024;
 
-__global__ void __launch_bounds__(kArgmaxThreads) argmax_k(const float* __restrict__ logits, int* __restrict__ out, int vocab) {
+__global__ void __launch_bounds__(kArgmaxThreads)
+    argmax_k(const float* __restrict__ logits, int* __restrict__ out, int vocab) {
   const float* x = logits + std::size_t(blockIdx.x) * vocab;
   float best = -INFINITY;
   int idx = INT_MAX;
@@ -214,14 +222,16 @@ __global__ void __launch_bounds__(kArgmaxThreads) argmax_k(const float* __restri
 
 }  // namespace
 
-void init_weights(bf16* p, std::int64_t n, WeightInit init, std::uint64_t seed, std::uint32_t id, cudaStream_t stream) {
+void init_weights(bf16* p, std::int64_t n, WeightInit init, std::uint64_t seed, std::uint32_t id,
+                  cudaStream_t stream) {
   if (n <= 0) return;
   const std::int64_t blocks = std::min<std::int64_t>((n + 255) / 256, 65536);
   init_weights_k<<<unsigned(blocks), 256, 0, stream>>>(p, n, init, seed, id);
   CALIB_LAUNCH();
 }
 
-void embed_tokens(const bf16* table, const int* tokens, bf16* out, int rows, int hidden, cudaStream_t stream) {
+void embed_tokens(const bf16* table, const int* tokens, bf16* out, int rows, int hidden,
+                  cudaStream_t stream) {
   if (rows <= 0) return;
   embed_k<<<rows, 128, 0, stream>>>(table, tokens, out, hidden);
   CALIB_LAUNCH();
@@ -232,23 +242,26 @@ void add_rmsnorm(bf16* resid, const bf16* delta, const bf16* w, bf16* out, int r
   norm_dispatch(resid, delta, w, out, nullptr, rows, hidden, eps, true, stream);
 }
 
-void gather_add_rmsnorm(const bf16* resid, const bf16* delta, const int* rows, const bf16* w, bf16* out, int n,
-                        int hidden, float eps, cudaStream_t stream) {
+void gather_add_rmsnorm(const bf16* resid, const bf16* delta, const int* rows, const bf16* w, bf16* out,
+                        int n, int hidden, float eps, cudaStream_t stream) {
   // The kernel writes the residual only when asked; here it is read-only.
   norm_dispatch(const_cast<bf16*>(resid), delta, w, out, rows, n, hidden, eps, false, stream);
 }
 
 void rope_qkv_to_cache(const bf16* qkv, bf16* q_out, bf16* k_cache, bf16* v_cache, const int* positions,
-                       const int* slots, const float2* rope, int rows, int heads, int kv_heads, cudaStream_t stream) {
+                       const int* slots, const float2* rope, int rows, int heads, int kv_heads,
+                       cudaStream_t stream) {
   if (rows <= 0) return;
-  rope_cache_k<<<rows, 128, 0, stream>>>(qkv, q_out, k_cache, v_cache, positions, slots, rope, heads, kv_heads);
+  rope_cache_k<<<rows, 128, 0, stream>>>(qkv, q_out, k_cache, v_cache, positions, slots, rope, heads,
+                                         kv_heads);
   CALIB_LAUNCH();
 }
 
 void copy_kv_blocks(bf16* cache, const int2* pairs, int n, int layers, std::int64_t plane_elems,
                     std::int64_t block_elems, cudaStream_t stream) {
   if (n <= 0) return;
-  copy_blocks_k<<<dim3(unsigned(n), unsigned(2 * layers)), 256, 0, stream>>>(cache, pairs, plane_elems, block_elems);
+  copy_blocks_k<<<dim3(unsigned(n), unsigned(2 * layers)), 256, 0, stream>>>(cache, pairs, plane_elems,
+                                                                             block_elems);
   CALIB_LAUNCH();
 }
 

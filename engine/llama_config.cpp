@@ -19,7 +19,8 @@ void LlamaConfig::validate() const {
                   valid);
   };
   need(layers >= 1, "layers", layers, "need at least 1");
-  need(hidden >= 8 && hidden % 8 == 0 && hidden <= 16384, "hidden", hidden, "need a multiple of 8 up to 16384");
+  need(hidden >= 8 && hidden % 8 == 0 && hidden <= 16384, "hidden", hidden,
+       "need a multiple of 8 up to 16384");
   need(head_dim == 128, "head_dim", head_dim, "the paged decode kernel runs head_dim 128 only");
   need(heads >= 1, "heads", heads, "need at least 1");
   need(kv_heads >= 1 && heads % kv_heads == 0, "kv_heads", kv_heads, "must divide heads");
@@ -31,10 +32,10 @@ void LlamaConfig::validate() const {
 }
 
 Json LlamaConfig::to_json() const {
-  return {{"name", name},         {"layers", layers},         {"hidden", hidden},
-          {"heads", heads},       {"kv_heads", kv_heads},     {"head_dim", head_dim},
-          {"ffn", ffn},           {"vocab", vocab},           {"max_seq", max_seq},
-          {"rms_eps", rms_eps},   {"rope_theta", rope_theta}, {"tied_embeddings", tied_embeddings},
+  return {{"name", name},       {"layers", layers},         {"hidden", hidden},
+          {"heads", heads},     {"kv_heads", kv_heads},     {"head_dim", head_dim},
+          {"ffn", ffn},         {"vocab", vocab},           {"max_seq", max_seq},
+          {"rms_eps", rms_eps}, {"rope_theta", rope_theta}, {"tied_embeddings", tied_embeddings},
           {"params", params()}};
 }
 

@@ -14,15 +14,15 @@ namespace infraplan::engine {
 struct LlamaConfig {
   std::string name;
   int layers = 0;
-  int hidden = 0;          ///< model width h
-  int heads = 0;           ///< query heads
-  int kv_heads = 0;        ///< key/value heads (heads / kv_heads ∈ {1, 2, 4, 8})
-  int head_dim = 128;      ///< per-head width (the decode kernel needs 128)
-  int ffn = 0;             ///< SwiGLU intermediate size
-  int vocab = 0;           ///< vocabulary size
-  int max_seq = 4096;      ///< longest sequence the engine admits, tokens
-  float rms_eps = 1e-5f;   ///< RMSNorm epsilon
-  float rope_theta = 1e4f; ///< rotary base
+  int hidden = 0;                ///< model width h
+  int heads = 0;                 ///< query heads
+  int kv_heads = 0;              ///< key/value heads (heads / kv_heads ∈ {1, 2, 4, 8})
+  int head_dim = 128;            ///< per-head width (the decode kernel needs 128)
+  int ffn = 0;                   ///< SwiGLU intermediate size
+  int vocab = 0;                 ///< vocabulary size
+  int max_seq = 4096;            ///< longest sequence the engine admits, tokens
+  float rms_eps = 1e-5f;         ///< RMSNorm epsilon
+  float rope_theta = 1e4f;       ///< rotary base
   bool tied_embeddings = false;  ///< LM head shares the embedding matrix
 
   int q_dim() const { return heads * head_dim; }

@@ -51,7 +51,8 @@ std::vector<cublasLtMatmulAlgo_t> LtGemm::ranked(const Plan& p, int count) const
   std::vector<cublasLtMatmulHeuristicResult_t> res(std::size_t(std::max(count, 1)));
   int found = 0;
   if (st == CUBLAS_STATUS_SUCCESS)
-    st = cublasLtMatmulAlgoGetHeuristic(h_, p.op, p.a, p.b, p.c, p.c, pref, int(res.size()), res.data(), &found);
+    st = cublasLtMatmulAlgoGetHeuristic(h_, p.op, p.a, p.b, p.c, p.c, pref, int(res.size()), res.data(),
+                                        &found);
   cublasLtMatmulPreferenceDestroy(pref);
   CALIB_CUBLAS(st);
   std::vector<cublasLtMatmulAlgo_t> out;
@@ -61,10 +62,11 @@ std::vector<cublasLtMatmulAlgo_t> LtGemm::ranked(const Plan& p, int count) const
   return out;
 }
 
-cublasStatus_t LtGemm::launch(const Plan& p, const void* X, const void* W, void* Y, cudaStream_t stream) const {
+cublasStatus_t LtGemm::launch(const Plan& p, const void* X, const void* W, void* Y,
+                              cudaStream_t stream) const {
   const float alpha = 1.f, beta = 0.f;
-  return cublasLtMatmul(h_, p.op, &alpha, W, p.a, X, p.b, &beta, Y, p.c, Y, p.c, &p.algo, ws_.get(), ws_.bytes(),
-                        stream);
+  return cublasLtMatmul(h_, p.op, &alpha, W, p.a, X, p.b, &beta, Y, p.c, Y, p.c, &p.algo, ws_.get(),
+                        ws_.bytes(), stream);
 }
 
 const LtGemm::Plan& LtGemm::plan(int m, int n, int k, bool out_f32) {
@@ -76,8 +78,8 @@ const LtGemm::Plan& LtGemm::plan(int m, int n, int k, bool out_f32) {
   return *plans_.emplace(key, std::move(p)).first->second;
 }
 
-std::pair<double, double> LtGemm::tune(const __nv_bfloat16* X, const __nv_bfloat16* W, void* Y, int m, int n, int k,
-                                       bool out_f32, cudaStream_t stream, int candidates) {
+std::pair<double, double> LtGemm::tune(const __nv_bfloat16* X, const __nv_bfloat16* W, void* Y, int m, int n,
+                                       int k, bool out_f32, cudaStream_t stream, int candidates) {
   auto p = describe(m, n, k, out_f32);
   const std::vector<cublasLtMatmulAlgo_t> algos = ranked(*p, candidates);
   calib::Event e0, e1;

@@ -37,7 +37,8 @@ struct LdOffsets {
 };
 
 // Query rows [row0, row0 + BR) of a [rows][heads][D] tensor; rows ≥ rows_valid are zero.
-__device__ __forceinline__ void load_q(bf16* s, const bf16* g, int row0, int rows_valid, int stride, int tid) {
+__device__ __forceinline__ void load_q(bf16* s, const bf16* g, int row0, int rows_valid, int stride,
+                                       int tid) {
   for (int e = tid; e < BR * CH; e += THREADS) {
     const int r = e / CH, c = e % CH;
     const bool ok = row0 + r < rows_valid;
@@ -52,7 +53,9 @@ __device__ __forceinline__ void load_kv(bf16* sk, bf16* sv, const bf16* kc, cons
     const int r = e / CH, c = e % CH, tok = key0 + r;
     const bool ok = tok < kv_end;
     std::size_t off = 0;
-    if (ok) off = ((std::size_t(table[tok / kBlockSize]) * kv_heads + kvh) * kBlockSize + tok % kBlockSize) * D + c * 8;
+    if (ok)
+      off = ((std::size_t(table[tok / kBlockSize]) * kv_heads + kvh) * kBlockSize + tok % kBlockSize) * D +
+            c * 8;
     cp_async16(smem_u32(sk + sw(r, c)), kc + off, ok);
     cp_async16(smem_u32(sv + sw(r, c)), vc + off, ok);
   }
@@ -88,7 +91,8 @@ __device__ __forceinline__ void qk_step(float (&s)[MT][NK / 8][4], std::uint32_t
 
 // Keys at or past kv_end, and keys after the query's position, to −inf.
 template <int NK>
-__device__ __forceinline__ void mask_step(float (&s)[MT][NK / 8][4], int key0, int kv_end, int qpos0, int lane) {
+__device__ __forceinline__ void mask_step(float (&s)[MT][NK / 8][4], int key0, int kv_end, int qpos0,
+                                          int lane) {
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -103,8 +107,9 @@ __device__ __forceinline__ void mask_step(float (&s)[MT][NK / 8][4], int key0, i
 
 // Online softmax with lazy rescaling (as the calibration kernel): s becomes P.
 template <int NK>
-__device__ __forceinline__ void softmax_step(float (&s)[MT][NK / 8][4], float (&m_r)[MT][2], float (&l_r)[MT][2],
-                                             float (&acc)[MT][D / 8][4], float scale_log2) {
+__device__ __forceinline__ void softmax_step(float (&s)[MT][NK / 8][4], float (&m_r)[MT][2],
+                                             float (&l_r)[MT][2], float (&acc)[MT][D / 8][4],
+                                             float scale_log2) {
   float mx[MT][2];
   bool grow = false;
 #pragma unroll
@@ -267,7 +272,8 @@ void paged_prefill_attention(const PagedPrefillArgs& a, cudaStream_t stream) {
   if (a.heads <= 0 || a.kv_heads <= 0 || a.heads % a.kv_heads != 0)
     throw calib::CudaError("paged_prefill_attention: heads must be a positive multiple of kv_heads");
   const int m_blocks = (a.max_q + BR - 1) / BR;
-  if (m_blocks > 65535 || a.chunks > 65535) throw calib::CudaError("paged_prefill_attention: too many blocks");
+  if (m_blocks > 65535 || a.chunks > 65535)
+    throw calib::CudaError("paged_prefill_attention: too many blocks");
   constexpr int smem = (BR + 4 * BC) * D * int(sizeof(bf16));
   CALIB_CUDA(cudaFuncSetAttribute(paged_prefill_k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const float scale_log2 = float(1.0 / std::sqrt(double(D)) * 1.4426950408889634);

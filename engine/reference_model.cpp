@@ -22,7 +22,8 @@ ReferenceModel::State ReferenceModel::new_state() const {
   return s;
 }
 
-std::vector<float> ReferenceModel::matvec(const TensorSlot& t, const std::vector<float>& x, bool round) const {
+std::vector<float> ReferenceModel::matvec(const TensorSlot& t, const std::vector<float>& x,
+                                          bool round) const {
   std::vector<float> y(static_cast<std::size_t>(t.rows));
   for (std::int64_t r = 0; r < t.rows; ++r) {
     double acc = 0;
@@ -38,12 +39,14 @@ std::vector<float> ReferenceModel::rmsnorm(const std::vector<float>& x, const Te
   for (float v : x) ss += double(v) * double(v);
   const double r = 1.0 / std::sqrt(ss / double(x.size()) + double(c_.rms_eps));
   std::vector<float> y(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) y[i] = round_bf16(float(double(x[i]) * r * double(w(wt, std::int64_t(i)))));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    y[i] = round_bf16(float(double(x[i]) * r * double(w(wt, std::int64_t(i)))));
   return y;
 }
 
 std::vector<float> ReferenceModel::step(State& st, std::int32_t token) const {
-  if (token < 0 || token >= c_.vocab) throw Error("ReferenceModel: token " + std::to_string(token) + " outside the vocabulary");
+  if (token < 0 || token >= c_.vocab)
+    throw Error("ReferenceModel: token " + std::to_string(token) + " outside the vocabulary");
   if (st.len >= c_.max_seq) throw Error("ReferenceModel: sequence longer than max_seq");
   const int h = c_.hidden, D = c_.head_dim, H = c_.heads, K = c_.kv_heads, G = H / K, half = D / 2;
   const std::int64_t pos = st.len;
@@ -89,12 +92,14 @@ std::vector<float> ReferenceModel::step(State& st, std::int32_t token) const {
       for (int d = 0; d < D; ++d) {
         double o = 0;
         for (std::int64_t t = 0; t < n; ++t)
-          o += s[std::size_t(t)] * double(vc[std::size_t(t) * std::size_t(c_.kv_dim()) + std::size_t(kvh) * D + std::size_t(d)]);
+          o += s[std::size_t(t)] *
+               double(vc[std::size_t(t) * std::size_t(c_.kv_dim()) + std::size_t(kvh) * D + std::size_t(d)]);
         attn[std::size_t(hh * D + d)] = round_bf16(float(o / sum));
       }
     }
     std::vector<float> delta = matvec(layout_.layer(l, LayerTensor::O), attn, true);
-    for (int i = 0; i < h; ++i) resid[std::size_t(i)] = round_bf16(resid[std::size_t(i)] + delta[std::size_t(i)]);
+    for (int i = 0; i < h; ++i)
+      resid[std::size_t(i)] = round_bf16(resid[std::size_t(i)] + delta[std::size_t(i)]);
     x = rmsnorm(resid, layout_.layer(l, LayerTensor::FfnNorm));
     std::vector<float> gu = matvec(layout_.layer(l, LayerTensor::GateUp), x, true);
     std::vector<float> act(static_cast<std::size_t>(c_.ffn));
@@ -103,7 +108,8 @@ std::vector<float> ReferenceModel::step(State& st, std::int32_t token) const {
       act[std::size_t(j)] = round_bf16(float(g / (1.0 + std::exp(-g)) * u));
     }
     delta = matvec(layout_.layer(l, LayerTensor::Down), act, true);
-    for (int i = 0; i < h; ++i) resid[std::size_t(i)] = round_bf16(resid[std::size_t(i)] + delta[std::size_t(i)]);
+    for (int i = 0; i < h; ++i)
+      resid[std::size_t(i)] = round_bf16(resid[std::size_t(i)] + delta[std::size_t(i)]);
   }
   ++st.len;
   const std::vector<float> x = rmsnorm(resid, layout_.final_norm());

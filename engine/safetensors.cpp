@@ -63,8 +63,8 @@ SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | len8[i];
   if (n == 0 || std::int64_t(n) > size - 8 || n > (std::uint64_t(100) << 20))
-    throw Error(path_ + ": header length " + std::to_string(n) + " does not fit the file (" + std::to_string(size) +
-                " bytes)");
+    throw Error(path_ + ": header length " + std::to_string(n) + " does not fit the file (" +
+                std::to_string(size) + " bytes)");
   std::string header(std::size_t(n), '\0');
   if (!in.read(header.data(), std::streamsize(n))) throw Error(path_ + ": cannot read the header");
   data_start_ = 8 + std::int64_t(n);
@@ -110,7 +110,8 @@ std::vector<std::uint16_t> SafetensorsFile::read_bf16(const std::string& name) c
   if (!in) throw Error("cannot open safetensors file '" + path_ + "'");
   in.seekg(data_start_ + t.begin);
   std::vector<char> raw(std::size_t(t.end - t.begin));
-  if (!in.read(raw.data(), std::streamsize(raw.size()))) throw Error(path_ + ": cannot read tensor '" + name + "'");
+  if (!in.read(raw.data(), std::streamsize(raw.size())))
+    throw Error(path_ + ": cannot read tensor '" + name + "'");
   std::vector<std::uint16_t> out(std::size_t(t.elems()));
   if (t.dtype == "BF16") {
     std::memcpy(out.data(), raw.data(), raw.size());
@@ -127,7 +128,8 @@ std::vector<std::uint16_t> SafetensorsFile::read_bf16(const std::string& name) c
       out[i] = bf16_bits(f);
     }
   } else {
-    throw Error(path_ + ": tensor '" + name + "' is " + t.dtype + "; the engine reads BF16, F16 or F32 weights");
+    throw Error(path_ + ": tensor '" + name + "' is " + t.dtype +
+                "; the engine reads BF16, F16 or F32 weights");
   }
   return out;
 }

@@ -12,9 +12,9 @@ namespace infraplan::engine {
 
 /// One tensor's entry in a file's header.
 struct SafetensorInfo {
-  std::string dtype;                 ///< "BF16", "F16", "F32", ...
-  std::vector<std::int64_t> shape;   ///< dimensions, outermost first
-  std::int64_t begin = 0, end = 0;   ///< byte range in the data section
+  std::string dtype;                ///< "BF16", "F16", "F32", ...
+  std::vector<std::int64_t> shape;  ///< dimensions, outermost first
+  std::int64_t begin = 0, end = 0;  ///< byte range in the data section
   std::int64_t elems() const;
 };
 

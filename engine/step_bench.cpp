@@ -160,8 +160,8 @@ struct Setup {
 Json measure(CudaModel& m, const Setup& st, const std::string& label) {
   const LlamaConfig& cfg = st.cfg;
   Json out = {{"gemms", label}, {"decode", Json::array()}};
-  cli::Table t({"batch", "graph wall ms (p10-p90)", "graph GPU ms", "eager wall ms", "bytes GB", "% of copy BW (GPU)",
-                "% of 4.8 TB/s (GPU)"});
+  cli::Table t({"batch", "graph wall ms (p10-p90)", "graph GPU ms", "eager wall ms", "bytes GB",
+                "% of copy BW (GPU)", "% of 4.8 TB/s (GPU)"});
   for (int b : st.batches) {
     const StepPlan plan = decode_plan(m, b, st.context);
     m.set_cuda_graphs(true);
@@ -169,8 +169,8 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
     m.set_cuda_graphs(false);
     const Timing e = time_plan(m, plan, st.reps);
     m.set_cuda_graphs(true);
-    const double bytes =
-        st.weights_read + double(b) * cfg.hidden * 2.0 + double(b) * st.context * double(cfg.kv_bytes_per_token());
+    const double bytes = st.weights_read + double(b) * cfg.hidden * 2.0 +
+                         double(b) * st.context * double(cfg.kv_bytes_per_token());
     out["decode"].push_back(
         {{"batch", b},
          {"graph_wall_ms", {{"p10", g.wall_p10 * 1e3}, {"p50", g.wall_p50 * 1e3}, {"p90", g.wall_p90 * 1e3}}},
@@ -182,12 +182,13 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
          {"roofline_fraction_copy_bw_wall", bytes / st.bw / g.wall_p50},
          {"roofline_fraction_4800GBps_gpu", bytes / 4.8e12 / g.gpu_p50}});
     t.add({std::to_string(b),
-           cli::fmt(g.wall_p50 * 1e3, 3) + " (" + cli::fmt(g.wall_p10 * 1e3, 3) + "-" + cli::fmt(g.wall_p90 * 1e3, 3) +
-               ")",
+           cli::fmt(g.wall_p50 * 1e3, 3) + " (" + cli::fmt(g.wall_p10 * 1e3, 3) + "-" +
+               cli::fmt(g.wall_p90 * 1e3, 3) + ")",
            cli::fmt(g.gpu_p50 * 1e3, 3), cli::fmt(e.wall_p50 * 1e3, 3), cli::fmt(bytes / 1e9, 2),
            cli::fmt(100 * bytes / st.bw / g.gpu_p50, 1), cli::fmt(100 * bytes / 4.8e12 / g.gpu_p50, 1)});
   }
-  std::printf("%s decode (%s GEMMs), context %d:\n%s\n", cfg.name.c_str(), label.c_str(), st.context, t.str().c_str());
+  std::printf("%s decode (%s GEMMs), context %d:\n%s\n", cfg.name.c_str(), label.c_str(), st.context,
+              t.str().c_str());
   if (st.prefill > 0) {
     m.set_cuda_graphs(false);
     const Timing p = time_plan(m, prefill_plan(m, st.prefill), std::max(5, st.reps / 3));
@@ -207,10 +208,11 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
                       {"tflops_gpu", flops / p.gpu_p50 / 1e12},
                       {"fraction_of_989_TFLOPs", flops / p.gpu_p50 / 989.4e12},
                       {"fraction_of_measured_gemm", flops / p.gpu_p50 / st.peak}};
-    std::printf("prefill %d tokens (%s GEMMs): %.2f ms wall, %.2f ms GPU, %.0f TFLOP/s = %.1f%% of 989 dense bf16, "
-                "%.1f%% of the measured GEMM\n",
-                st.prefill, label.c_str(), p.wall_p50 * 1e3, p.gpu_p50 * 1e3, flops / p.gpu_p50 / 1e12,
-                100 * flops / p.gpu_p50 / 989.4e12, 100 * flops / p.gpu_p50 / st.peak);
+    std::printf(
+        "prefill %d tokens (%s GEMMs): %.2f ms wall, %.2f ms GPU, %.0f TFLOP/s = %.1f%% of 989 dense bf16, "
+        "%.1f%% of the measured GEMM\n",
+        st.prefill, label.c_str(), p.wall_p50 * 1e3, p.gpu_p50 * 1e3, flops / p.gpu_p50 / 1e12,
+        100 * flops / p.gpu_p50 / 989.4e12, 100 * flops / p.gpu_p50 / st.peak);
   }
   return out;
 }
@@ -220,8 +222,9 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
 int step_bench_main(const std::vector<std::string>& argv) {
   cli::Args a(argv, kSpec);
   if (a.help()) {
-    std::printf("Usage: infraplan-bench step --model NAME [--batches 1,8,64] [--context N] [--prefill N]\n\n%s",
-                cli::options_help(kSpec).c_str());
+    std::printf(
+        "Usage: infraplan-bench step --model NAME [--batches 1,8,64] [--context N] [--prefill N]\n\n%s",
+        cli::options_help(kSpec).c_str());
     return 0;
   }
   const model::ModelSpec spec = model::resolve_model_arg(a.require("model"));

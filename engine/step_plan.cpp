@@ -21,9 +21,9 @@ namespace {
 void add_table(std::vector<std::int32_t>& dst, const Sequence& s, int width, std::int64_t context, int bs) {
   const std::int64_t need = (context + bs - 1) / bs;
   if (need > width || need > std::int64_t(s.block_table.size()))
-    throw std::logic_error("step plan: sequence " + std::to_string(s.id()) + " needs " + std::to_string(need) +
-                           " blocks; table holds " + std::to_string(s.block_table.size()) + ", width " +
-                           std::to_string(width));
+    throw std::logic_error("step plan: sequence " + std::to_string(s.id()) + " needs " +
+                           std::to_string(need) + " blocks; table holds " +
+                           std::to_string(s.block_table.size()) + ", width " + std::to_string(width));
   const std::size_t at = dst.size();
   dst.resize(at + std::size_t(width), 0);
   std::copy(s.block_table.begin(), s.block_table.begin() + need, dst.begin() + std::ptrdiff_t(at));
@@ -86,7 +86,8 @@ StepPlan build_step_plan(const sim::serve::BatchShape& b, const TokenStore& stor
 
 void pad_decode_plan(StepPlan& p, int rows, std::int32_t scratch_block) {
   if (p.num_prefill() != 0 || p.num_decode > rows)
-    throw std::logic_error("pad_decode_plan: not a decode-only plan of at most " + std::to_string(rows) + " rows");
+    throw std::logic_error("pad_decode_plan: not a decode-only plan of at most " + std::to_string(rows) +
+                           " rows");
   for (int r = p.num_decode; r < rows; ++r) {
     p.tokens.push_back(0);
     p.positions.push_back(0);

@@ -14,20 +14,20 @@ namespace infraplan::engine {
 
 struct StepPlan {
   int block_size = 16;
-  int max_blocks_per_seq = 0;             ///< width of a block-table row
-  std::vector<std::int32_t> tokens;       ///< [T] token ids
-  std::vector<std::int32_t> positions;    ///< [T] positions in their sequences
-  std::vector<std::int32_t> slots;        ///< [T] KV slots written (−1: none, padding)
-  int num_decode = 0;                     ///< D: rows [0, D) are decodes
-  std::vector<std::int32_t> decode_context;  ///< [D] KV length after the step, tokens
-  std::vector<std::int32_t> decode_tables;   ///< [D × max_blocks_per_seq] physical blocks
-  std::vector<std::int32_t> prefill_cu;      ///< [P + 1] chunk starts, relative to row D
-  std::vector<std::int32_t> prefill_start;   ///< [P] position of each chunk's first token
-  std::vector<std::int32_t> prefill_kv;      ///< [P] KV length after the step (start + chunk)
-  std::vector<std::int32_t> prefill_tables;  ///< [P × max_blocks_per_seq]
-  int max_prefill_q = 0;                     ///< longest chunk, tokens
-  std::vector<std::int32_t> sample_rows;     ///< [S] rows whose logits are sampled
-  std::vector<sim::serve::BlockCopy> copies; ///< KV blocks to copy before the step
+  int max_blocks_per_seq = 0;                 ///< width of a block-table row
+  std::vector<std::int32_t> tokens;           ///< [T] token ids
+  std::vector<std::int32_t> positions;        ///< [T] positions in their sequences
+  std::vector<std::int32_t> slots;            ///< [T] KV slots written (−1: none, padding)
+  int num_decode = 0;                         ///< D: rows [0, D) are decodes
+  std::vector<std::int32_t> decode_context;   ///< [D] KV length after the step, tokens
+  std::vector<std::int32_t> decode_tables;    ///< [D × max_blocks_per_seq] physical blocks
+  std::vector<std::int32_t> prefill_cu;       ///< [P + 1] chunk starts, relative to row D
+  std::vector<std::int32_t> prefill_start;    ///< [P] position of each chunk's first token
+  std::vector<std::int32_t> prefill_kv;       ///< [P] KV length after the step (start + chunk)
+  std::vector<std::int32_t> prefill_tables;   ///< [P × max_blocks_per_seq]
+  int max_prefill_q = 0;                      ///< longest chunk, tokens
+  std::vector<std::int32_t> sample_rows;      ///< [S] rows whose logits are sampled
+  std::vector<sim::serve::BlockCopy> copies;  ///< KV blocks to copy before the step
   /// The sequence of each sample row (same order), for recording the sampled tokens.
   std::vector<const sim::serve::Sequence*> sampled;
 

@@ -33,7 +33,8 @@ class TokenStore {
 
   int vocab_;
   std::unordered_map<std::int64_t, std::vector<std::int32_t>> gen_;
-  std::unordered_map<std::uint64_t, std::vector<std::int32_t>> session_;  // session key → ids by position (−1 unknown)
+  std::unordered_map<std::uint64_t, std::vector<std::int32_t>>
+      session_;  // session key → ids by position (−1 unknown)
   std::vector<std::int32_t> empty_;
 };
 

@@ -64,7 +64,9 @@ std::optional<HfPlacement> WeightLayout::hf_placement(const std::string& n) cons
   } catch (...) {
     return std::nullopt;
   }
-  if (l < 0 || l >= c_.layers) throw Error("tensor '" + n + "': layer " + std::to_string(l) + " beyond the config's " + std::to_string(c_.layers));
+  if (l < 0 || l >= c_.layers)
+    throw Error("tensor '" + n + "': layer " + std::to_string(l) + " beyond the config's " +
+                std::to_string(c_.layers));
   const std::string rest = n.substr(dot + 1);
   const std::int64_t q = c_.q_dim(), kv = c_.kv_dim(), f = c_.ffn;
   if (rest == "input_layernorm.weight") return HfPlacement{&layer(l, LayerTensor::AttnNorm), 0, 1, h};
@@ -84,9 +86,10 @@ std::vector<std::string> WeightLayout::hf_names() const {
   if (!c_.tied_embeddings) v.push_back("lm_head.weight");
   for (int l = 0; l < c_.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
-    for (const char* s : {"input_layernorm.weight", "post_attention_layernorm.weight", "self_attn.q_proj.weight",
-                          "self_attn.k_proj.weight", "self_attn.v_proj.weight", "self_attn.o_proj.weight",
-                          "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight"})
+    for (const char* s :
+         {"input_layernorm.weight", "post_attention_layernorm.weight", "self_attn.q_proj.weight",
+          "self_attn.k_proj.weight", "self_attn.v_proj.weight", "self_attn.o_proj.weight",
+          "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight"})
       v.push_back(p + s);
   }
   return v;

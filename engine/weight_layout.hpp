@@ -20,12 +20,12 @@ constexpr int kLayerTensors = 6;
 
 /// One tensor of the layout.
 struct TensorSlot {
-  std::string name;          ///< "layers.3.qkv", "embed", ...
-  std::uint32_t id = 0;      ///< stable id (random initialisation stream)
-  std::int64_t rows = 0;     ///< output features (1 for norms)
-  std::int64_t cols = 0;     ///< input features
-  std::int64_t offset = 0;   ///< first element in the buffer (a multiple of 64: 128-byte aligned)
-  WeightInit init;           ///< random initialisation
+  std::string name;         ///< "layers.3.qkv", "embed", ...
+  std::uint32_t id = 0;     ///< stable id (random initialisation stream)
+  std::int64_t rows = 0;    ///< output features (1 for norms)
+  std::int64_t cols = 0;    ///< input features
+  std::int64_t offset = 0;  ///< first element in the buffer (a multiple of 64: 128-byte aligned)
+  WeightInit init;          ///< random initialisation
   std::int64_t elems() const { return rows * cols; }
 };
 
@@ -46,7 +46,9 @@ class WeightLayout {
   const TensorSlot& final_norm() const { return t_[1]; }
   /// The LM head ([vocab][hidden]); the embedding when the model ties them.
   const TensorSlot& lm_head() const { return c_.tied_embeddings ? t_[0] : t_[2]; }
-  const TensorSlot& layer(int l, LayerTensor w) const { return t_[std::size_t(3 + l * kLayerTensors + int(w))]; }
+  const TensorSlot& layer(int l, LayerTensor w) const {
+    return t_[std::size_t(3 + l * kLayerTensors + int(w))];
+  }
   /// Placement of a Hugging Face LLaMA tensor name ("model.layers.0.self_attn.k_proj.weight");
   /// nullopt for names the engine does not use (rotary inverse frequencies).
   std::optional<HfPlacement> hf_placement(const std::string& name) const;

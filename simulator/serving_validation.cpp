@@ -9,9 +9,9 @@ namespace infraplan::sim::serve {
 
 const std::vector<std::string>& validated_metrics() {
   static const std::vector<std::string> m = {
-      "ttft_ms.p50", "ttft_ms.p90", "ttft_ms.p99", "tpot_ms.p50", "tpot_ms.p90",         "tpot_ms.p99",
-      "itl_ms.p50",  "itl_ms.p90",  "itl_ms.p99",  "e2e_ms.p50",  "e2e_ms.p90",          "e2e_ms.p99",
-      "throughput_rps", "output_tokens_per_s", "goodput_rps"};
+      "ttft_ms.p50", "ttft_ms.p90", "ttft_ms.p99",    "tpot_ms.p50",         "tpot_ms.p90",
+      "tpot_ms.p99", "itl_ms.p50",  "itl_ms.p90",     "itl_ms.p99",          "e2e_ms.p50",
+      "e2e_ms.p90",  "e2e_ms.p99",  "throughput_rps", "output_tokens_per_s", "goodput_rps"};
   return m;
 }
 
@@ -23,7 +23,8 @@ double lookup(const Json& metrics, const std::string& key, const char* side) {
     const std::size_t dot = key.find('.', start);
     const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (!j->is_object() || !j->contains(part))
-      throw Error(std::string(side) + " metrics have no '" + key + "'; expected the report of simulate/bench serve --json");
+      throw Error(std::string(side) + " metrics have no '" + key +
+                  "'; expected the report of simulate/bench serve --json");
     j = &(*j)[part];
     if (dot == std::string::npos) break;
     start = dot + 1;

@@ -11,9 +11,9 @@
 namespace infraplan::sim::serve {
 
 struct MetricComparison {
-  std::string metric;      ///< "ttft_ms.p50", "output_tokens_per_s", ...
-  double predicted = 0;    ///< simulator, in the metric's unit
-  double measured = 0;     ///< engine on the GPU
+  std::string metric;    ///< "ttft_ms.p50", "output_tokens_per_s", ...
+  double predicted = 0;  ///< simulator, in the metric's unit
+  double measured = 0;   ///< engine on the GPU
   /// (predicted − measured) / measured; 0 when both are 0; ±inf when only measured is 0.
   double error = 0;
 };
