@@ -6,6 +6,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/find_tool.hpp"
+#include "cli/results.hpp"
 #include "cli/serve_report.hpp"
 #include "engine/bench_support.hpp"
 #include "engine/cuda_backend.hpp"
@@ -107,9 +108,9 @@ int bench_serve_main(const std::vector<std::string>& argv) {
   hw::RooflineCostModel unused_cost(sc.cluster.gpu);  // the driver's signature; the real backend times steps
   auto r = sim::serve::simulate_serving(setup, unused_cost, o);
 
-  Json j = r.to_json();
-  j["scenario"] = sc.name;
-  j["cost_model"] = "measured";
+  // The same document as simulate serve --json, its times measured.
+  Json j = cli::simulate_serve_json(sc, r, "measured");
+  cli::stamp_cli_result(j, report::ResultKind::SimulateServe, {cli::command_line("bench serve", argv), &sc, Json()});
   j["device"] = gpu.name;
   if (!model) throw std::logic_error("bench serve: the engine was never built");
   const CudaModelStats st = model->stats();
