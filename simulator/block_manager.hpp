@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "simulator/execution_backend.hpp"
+#include "simulator/block_copy.hpp"
 #include "simulator/prefix_cache.hpp"
 #include "simulator/sequence.hpp"
 

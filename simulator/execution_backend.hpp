@@ -18,6 +18,7 @@
 
 #include "hardware/cost_model.hpp"
 #include "model/model_spec.hpp"
+#include "simulator/block_copy.hpp"
 #include "simulator/engine_preset.hpp"
 #include "strategies/serving_config.hpp"
 
@@ -34,11 +35,6 @@ struct BatchItem {
   /// The sequence (its id, request, block table and num_computed before the step). Real
   /// backends read it; the simulated one only needs the counts above. May be null in tests.
   const Sequence* seq = nullptr;
-};
-
-/// A KV block copied before the step (copy-on-write of a shared prefix block): physical ids.
-struct BlockCopy {
-  std::int32_t src = 0, dst = 0;
 };
 
 /// What a step computes.
