@@ -1,9 +1,8 @@
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 #include <gtest/gtest.h>
 
-#include "model/dtype.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 using namespace infraplan;
 
@@ -45,11 +44,4 @@ TEST(JsonUtil, ByteSizes) {
   EXPECT_THROW(parse_bytes_string("-1GB", "f"), Error);
   EXPECT_THROW(parse_bytes_string("3 parsecs", "f"), Error);
   EXPECT_THROW(parse_bytes(Json(-3), "f"), Error);
-}
-
-TEST(Dtype, Names) {
-  EXPECT_EQ(parse_dtype("e4m3", "x"), Dtype::FP8);
-  EXPECT_EQ(parse_dtype("nvfp4", "x"), Dtype::FP4);
-  EXPECT_DOUBLE_EQ(dtype_bytes(Dtype::INT4), 0.5);
-  EXPECT_THROW(parse_dtype("fp12", "x"), Error);
 }

@@ -1,4 +1,4 @@
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan {
 

@@ -1,4 +1,4 @@
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 #include <algorithm>
 #include <cctype>
