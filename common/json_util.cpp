@@ -3,43 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "common/error.hpp"
 
 namespace infraplan {
-
-Json parse_json_text(const std::string& text, const std::string& origin) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // nlohmann reports the byte offset; turn it into line:column for people.
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i < text.size() && i + 1 < e.byte; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string what = e.what();
-    auto pos = what.find("syntax error");
-    throw Error(origin + ":" + std::to_string(line) + ":" + std::to_string(col) + ": malformed JSON (" +
-                (pos == std::string::npos ? what : what.substr(pos)) + ")");
-  }
-}
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open file '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 
 static std::string type_name(const Json& v) {
   if (v.is_null()) return "null";
@@ -51,10 +19,15 @@ static std::string type_name(const Json& v) {
   return "an object";
 }
 
-JsonObject::JsonObject(const Json& j, std::string path) : j_(j), path_(std::move(path)) {
+JsonObject::JsonObject(const Json& j, std::string path, Null nulls)
+    : j_(j), path_(std::move(path)), nulls_(nulls) {
   if (!j_.is_object())
     throw Error((path_.empty() ? std::string("top level") : path_) + ": expected a JSON object, got " +
                 type_name(j_));
+  if (nulls_ == Null::Refuse)
+    for (auto it = j_.begin(); it != j_.end(); ++it)
+      if (it->is_null())
+        throw Error(field(it.key()) + ": null is not a value here; leave the key out to get its default");
 }
 
 bool JsonObject::has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
@@ -64,28 +37,44 @@ std::string JsonObject::field(const std::string& key) const {
 }
 
 void JsonObject::type_error(const std::string& key, const std::string& expected) const {
-  throw Error(field(key) + ": expected " + expected + ", got " + type_name(j_.at(key)) + " (" +
-              j_.at(key).dump() + ")");
+  std::string shown = j_.at(key).dump();
+  if (shown.size() > 64) shown = shown.substr(0, 64) + "...";
+  throw Error(field(key) + ": expected " + expected + ", got " + type_name(j_.at(key)) + " (" + shown + ")");
+}
+
+std::optional<std::int64_t> JsonObject::opt_int_in(const std::string& key, std::int64_t min,
+                                                    std::int64_t max) const {
+  if (!has(key)) return std::nullopt;
+  const Json& v = j_.at(key);
+  if (v.is_number_unsigned()) {
+    // Stored unsigned: a value above INT64_MAX must not wrap to a negative one.
+    const auto u = v.get<std::uint64_t>();
+    if (max < 0 || u > std::uint64_t(max))
+      throw Error(field(key) + "=" + std::to_string(u) + " is invalid: must be an integer in " +
+                  range_text(min, max));
+    return check_integer(std::int64_t(u), field(key), min, max);
+  }
+  if (v.is_number_integer()) return check_integer(v.get<std::int64_t>(), field(key), min, max);
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d)) return integer_from_real(d, field(key), min, max);
+  }
+  type_error(key, "an integer in " + range_text(min, max));
 }
 
 std::optional<std::int64_t> JsonObject::opt_int(const std::string& key) const {
+  return opt_int_in(key, std::numeric_limits<std::int64_t>::min(), kInt64Max);
+}
+
+std::optional<double> JsonObject::opt_number_in(const std::string& key, double min, double max) const {
   if (!has(key)) return std::nullopt;
   const Json& v = j_.at(key);
-  if (v.is_number_integer() || v.is_number_unsigned()) return v.get<std::int64_t>();
-  if (v.is_number_float()) {
-    double d = v.get<double>();
-    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return static_cast<std::int64_t>(d);
-  }
-  type_error(key, "an integer");
+  if (!v.is_number()) type_error(key, "a number in " + range_text(min, max));
+  return check_real(v.get<double>(), field(key), min, max);
 }
 
 std::optional<double> JsonObject::opt_number(const std::string& key) const {
-  if (!has(key)) return std::nullopt;
-  const Json& v = j_.at(key);
-  if (!v.is_number()) type_error(key, "a number");
-  double d = v.get<double>();
-  if (!std::isfinite(d)) type_error(key, "a finite number");
-  return d;
+  return opt_number_in(key, std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max());
 }
 
 std::optional<bool> JsonObject::opt_bool(const std::string& key) const {
@@ -114,12 +103,9 @@ std::int64_t JsonObject::get_int(const std::string& key) const {
 std::int64_t JsonObject::get_int(const std::string& key, std::int64_t fallback) const {
   return opt_int(key).value_or(fallback);
 }
-std::int64_t JsonObject::get_int_min(const std::string& key, std::int64_t fallback, std::int64_t min) const {
-  auto v = get_int(key, fallback);
-  if (v < min)
-    throw Error(field(key) + "=" + std::to_string(v) +
-                " is invalid: must be an integer >= " + std::to_string(min));
-  return v;
+std::int64_t JsonObject::get_int_min(const std::string& key, std::int64_t fallback, std::int64_t min,
+                                     std::int64_t max) const {
+  return opt_int_in(key, min, max).value_or(fallback);
 }
 double JsonObject::get_number(const std::string& key) const {
   auto v = opt_number(key);
@@ -129,14 +115,8 @@ double JsonObject::get_number(const std::string& key) const {
 double JsonObject::get_number(const std::string& key, double fallback) const {
   return opt_number(key).value_or(fallback);
 }
-double JsonObject::get_number_min(const std::string& key, double fallback, double min) const {
-  double v = get_number(key, fallback);
-  if (v < min) {
-    std::ostringstream ss;
-    ss << field(key) << "=" << v << " is invalid: must be >= " << min;
-    throw Error(ss.str());
-  }
-  return v;
+double JsonObject::get_number_min(const std::string& key, double fallback, double min, double max) const {
+  return opt_number_in(key, min, max).value_or(fallback);
 }
 bool JsonObject::get_bool(const std::string& key, bool fallback) const {
   return opt_bool(key).value_or(fallback);
@@ -168,41 +148,30 @@ void JsonObject::reject_unknown(const std::vector<std::string>& known) const {
   }
 }
 
-double parse_bytes_string(const std::string& s, const std::string& field) {
-  std::size_t i = 0;
-  while (i < s.size() &&
-         (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == 'e' || s[i] == 'E' ||
-          ((s[i] == '+' || s[i] == '-') && i > 0 && (s[i - 1] == 'e' || s[i - 1] == 'E'))))
-    ++i;
-  double num = 0;
-  try {
-    num = std::stod(s.substr(0, i));
-  } catch (...) {
-    throw Error(field + "='" + s + "' is not a size; use a number of bytes or e.g. 1GiB, 512MB, 64KiB");
-  }
-  std::string unit = s.substr(i);
-  unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
+double parse_bytes_string(const std::string& s, const std::string& field, double max_bytes) {
   static const std::pair<const char*, double> units[] = {
       {"", 1},       {"B", 1},         {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
       {"TB", 1e12},  {"KiB", 1024.0},  {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
       {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0}};
+  // The number is everything up to the unit (letters at the end), spaces between allowed.
+  std::size_t end = s.size();
+  while (end > 0 && std::isalpha(static_cast<unsigned char>(s[end - 1]))) --end;
+  std::string unit = s.substr(end);
+  std::size_t num_end = end;
+  while (num_end > 0 && s[num_end - 1] == ' ') --num_end;
+  const std::string number = s.substr(0, num_end);
   for (const auto& [name, mult] : units) {
-    if (unit == name) {
-      if (num < 0 || !std::isfinite(num)) throw Error(field + "='" + s + "' is invalid: sizes must be >= 0");
-      return num * mult;
-    }
+    if (unit != name) continue;
+    const double num = parse_real(number, field, 0, max_bytes / mult);
+    return check_real(num * mult, field, 0, max_bytes);
   }
-  throw Error(field + "='" + s + "': unknown unit '" + unit +
-              "'; valid: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB");
+  throw Error(field + "='" + s.substr(0, 64) + "': unknown unit '" + unit.substr(0, 16) +
+              "'; valid: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB (sizes in [0, 1 PiB])");
 }
 
-double parse_bytes(const Json& v, const std::string& field) {
-  if (v.is_number()) {
-    double d = v.get<double>();
-    if (d < 0 || !std::isfinite(d)) throw Error(field + "=" + v.dump() + " is invalid: sizes must be >= 0");
-    return d;
-  }
-  if (v.is_string()) return parse_bytes_string(v.get<std::string>(), field);
+double parse_bytes(const Json& v, const std::string& field, double max_bytes) {
+  if (v.is_number()) return check_real(v.get<double>(), field, 0, max_bytes);
+  if (v.is_string()) return parse_bytes_string(v.get<std::string>(), field, max_bytes);
   throw Error(field + ": expected a size (number of bytes or a string like \"1GiB\")");
 }
 
