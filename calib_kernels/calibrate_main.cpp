@@ -16,13 +16,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
 
 #include "calib_kernels/calibrator.hpp"
 #include "calib_kernels/gemm_layouts.hpp"
+#include "common/error.hpp"
+#include "common/input_file.hpp"
+#include "common/output_files.hpp"
 #include "calib_kernels/gemm_probe.hpp"
 #ifdef INFRAPLAN_HAVE_NCCL
 #include "calib_kernels/comm.hpp"
@@ -43,15 +45,22 @@ void usage() {
                "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm\n");
 }
 
+/// Writes the profile safely (common/output_files.hpp: mkstemp beside the target, never through a
+/// symlink, not onto a device or a directory, renamed into place).
 bool write_json(const std::string& path, const nlohmann::ordered_json& j) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) return false;
-    f << j.dump(1) << "\n";
-    if (!f) return false;
+  try {
+    infraplan::write_output_file(path, j.dump(1) + "\n");
+    return true;
+  } catch (const infraplan::Error& e) {
+    std::fprintf(stderr, "infraplan-calibrate: %s\n", e.what());
+    return false;
   }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+/// A JSON input (shapes, a profile to add to): a regular file of bounded size, then parsed.
+nlohmann::ordered_json read_json_input(const std::string& path, const std::string& what) {
+  const std::string text = infraplan::read_input_file(path, infraplan::kMaxJsonFileBytes, what);
+  return nlohmann::ordered_json::parse(text);
 }
 
 /// The shapes file `infraplan simulate ... --gemm-shapes-out` writes: {"gemm_shapes": [{dtype, m, n,
@@ -59,11 +68,11 @@ bool write_json(const std::string& path, const nlohmann::ordered_json& j) {
 /// on bad input.
 std::vector<infraplan::calib::GemmShapeRequest> read_shapes(const std::string& path) {
   using infraplan::calib::GemmDtype;
-  std::ifstream f(path);
-  if (!f) throw std::runtime_error("cannot read shapes file " + path);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(f);
+    j = nlohmann::json::parse(infraplan::read_input_file(path, infraplan::kMaxJsonFileBytes, "shapes file"));
+  } catch (const infraplan::Error& e) {
+    throw std::runtime_error(e.what());
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": not valid JSON (" + e.what() + ")");
   }
@@ -248,8 +257,7 @@ int main(int argc, char** argv) {
     }
     if (comm_mode) {
       nlohmann::ordered_json prof = nlohmann::ordered_json::object();
-      std::ifstream f(out);
-      if (f) prof = nlohmann::ordered_json::parse(f);
+      if (infraplan::is_regular_file_path(out)) prof = read_json_input(out, "profile");
 #ifdef INFRAPLAN_HAVE_NCCL
       CommOptions co;
       co.quick = opt.quick;
@@ -266,12 +274,7 @@ int main(int argc, char** argv) {
     }
     if (!add_to.empty()) {
       // Exact shapes and their rows only, into a copy of an existing profile of this GPU.
-      nlohmann::ordered_json prof;
-      {
-        std::ifstream f(add_to);
-        if (!f) throw std::runtime_error("cannot read profile " + add_to);
-        prof = nlohmann::ordered_json::parse(f);
-      }
+      nlohmann::ordered_json prof = read_json_input(add_to, "profile");
       if (!prof.contains("tables") || !prof["tables"].contains("gemm"))
         throw std::runtime_error(add_to + ": not a profile with GEMM tables (tables.gemm)");
       cudaDeviceProp prop{};

@@ -1,7 +1,6 @@
 #include "cli/args.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "model/error.hpp"
 
@@ -29,6 +28,7 @@ Args::Args(const std::vector<std::string>& argv, const std::vector<OptionSpec>& 
     }
     auto it = std::find_if(spec.begin(), spec.end(), [&](const OptionSpec& s) { return s.name == key; });
     if (it == spec.end()) throw Error(unknown_name_message("option", "--" + key, names));
+    if (given(key)) throw Error("option --" + key + " is given more than once; give it once");
     if (!it->takes_value) {
       if (has_value) throw Error("option --" + key + " takes no value");
       flags_.push_back(key);
@@ -62,35 +62,30 @@ std::string Args::require(const std::string& name) const {
   return *v;
 }
 
-std::optional<long long> Args::get_int(const std::string& name, long long min) const {
+std::optional<long long> Args::get_int(const std::string& name, long long min, long long max) const {
   auto v = get(name);
   if (!v) return std::nullopt;
-  long long x = 0;
-  std::size_t used = 0;
-  try {
-    x = std::stoll(*v, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used == 0 || used != v->size()) throw Error("--" + name + "='" + *v + "' is not an integer");
-  if (x < min) throw Error("--" + name + "=" + *v + " is invalid: must be >= " + std::to_string(min));
-  return x;
+  return parse_integer(*v, "--" + name, min, max);
 }
 
-std::optional<double> Args::get_number(const std::string& name, double min) const {
+std::optional<double> Args::get_number(const std::string& name, double min, double max) const {
   auto v = get(name);
   if (!v) return std::nullopt;
-  double x = 0;
-  std::size_t used = 0;
-  try {
-    x = std::stod(*v, &used);
-  } catch (...) {
-    used = 0;
+  return parse_real(*v, "--" + name, min, max);
+}
+
+void Args::expect_positional(std::size_t min, std::size_t max, const std::string& usage) const {
+  if (positional_.size() > max) {
+    std::string extra;
+    for (std::size_t i = max; i < positional_.size(); ++i) extra += (extra.empty() ? "'" : ", '") + positional_[i] + "'";
+    throw Error("unexpected argument" + std::string(positional_.size() - max > 1 ? "s " : " ") + extra +
+                "; usage: " + usage);
   }
-  if (used == 0 || used != v->size() || !std::isfinite(x))
-    throw Error("--" + name + "='" + *v + "' is not a number");
-  if (x < min) throw Error("--" + name + "=" + *v + " is invalid: must be >= " + std::to_string(min));
-  return x;
+  if (positional_.size() < min) throw Error("missing argument; usage: " + usage);
+}
+
+void Args::refuse(const std::string& name, const std::string& why) const {
+  if (given(name)) throw Error("option --" + name + " " + why);
 }
 
 std::string options_help(const std::vector<OptionSpec>& spec) {

@@ -1,10 +1,15 @@
 #pragma once
 // Command-line parsing for infraplan subcommands: "--key value", "--key=value", "--flag" and
-// positionals, checked against the options a command declares.
+// positionals, checked against the options a command declares. An option given twice is an
+// error (no "last one wins"); numbers are parsed strictly and range-checked
+// (common/checked_number.hpp): "--tp 4abc" and "--bytes 1.5.5" are refused.
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "common/checked_number.hpp"
 
 namespace infraplan::cli {
 
@@ -26,10 +31,19 @@ class Args {
   std::string get(const std::string& name, const std::string& fallback) const;
   /// Required option; throws naming it.
   std::string require(const std::string& name) const;
-  /// Integer option ≥ min; throws naming it.
-  std::optional<long long> get_int(const std::string& name, long long min) const;
-  std::optional<double> get_number(const std::string& name, double min) const;
+  /// Integer option in [min, max]; throws naming it, the value and the range. The default max
+  /// fits an `int`.
+  std::optional<long long> get_int(const std::string& name, long long min, long long max = kIntMax) const;
+  /// Finite number option in [min, max]; throws naming it.
+  std::optional<double> get_number(const std::string& name, double min,
+                                   double max = std::numeric_limits<double>::max()) const;
   const std::vector<std::string>& positional() const { return positional_; }
+  /// Throws unless between `min` and `max` positional words were given; `usage` ends the message.
+  void expect_positional(std::size_t min, std::size_t max, const std::string& usage) const;
+  /// Throws when `name` was given although `why` says it has no effect here.
+  void refuse(const std::string& name, const std::string& why) const;
+  /// True when the option or flag `name` was given.
+  bool given(const std::string& name) const { return flag(name) || values_.count(name) > 0; }
 
  private:
   std::map<std::string, std::string> values_;

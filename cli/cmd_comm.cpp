@@ -62,6 +62,7 @@ int cmd_comm(const std::vector<std::string>& argv) {
         options_help(kSpec).c_str());
     return 0;
   }
+  a.expect_positional(0, 0, "infraplan comm --cluster C|--scenario F [--op OP] [--bytes SIZE] [--group G]");
   if (a.get("cluster").has_value() == a.get("scenario").has_value())
     throw Error("give exactly one of --cluster (e.g. dgx-h100:8) or --scenario FILE");
   hw::Cluster cluster;
@@ -99,17 +100,10 @@ int cmd_comm(const std::vector<std::string>& argv) {
       throw Error("--group " + group + " needs --scenario with a training section; or give --group N");
     ranks = megatron_group(group, par);
   } else {
-    int n = 0;
-    try {
-      std::size_t used = 0;
-      n = std::stoi(group, &used);
-      if (used != group.size()) throw 1;
-    } catch (...) {
-      throw Error("--group '" + group + "' is invalid: use tp, cp, dp, ep, pp, world or a number of ranks");
-    }
-    if (n < 1 || n > cluster.total_gpus())
-      throw Error("--group " + group + " is invalid: the cluster has " +
-                  std::to_string(cluster.total_gpus()) + " GPUs");
+    if (group.empty() || group.find_first_not_of("-0123456789") != std::string::npos)
+      throw Error("--group '" + group.substr(0, 64) +
+                  "' is invalid: use tp, cp, dp, ep, pp, world or a number of ranks");
+    const int n = int(parse_integer(group, "--group", 1, cluster.total_gpus()));
     for (int i = 0; i < n; ++i) ranks.push_back(i);
   }
   if (ranks.back() >= cluster.total_gpus())

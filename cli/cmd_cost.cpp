@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "hardware/calibrated_cost_model.hpp"
+#include "common/limits.hpp"
 #include "model/error.hpp"
 #include "simulator/cost_setup.hpp"
 
@@ -43,10 +44,22 @@ const std::vector<OptionSpec> kSpec = {
     {"json", false, "machine-readable output"},
 };
 
-std::int64_t need(const Args& a, const char* name) {
-  auto v = a.get_int(name, 1);
+// Largest GEMM dimension and batch count, attention sequences and heads accepted by `cost`.
+constexpr std::int64_t kMaxGemmDim = std::int64_t(1) << 31;
+constexpr std::int64_t kMaxBatch = std::int64_t(1) << 24;
+
+std::int64_t need(const Args& a, const char* name, std::int64_t max) {
+  auto v = a.get_int(name, 1, max);
   if (!v) throw Error(std::string("--op ") + a.get("op", "") + " needs --" + name);
   return *v;
+}
+
+/// The options each op reads; any other op-specific option given is an error, not ignored.
+void refuse_others(const Args& a, const std::string& op, const std::vector<std::string>& used) {
+  for (const char* o : {"m", "n", "k", "batch", "dtype", "seq", "kv-len", "context", "heads", "kv-heads",
+                        "head-dim", "kv-dtype", "non-causal", "bytes", "clock-mhz", "layout"})
+    if (std::find(used.begin(), used.end(), o) == used.end())
+      a.refuse(o, "does not apply to --op " + op);
 }
 
 }  // namespace
@@ -65,6 +78,8 @@ int cmd_cost(const std::vector<std::string>& argv) {
         options_help(kSpec).c_str());
     return 0;
   }
+  namespace L = limits;
+  a.expect_positional(0, 0, "infraplan cost --gpu G --op OP ...");
   const auto& gpu = hw::find_gpu(a.require("gpu"));
   const std::string op = a.require("op");
   const std::vector<std::string> ops = {"gemm", "attention_prefill", "attention_decode", "memory", "launch"};
@@ -73,8 +88,16 @@ int cmd_cost(const std::vector<std::string>& argv) {
   const auto& cm = *cs.cost;
   hw::CostEstimate e;
   std::string shape, unit = "TFLOP/s", clock_note;
-  if (a.get("clock-mhz").has_value() && op != "gemm") throw Error("--clock-mhz applies to --op gemm only");
-  if (a.get("layout").has_value() && op != "gemm") throw Error("--layout applies to --op gemm only");
+  if (op == "gemm")
+    refuse_others(a, op, {"m", "n", "k", "batch", "dtype", "clock-mhz", "layout"});
+  else if (op == "attention_prefill")
+    refuse_others(a, op, {"seq", "kv-len", "batch", "heads", "kv-heads", "head-dim", "non-causal", "dtype"});
+  else if (op == "attention_decode")
+    refuse_others(a, op, {"context", "batch", "heads", "kv-heads", "head-dim", "kv-dtype", "dtype"});
+  else if (op == "memory")
+    refuse_others(a, op, {"bytes"});
+  else
+    refuse_others(a, op, {});
   hw::GemmLayout layout = hw::GemmLayout::TN;
   if (auto l = a.get("layout")) {
     auto parsed = hw::parse_gemm_layout(*l);
@@ -84,16 +107,15 @@ int cmd_cost(const std::vector<std::string>& argv) {
   double scale = 1e12;
   if (op == "gemm") {
     hw::GemmShape g;
-    g.m = need(a, "m");
-    g.n = need(a, "n");
-    g.k = need(a, "k");
-    g.batch = a.get_int("batch", 1).value_or(1);
+    g.m = need(a, "m", kMaxGemmDim);
+    g.n = need(a, "n", kMaxGemmDim);
+    g.k = need(a, "k", kMaxGemmDim);
+    g.batch = a.get_int("batch", 1, kMaxBatch).value_or(1);
     g.dtype = parse_dtype(a.get("dtype", "bf16"), "--dtype");
     g.layout = layout;
     e = cm.gemm(g);
     if (a.get("clock-mhz").has_value()) {
-      const double mhz = *a.get_number("clock-mhz", 100);
-      if (mhz > 10000) throw Error("--clock-mhz: expected MHz between 100 and 10000, got " + fmt(mhz, 0));
+      const double mhz = *a.get_number("clock-mhz", 100, 10000);
       const auto* cal = dynamic_cast<const hw::CalibratedCostModel*>(&cm);
       if (!cal || !(cal->reference_clock_mhz() > 0))
         throw Error("--clock-mhz needs a measured profile with GEMM clock readings; " + cs.name +
@@ -109,12 +131,20 @@ int cmd_cost(const std::vector<std::string>& argv) {
             hw::gemm_layout_name(layout);
   } else if (op == "attention_prefill") {
     hw::AttentionPrefillShape p;
-    p.q_len = need(a, "seq");
-    p.kv_len = a.get_int("kv-len", 1).value_or(p.q_len);
-    p.batch = a.get_int("batch", 1).value_or(1);
-    p.heads = a.get_int("heads", 1).value_or(32);
-    p.kv_heads = a.get_int("kv-heads", 1).value_or(8);
-    p.head_dim = a.get_int("head-dim", 1).value_or(128);
+    p.q_len = need(a, "seq", L::kMaxSeqTokens);
+    p.kv_len = a.get_int("kv-len", 1, L::kMaxSeqTokens).value_or(p.q_len);
+    if (p.kv_len < p.q_len)
+      throw Error("--kv-len=" + std::to_string(p.kv_len) + " is invalid: the keys include the " +
+                  std::to_string(p.q_len) + " new tokens (--seq), so it must be an integer in " +
+                  range_text(p.q_len, L::kMaxSeqTokens));
+    p.batch = a.get_int("batch", 1, kMaxBatch).value_or(1);
+    p.heads = a.get_int("heads", 1, L::kMaxHeads).value_or(32);
+    p.kv_heads = a.get_int("kv-heads", 1, L::kMaxHeads).value_or(std::min<std::int64_t>(8, p.heads));
+    p.head_dim = a.get_int("head-dim", 1, L::kMaxHeadDim).value_or(128);
+    if (p.heads % p.kv_heads != 0)
+      throw Error("--kv-heads=" + std::to_string(p.kv_heads) + " must divide --heads=" + std::to_string(p.heads));
+    if (a.given("dtype") && a.get("dtype") != "bf16")
+      throw Error("--dtype for attention: only bf16 is modelled (got '" + a.get("dtype", "") + "')");
     p.causal = !a.flag("non-causal");
     e = cm.attention_prefill(p);
     shape = std::to_string(p.batch) + " x " + std::to_string(p.q_len) + " tokens, " +
@@ -122,11 +152,15 @@ int cmd_cost(const std::vector<std::string>& argv) {
             std::to_string(p.head_dim) + (p.causal ? ", causal" : "");
   } else if (op == "attention_decode") {
     hw::AttentionDecodeShape d;
-    d.batch = a.get_int("batch", 1).value_or(1);
-    d.total_context_tokens = need(a, "context") * d.batch;
-    d.heads = a.get_int("heads", 1).value_or(32);
-    d.kv_heads = a.get_int("kv-heads", 1).value_or(8);
-    d.head_dim = a.get_int("head-dim", 1).value_or(128);
+    d.batch = a.get_int("batch", 1, kMaxBatch).value_or(1);
+    d.total_context_tokens = need(a, "context", L::kMaxSeqTokens) * d.batch;  // ≤ 2^48: no overflow
+    d.heads = a.get_int("heads", 1, L::kMaxHeads).value_or(32);
+    d.kv_heads = a.get_int("kv-heads", 1, L::kMaxHeads).value_or(std::min<std::int64_t>(8, d.heads));
+    d.head_dim = a.get_int("head-dim", 1, L::kMaxHeadDim).value_or(128);
+    if (d.heads % d.kv_heads != 0)
+      throw Error("--kv-heads=" + std::to_string(d.kv_heads) + " must divide --heads=" + std::to_string(d.heads));
+    if (a.given("dtype") && a.get("dtype") != "bf16")
+      throw Error("--dtype for attention: only bf16 is modelled (got '" + a.get("dtype", "") + "')");
     d.kv_dtype = parse_dtype(a.get("kv-dtype", "bf16"), "--kv-dtype");
     e = cm.attention_decode(d);
     shape = std::to_string(d.batch) + " seqs x " + std::to_string(d.total_context_tokens / d.batch) +

@@ -62,6 +62,7 @@ int cmd_hardware(const std::vector<std::string>& argv) {
         options_help(kSpec).c_str());
     return 0;
   }
+  a.expect_positional(0, 2, "infraplan hardware [show GPU|CLUSTER|CLUSTER:NODES|FILE]");
   const auto& pos = a.positional();
   if (pos.empty()) {
     if (a.flag("json")) {

@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/results.hpp"
 #include "cli/table.hpp"
+#include "common/limits.hpp"
 #include "model/error.hpp"
 #include "simulator/serving_sim.hpp"
 #include "simulator/workload.hpp"
@@ -51,15 +52,22 @@ int cmd_memory(const std::vector<std::string>& argv) {
         options_help(kSpec).c_str());
     return a.help() ? 0 : 2;
   }
+  a.expect_positional(1, 1, "infraplan memory train|serve --scenario F [...]");
   const std::string mode = a.positional()[0];
   if (mode != "train" && mode != "serve")
     throw Error(unknown_name_message("memory mode", mode, {"train", "serve"}));
+  if (mode == "train") {
+    a.refuse("batch", "applies to 'memory serve' only");
+    a.refuse("context", "applies to 'memory serve' only");
+  } else {
+    a.refuse("stage", "applies to 'memory train' only");
+  }
   auto sc = strat::load_scenario(a.require("scenario"));
   if (mode == "train") {
     if (!sc.training) throw Error(sc.origin + ": no 'training' object; add one (docs/scenario.md)");
     const auto& t = *sc.training;
     strat::MemoryLedger L;
-    if (auto s = a.get_int("stage", 0)) {
+    if (auto s = a.get_int("stage", 0, limits::kMaxGpus)) {
       if (*s >= t.pp)
         throw Error("--stage=" + std::to_string(*s) + " is invalid: the pipeline has stages 0.." +
                     std::to_string(t.pp - 1));
@@ -103,8 +111,8 @@ int cmd_memory(const std::vector<std::string>& argv) {
   const std::int64_t at_max = longest > 0 ? cap / longest : 0;
   const std::int64_t at_mean = mean_len > 0 ? std::int64_t(double(cap) / mean_len) : 0;
   const bool sized_by_flags = a.get("batch").has_value() || a.get("context").has_value();
-  const long long context = a.get_int("context", 0).value_or(longest);
-  const long long batch = a.get_int("batch", 0)
+  const long long context = a.get_int("context", 0, limits::kMaxSeqTokens).value_or(longest);
+  const long long batch = a.get_int("batch", 0, limits::kMaxNumSeqs)
                               .value_or(std::max<long long>(
                                   1, std::min<long long>(s.max_num_seqs, cap / std::max(context, 1LL))));
   auto L = strat::serving_memory(sc.model, sc.cluster.gpu, s, batch, context);

@@ -4,6 +4,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
+#include "common/limits.hpp"
 #include "model/error.hpp"
 #include "model/model_math.hpp"
 #include "model/model_spec.hpp"
@@ -50,8 +51,10 @@ int cmd_models(const std::vector<std::string>& argv) {
         options_help(kSpec).c_str());
     return 0;
   }
+  a.expect_positional(0, 2, "infraplan models [show NAME|FILE]");
   const auto& pos = a.positional();
   if (pos.empty()) {
+    a.refuse("seq", "applies to 'models show NAME' only");
     if (a.flag("json")) {
       Json out = Json::array();
       for (const auto& n : model::preset_names()) out.push_back(model_json(model::preset(n), 4096));
@@ -75,7 +78,7 @@ int cmd_models(const std::vector<std::string>& argv) {
   if (pos[0] != "show") throw Error(unknown_name_message("models subcommand", pos[0], {"show"}));
   if (pos.size() != 2) throw Error("usage: infraplan models show NAME|FILE");
   auto m = model::resolve_model_arg(pos[1]);
-  std::int64_t seq = a.get_int("seq", 1).value_or(std::min<std::int64_t>(m.max_seq, 4096));
+  std::int64_t seq = a.get_int("seq", 1, limits::kMaxSeqTokens).value_or(std::min<std::int64_t>(m.max_seq, 4096));
   Json j = model_json(m, seq);
   if (a.flag("json")) {
     std::printf("%s\n", j.dump(2).c_str());

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/results.hpp"
 #include "cli/table.hpp"
+#include "common/limits.hpp"
 #include "model/error.hpp"
 #include "planner/train_planner.hpp"
 #include "simulator/cost_setup.hpp"
@@ -58,9 +59,15 @@ int plan_train(const std::vector<std::string>& argv) {
         options_help(kTrainSpec).c_str());
     return 0;
   }
+  namespace L = limits;
+  a.expect_positional(0, 0, "infraplan plan train --model M --cluster C --seq S --global-batch B [...]");
   plan::TrainPlanRequest r;
   std::string profile = a.get("profile", "");
   std::optional<strat::Scenario> scenario;
+  if (a.given("scenario")) {
+    a.refuse("model", "cannot be combined with --scenario (the scenario names the model)");
+    a.refuse("cluster", "cannot be combined with --scenario (the scenario names the cluster)");
+  }
   if (auto f = a.get("scenario")) {
     scenario = strat::load_scenario(*f);
     const auto& sc = *scenario;
@@ -82,8 +89,8 @@ int plan_train(const std::vector<std::string>& argv) {
     r.model = model::resolve_model_arg(a.require("model"));
     r.cluster = hw::resolve_cluster_arg(a.require("cluster"));
   }
-  if (auto s = a.get_int("seq", 1)) r.search.seq_len = *s;
-  if (auto b = a.get_int("global-batch", 1)) r.search.global_batch = *b;
+  if (auto s = a.get_int("seq", 1, L::kMaxSeqTokens)) r.search.seq_len = *s;
+  if (auto b = a.get_int("global-batch", 1, L::kMaxGlobalBatch)) r.search.global_batch = *b;
   if (r.search.global_batch <= 0) throw Error("--global-batch is required (sequences per iteration)");
   if (auto p = a.get("precision")) {
     r.search.precisions.clear();
@@ -100,12 +107,12 @@ int plan_train(const std::vector<std::string>& argv) {
         throw Error("--precision fp8-mixed: " + r.cluster.gpu.name + " has no fp8 tensor cores");
     }
   }
-  if (auto t = a.get_number("tokens", 0)) r.train_tokens = *t;
-  if (auto p = a.get_number("price-per-gpu-hour", 0)) {
+  if (auto t = a.get_number("tokens", 0, 1e18)) r.train_tokens = *t;
+  if (auto p = a.get_number("price-per-gpu-hour", 0, 1e6)) {
     r.cluster.price_per_gpu_hour = *p;
     r.cluster.price_source = "--price-per-gpu-hour";
   }
-  r.top = int(a.get_int("top", 1).value_or(5));
+  r.top = int(a.get_int("top", 1, L::kMaxTop).value_or(5));
   r.simgrid = a.flag("simgrid");
   const bool tty = isatty(STDERR_FILENO) && !a.flag("json");
   if (tty)

@@ -9,6 +9,7 @@
 #include "cli/results.hpp"
 #include "cli/table.hpp"
 #include "hardware/reliability.hpp"
+#include "common/limits.hpp"
 #include "model/error.hpp"
 #include "planner/serve_planner.hpp"
 #include "simulator/cost_setup.hpp"
@@ -68,19 +69,26 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
         options_help(kSpec).c_str());
     return 0;
   }
+  namespace L = limits;
+  a.expect_positional(0, 0, "infraplan plan serve --model M --gpu G (--gpus N | --rate R) ...");
   plan::ServeSearch s;
   s.model = model::resolve_model_arg(a.require("model"));
   s.gpu = hw::find_gpu(a.require("gpu"));
-  if (auto g = a.get_int("gpus", 1)) s.gpus = int(*g);
-  if (auto r = a.get_number("rate", 0)) s.target_rate = *r;
+  if (auto g = a.get_int("gpus", 1, L::kMaxGpus)) s.gpus = int(*g);
+  if (auto r = a.get_number("rate", 0, L::kMaxRatePerSecond)) s.target_rate = *r;
   if ((s.gpus > 0) == (s.target_rate > 0)) throw Error("give exactly one of --gpus N or --rate R (> 0)");
-  const std::uint64_t seed = std::uint64_t(a.get_int("seed", 0).value_or(1));
+  const std::uint64_t seed = std::uint64_t(a.get_int("seed", 0, kInt64Max).value_or(1));
+  if (a.given("workload")) {
+    a.refuse("isl", "cannot be combined with --workload (the workload file gives the prompt lengths)");
+    a.refuse("osl", "cannot be combined with --workload (the workload file gives the output lengths)");
+  }
+  if (!a.given("draft")) a.refuse("acceptance", "needs --draft (the acceptance rate of a draft model)");
   if (auto w = a.get("workload")) {
     Json j = read_json_file(*w);
     if (j.contains("workload")) j = j.at("workload");
     s.workload = sim::serve::workload_from_json(j, seed);
   } else {
-    auto isl = a.get_int("isl", 1), osl = a.get_int("osl", 1);
+    auto isl = a.get_int("isl", 1, L::kMaxSeqTokens / 4), osl = a.get_int("osl", 1, L::kMaxSeqTokens / 4);
     if (!isl || !osl) throw Error("give --isl and --osl (mean prompt and output tokens) or --workload F");
     s.workload = sim::serve::workload_from_json(
         Json{{"requests", 300},
@@ -89,12 +97,12 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
              {"output_tokens", {{"dist", "lognormal"}, {"mean", *osl}, {"sigma", 0.5}, {"max", 4 * *osl}}}},
         seed);
   }
-  s.workload.slo.ttft_ms = a.get_number("ttft-ms", 1e-9).value_or(0);
-  s.workload.slo.tpot_ms = a.get_number("tpot-ms", 1e-9).value_or(0);
+  s.workload.slo.ttft_ms = a.get_number("ttft-ms", 1e-9, L::kMaxSloMs).value_or(0);
+  s.workload.slo.tpot_ms = a.get_number("tpot-ms", 1e-9, L::kMaxSloMs).value_or(0);
   if (s.workload.slo.ttft_ms <= 0 || s.workload.slo.tpot_ms <= 0)
     throw Error("--ttft-ms and --tpot-ms are required");
-  if (auto at = a.get_number("attainment", 0)) {
-    if (*at <= 0 || *at > 1) throw Error("--attainment must be in (0, 1]");
+  if (auto at = a.get_number("attainment", 0, 1)) {
+    if (*at <= 0) throw Error("--attainment=0 is invalid: must be in (0, 1]");
     s.attainment = *at;
   }
   if (auto q = a.get("quant")) {
@@ -109,29 +117,24 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
   }
   if (auto t = a.get("tp")) {
     for (const auto& x : split_list(*t)) {
-      int v = 0;
-      try {
-        v = std::stoi(x);
-      } catch (...) {
-        throw Error("--tp: '" + x + "' is not an integer");
-      }
-      if (v < 1 || s.model.heads % v != 0)
+      const int v = int(parse_integer(x, "--tp", 1, L::kMaxGpus));
+      if (s.model.heads % v != 0)
         throw Error("--tp=" + x + " does not divide heads=" + std::to_string(s.model.heads));
       s.tps.push_back(v);
     }
   }
   if (auto d = a.get("draft")) s.draft = model::resolve_model_arg(*d);
-  if (auto acc = a.get_number("acceptance", 0)) {
-    if (*acc >= 1) throw Error("--acceptance must be < 1");
+  if (auto acc = a.get_number("acceptance", 0, 1)) {
+    if (*acc >= 1) throw Error("--acceptance=" + number_text(*acc) + " is invalid: must be in [0, 1)");
     s.draft_acceptance = *acc;
   }
   s.disaggregation = !a.flag("no-disaggregation");
   s.price_per_gpu_hour = hw::default_price_per_gpu_hour(s.gpu.name, &s.price_source);
-  if (auto p = a.get_number("price-per-gpu-hour", 0)) {
+  if (auto p = a.get_number("price-per-gpu-hour", 0, 1e6)) {
     s.price_per_gpu_hour = *p;
     s.price_source = "--price-per-gpu-hour";
   }
-  if (auto p = a.get_int("probe-requests", 20)) s.probe_requests = int(*p);
+  if (auto p = a.get_int("probe-requests", 20, 100000)) s.probe_requests = int(*p);
   const bool tty = isatty(STDERR_FILENO) && !a.flag("json");
   if (tty)
     s.progress = [](const std::string& m) { std::fprintf(stderr, "\r  simulating %-60.60s", m.c_str()); };

@@ -95,7 +95,7 @@ int cmd_report(const std::vector<std::string>& argv) {
   const std::string out = out_flag.value_or(format == report::Format::Html ? "report.html" : "report.md");
 
   report::ReportInputs in;
-  if (auto p = a.get_number("price-per-gpu-hour", 0)) in.price_per_gpu_hour = *p;
+  if (auto p = a.get_number("price-per-gpu-hour", 0, 1e6)) in.price_per_gpu_hour = *p;
   // Read every input before computing anything, so a missing file fails fast.
   if (auto m = a.get("measured")) {
     in.measured = read_json_file(*m);
@@ -111,7 +111,7 @@ int cmd_report(const std::vector<std::string>& argv) {
     QuestionOptions o;
     o.question = parse_question(a.get("question", "auto"), "--question");
     o.roofline = a.flag("roofline");
-    if (auto t = a.get_number("tokens", 0)) o.train_tokens = *t;
+    if (auto t = a.get_number("tokens", 0, 1e18)) o.train_tokens = *t;
     in.results.push_back(answer_question(sc, o));
     in.origins.push_back(in.results.back()["provenance"]["command_line"].get<std::string>());
     if (a.flag("plan")) {

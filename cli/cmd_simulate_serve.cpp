@@ -43,9 +43,10 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
         options_help(kSpec).c_str());
     return 0;
   }
+  a.expect_positional(0, 0, "infraplan simulate serve --scenario F [--json] [--trace out.json] [--requests out.csv]");
   auto sc = strat::load_scenario(a.require("scenario"));
   auto setup = sim::serve::serving_setup_from_scenario(sc);
-  if (auto s = a.get_int("seed", 0)) setup.workload.seed = std::uint64_t(*s);
+  if (auto s = a.get_int("seed", 0, kInt64Max)) setup.workload.seed = std::uint64_t(*s);
   auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
   const std::string& cost_name = cs.name;
   const GemmShapesOut shapes(a, *cs.cost);
@@ -53,14 +54,21 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   sim::serve::SimOptions o;
   const auto trace_path = a.get("trace");
   const auto csv_path = a.get("requests");
+  // Every output is checked before the run and written after it: an error leaves none written.
+  OutputFiles out;
+  for (const auto& in : sc.input_files) out.add_input(in);
+  if (trace_path) out.add("--trace", *trace_path);
+  if (csv_path) out.add("--requests", *csv_path);
+  shapes.declare(out);
   if (trace_path) o.trace = &trace;
   o.keep_requests = true;
   auto r = sim::serve::simulate_serving(setup, shapes.cost(), o);
   const auto range = sim::serving_range(setup, *cs.cost, cs.spread);
   // Everything is computed before anything is written: an error leaves no partial output.
-  if (trace_path) write_file_atomic(*trace_path, trace.str());
-  if (csv_path) write_file_atomic(*csv_path, sim::serve::requests_csv(r.requests));
-  shapes.write();
+  if (trace_path) out.set(*trace_path, trace.str());
+  if (csv_path) out.set(*csv_path, sim::serve::requests_csv(r.requests));
+  shapes.stage(out);
+  out.commit();
 
   if (a.flag("json")) {
     Json j = simulate_serve_json(sc, r, cost_name);

@@ -47,13 +47,19 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
                 options_help(kSpec).c_str());
     return 0;
   }
+  a.expect_positional(0, 0, "infraplan simulate train --scenario F [--json] [--trace out.json] [--mode M]");
+  if (a.flag("estimate")) {
+    a.refuse("trace", "cannot be combined with --estimate (the closed-form estimate has no timeline)");
+    a.refuse("mode", "cannot be combined with --estimate (no event simulation runs)");
+    a.refuse("simgrid", "cannot be combined with --estimate (no event simulation runs)");
+  }
   auto sc = strat::load_scenario(a.require("scenario"));
   if (!sc.training) throw Error(sc.origin + ": no 'training' object; add one (docs/scenario.md)");
-  if (auto p = a.get_number("price-per-gpu-hour", 0)) {
+  if (auto p = a.get_number("price-per-gpu-hour", 0, 1e6)) {
     sc.cluster.price_per_gpu_hour = *p;
     sc.cluster.price_source = "--price-per-gpu-hour";
   }
-  const double tokens = a.get_number("tokens", 1).value_or(0);
+  const double tokens = a.get_number("tokens", 1, 1e18).value_or(0);
   auto outlook_of = [&](double iteration_s) {
     return sim::train::training_outlook(sc.model, sc.cluster, *sc.training, iteration_s, sc.seed, tokens);
   };
@@ -92,11 +98,18 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   coll::CommModel comm(sc.cluster, cs.comm);
   const GemmShapesOut shapes(a, *cs.cost);
   const hw::CostModel& cost = shapes.cost();
+  // Every output is checked before the run and written after it: an error leaves none written.
+  OutputFiles out;
+  for (const auto& in : sc.input_files) out.add_input(in);
+  const auto trace = a.get("trace");
+  if (trace) out.add("--trace", *trace);
+  shapes.declare(out);
 
   if (a.flag("estimate")) {
     auto e = sim::train::estimate_training(sc.model, sc.cluster, t, cost, comm);
     const auto range = sim::estimate_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread);
-    shapes.write();
+    shapes.stage(out);
+    out.commit();
     if (a.flag("json")) {
       Json j = estimate_train_json(sc, e, cost_name);
       if (range) j["iteration_time_range_s"] = *range, j["uncertainty"] = cs.spread.method;
@@ -122,12 +135,12 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   else if (mode != "auto")
     throw Error(unknown_name_message("--mode", mode, {"auto", "exact", "symmetric"}));
   if (a.flag("simgrid")) o.backend = sim::train::Backend::SimGrid;
-  const auto trace = a.get("trace");
   o.keep_graph = trace.has_value();
   auto r = sim::train::simulate_training(sc.model, sc.cluster, t, cost, comm, o);
   const auto range = sim::training_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread, o);
-  if (trace) write_file_atomic(*trace, sim::train::training_trace_json(r, sc.cluster));
-  shapes.write();
+  if (trace) out.set(*trace, sim::train::training_trace_json(r, sc.cluster));
+  shapes.stage(out);
+  out.commit();
   if (a.flag("json")) {
     Json j = simulate_train_json(sc, r, cost_name);
     if (range) j["iteration_time_range_s"] = *range, j["uncertainty"] = cs.spread.method;

@@ -1,9 +1,8 @@
 #include "cli/commands.hpp"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
+#include "common/output_files.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::cli {
@@ -33,28 +32,6 @@ const std::vector<Command>& commands() {
   return c;
 }
 
-void write_file_atomic(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  fs::path tmp = target;
-  tmp += ".tmp-infraplan";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write '" + path + "' (is the directory there and writable?)");
-    out << content;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error("failed writing '" + path + "'");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error("cannot move the output into place at '" + path + "'");
-  }
-}
+void write_file_atomic(const std::string& path, const std::string& content) { write_output_file(path, content); }
 
 }  // namespace infraplan::cli

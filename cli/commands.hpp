@@ -17,8 +17,9 @@ struct Command {
 /// All commands, in the order `infraplan --help` lists them.
 const std::vector<Command>& commands();
 
-/// Writes `content` to `path` through a temporary file and a rename, so a failure leaves no
-/// half-written file behind. Throws infraplan::Error on failure.
+/// Writes `content` to `path` safely (common/output_files.hpp: checked target, mkstemp temporary
+/// file in its directory, rename). A run with several outputs uses OutputFiles directly, so that
+/// none is written unless all can be. Throws infraplan::Error on failure.
 void write_file_atomic(const std::string& path, const std::string& content);
 
 int cmd_models(const std::vector<std::string>& args);

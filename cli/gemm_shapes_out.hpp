@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/args.hpp"
+#include "common/output_files.hpp"
 #include "hardware/recording_cost_model.hpp"
 
 namespace infraplan::cli {
@@ -18,6 +19,10 @@ class GemmShapesOut {
   const hw::CostModel& cost() const { return path_ ? static_cast<const hw::CostModel&>(recorder_) : inner_; }
   /// Writes the file (atomically) and says so on stderr; nothing without the option.
   void write() const;
+  /// With several outputs: registers the file with `out` (checked before the run) ...
+  void declare(OutputFiles& out) const;
+  /// ... and after the run hands it its content (written by out.commit()); says so on stderr.
+  void stage(OutputFiles& out) const;
 
  private:
   std::optional<std::string> path_;

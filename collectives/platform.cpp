@@ -2,6 +2,9 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "common/error.hpp"
+#include "common/limits.hpp"
+
 namespace sg4 = simgrid::s4u;
 
 namespace infraplan::net {
@@ -14,8 +17,14 @@ std::vector<std::string> configure_engine(sg4::Engine& e) {
 
 SimPlatform build_platform(const Fabric& fabric, const std::vector<std::pair<int, int>>& pairs) {
   SimPlatform p;
-  auto* zone = sg4::create_full_zone("infraplan");
   const int G = fabric.gpus();
+  // A SimGrid full zone keeps a route table of G × G entries: refuse before allocating it.
+  if (G > limits::kMaxSimGridGpus)
+    throw Error("the SimGrid network simulation models at most " + std::to_string(limits::kMaxSimGridGpus) +
+                " GPUs (its route table grows with the square of the GPUs); this cluster has " +
+                std::to_string(G) + ": leave out --simulate / --simgrid / kv_flows \"simgrid\" for the "
+                "analytical model, which has no such limit");
+  auto* zone = sg4::create_full_zone("infraplan");
   p.gpus.resize(std::size_t(G));
   for (int g = 0; g < G; ++g) {
     p.gpus[std::size_t(g)] = zone->create_host("gpu" + std::to_string(g), kHostFlops);

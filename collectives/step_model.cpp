@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <queue>
 #include <unordered_map>
 
 namespace infraplan::coll {
@@ -44,6 +45,17 @@ PatternCost pattern_cost(const net::Fabric& fabric, const FlowPattern& pattern) 
       active[f] = 0;
       --left;
     }
+  // The flows crossing each link, in flow order, so that fixing a bottleneck visits only its
+  // flows (the filling below is then O((flows × hops + links) log links) per round, not
+  // flows × links: world-sized groups of tens of thousands of GPUs answer in seconds).
+  std::vector<std::vector<int>> on_link(L);
+  for (std::size_t f = 0; f < F; ++f)
+    for (int l : routes[f]) on_link[std::size_t(l)].push_back(int(f));
+  // Candidate bottlenecks by (share, link index): the same choice as scanning every link for the
+  // smallest share, lowest index first. Entries go stale when a link's share changes; a fresh
+  // one is pushed then, and stale ones are skipped when popped.
+  using Candidate = std::pair<double, int>;
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
   while (left > 0) {
     // Max-min rates by progressive filling.
     for (std::size_t l = 0; l < L; ++l) {
@@ -55,27 +67,30 @@ PatternCost pattern_cost(const net::Fabric& fabric, const FlowPattern& pattern) 
       if (active[f])
         for (int l : routes[f]) count[std::size_t(l)]++;
     }
+    heap = {};
+    for (std::size_t l = 0; l < L; ++l)
+      if (count[l] > 0) heap.push({cap[l] / count[l], int(l)});
     std::size_t unfixed = left;
-    while (unfixed > 0) {
-      int best = -1;
-      double share = std::numeric_limits<double>::infinity();
-      for (std::size_t l = 0; l < L; ++l)
-        if (count[l] > 0 && cap[l] / count[l] < share) {
-          share = cap[l] / count[l];
-          best = int(l);
-        }
-      for (std::size_t f = 0; f < F; ++f) {
+    while (unfixed > 0 && !heap.empty()) {
+      const auto [share, best] = heap.top();
+      heap.pop();
+      const std::size_t b = std::size_t(best);
+      if (count[b] <= 0 || cap[b] / count[b] != share) continue;  // stale
+      for (int fi : on_link[b]) {
+        const std::size_t f = std::size_t(fi);
         if (fixed[f]) continue;
-        if (std::find(routes[f].begin(), routes[f].end(), best) == routes[f].end()) continue;
         fixed[f] = 1;
         --unfixed;
         rate[f] = share;
-        limit[f] = global[std::size_t(best)];
+        limit[f] = global[b];
         for (int l : routes[f]) {
           cap[std::size_t(l)] -= share;
           count[std::size_t(l)]--;
         }
       }
+      for (int fi : on_link[b])
+        for (int l : routes[std::size_t(fi)])
+          if (count[std::size_t(l)] > 0) heap.push({cap[std::size_t(l)] / count[std::size_t(l)], l});
     }
     // Advance to the next finish (flows within 1e-9 relative finish together).
     double dt = std::numeric_limits<double>::infinity();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 #include <utility>
 
@@ -301,16 +302,59 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
   }
 }
 
+namespace {
+
+/// Σ_{i=0}^{n-1} floor((a·i + b) / m) in O(log) steps (the Euclid-like floor sum).
+/// The caller keeps n ≤ 2^26, a, m ≤ 2^16 and b ≤ 2^40 so that nothing overflows.
+std::uint64_t floor_sum(std::uint64_t n, std::uint64_t m, std::uint64_t a, std::uint64_t b) {
+  std::uint64_t ans = 0;
+  for (;;) {
+    if (a >= m) {
+      ans += n * (n - 1) / 2 * (a / m);
+      a %= m;
+    }
+    if (b >= m) {
+      ans += n * (b / m);
+      b %= m;
+    }
+    const std::uint64_t y_max = a * n + b;
+    if (y_max < m) break;
+    n = y_max / m;
+    b = y_max % m;
+    std::swap(m, a);
+  }
+  return ans;
+}
+
+bool whole(double v) { return v == std::floor(v); }
+
+}  // namespace
+
 double CalibratedCostModel::tile_work(double q_len, double kv_len, bool causal) const {
   const double nq = std::ceil(q_len / block_q_), nk = std::ceil(kv_len / block_k_);
   if (!causal) return nq * block_q_ * nk * block_k_;
   const double prefix = kv_len - q_len;  // cached tokens every query sees
   if (block_q_ <= 1 && block_k_ <= 1) return q_len * (q_len + 1) / 2 + q_len * prefix;
-  // Query block i sees keys up to prefix + (i + 1)·bq: whole key blocks up to there.
-  double tiles = 0;
-  for (double i = 0; i < nq; ++i)
-    tiles += std::min(nk, std::ceil(std::min(kv_len, prefix + (i + 1) * block_q_) / block_k_));
-  return tiles * block_q_ * block_k_;
+  if (!(nq >= 1)) return 0;
+  // Query block i sees keys up to prefix + (i + 1)·bq: whole key blocks up to there. The last
+  // block sees all nk key blocks; block i < nq − 1 sees ceil((prefix + (i + 1)·bq) / bk) ≤ nk.
+  // The sum of those ceilings is a floor sum: constant work however long the sequence.
+  if (nq <= double(1 << 26) && kv_len <= double(std::int64_t(1) << 36) && prefix >= 0 && whole(prefix) &&
+      whole(block_q_) && whole(block_k_) && block_q_ <= 65536 && block_k_ <= 65536) {
+    const auto bq = std::uint64_t(block_q_), bk = std::uint64_t(block_k_);
+    // ceil(y / bk) = floor((y + bk − 1) / bk) with y = prefix + bq + i·bq.
+    const double tiles =
+        nk + double(floor_sum(std::uint64_t(nq) - 1, bk, bq, std::uint64_t(prefix) + bq + bk - 1));
+    return tiles * block_q_ * block_k_;
+  }
+  if (nq <= double(1 << 20)) {  // unusual (fractional or negative) sizes: the sum itself
+    double tiles = 0;
+    for (double i = 0; i < nq; ++i)
+      tiles += std::min(nk, std::ceil(std::min(kv_len, prefix + (i + 1) * block_q_) / block_k_));
+    return tiles * block_q_ * block_k_;
+  }
+  // Beyond any real sequence: the continuous area, within one tile per query block.
+  return q_len * (q_len + 1) / 2 + q_len * prefix;
 }
 
 double CalibratedCostModel::clock_exponent(Dtype d) const {

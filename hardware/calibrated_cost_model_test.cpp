@@ -293,6 +293,25 @@ TEST(CalibratedCostModel, AttentionPrefill) {
   EXPECT_EQ(h200().attention_prefill(s).source, CostSource::Extrapolated);
 }
 
+TEST(CalibratedCostModel, CausalAttentionAtAnyLengthIsAClosedForm) {
+  // The causal tile count is a floor sum: the longest sequence accepted (2^24 tokens) and a
+  // cached prefix answer at once, finite and growing with the work.
+  AttentionPrefillShape s;
+  s.heads = 32, s.kv_heads = 8, s.head_dim = 128, s.batch = 1;
+  double prev = 0;
+  for (std::int64_t S : {std::int64_t(1) << 20, std::int64_t(1) << 22, std::int64_t(1) << 24}) {
+    s.q_len = s.kv_len = S;
+    const double x = h200().attention_prefill(s).seconds;
+    EXPECT_TRUE(std::isfinite(x));
+    EXPECT_GT(x, 3.5 * prev);  // quadratic in the length
+    prev = x;
+  }
+  s.q_len = 4096, s.kv_len = 4096 + 100000;  // new tokens after a long cached prefix
+  const double with_prefix = h200().attention_prefill(s).seconds;
+  s.kv_len = 4096;
+  EXPECT_GT(with_prefix, h200().attention_prefill(s).seconds);
+}
+
 TEST(CalibratedCostModel, AttentionDecode) {
   const DecodeTable& t = *h200().profile().decode;
   AttentionDecodeShape s;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "common/limits.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::hw {
@@ -29,16 +30,33 @@ double Cluster::inter_GBps_per_gpu() const {
 }
 
 void Cluster::validate() const {
-  auto bad = [&](const std::string& field, const std::string& why) {
-    throw Error("cluster '" + name + "': " + field + " " + why);
+  namespace L = limits;
+  const std::string who = "cluster '" + name.substr(0, 64) + "': ";
+  auto bad = [&](const std::string& field, const std::string& why) { throw Error(who + field + " " + why); };
+  auto count = [&](std::int64_t v, const char* field, std::int64_t min, std::int64_t max) {
+    if (v < min || v > max)
+      bad(std::string(field) + "=" + std::to_string(v), "is invalid: must be an integer in " +
+                                                            range_text(min, max));
   };
-  if (nodes < 1) bad("nodes=" + std::to_string(nodes), "is invalid: must be >= 1");
-  if (gpus_per_node < 1) bad("gpus_per_node=" + std::to_string(gpus_per_node), "is invalid: must be >= 1");
-  if (intra.GBps_per_gpu <= 0) bad("intra.GBps_per_gpu", "must be > 0");
-  if (inter.nics_per_node < 1) bad("inter.nics_per_node", "must be >= 1");
-  if (inter.nic_Gbps <= 0) bad("inter.nic_Gbps", "must be > 0");
-  if (inter.oversubscription < 1) bad("inter.oversubscription", "must be >= 1 (1 = non-blocking)");
-  if (inter.leaf_ports < 1) bad("inter.leaf_ports", "must be >= 1");
+  auto real = [&](double v, const char* field, double min, double max) {
+    if (!(v >= min && v <= max))
+      bad(std::string(field) + "=" + number_text(v), "is invalid: must be in " + range_text(min, max));
+  };
+  count(nodes, "nodes", 1, L::kMaxNodes);
+  count(gpus_per_node, "gpus_per_node", 1, L::kMaxGpusPerNode);
+  if (std::int64_t(nodes) * gpus_per_node > L::kMaxGpus)
+    bad("nodes × gpus_per_node = " + std::to_string(std::int64_t(nodes) * gpus_per_node),
+        "GPUs is beyond the limit of " + std::to_string(L::kMaxGpus) + " GPUs per cluster");
+  if (!(intra.GBps_per_gpu > 0)) bad("intra.GBps_per_gpu", "must be > 0");
+  real(intra.GBps_per_gpu, "intra.GBps_per_gpu", 0, L::kMaxGBps);
+  count(inter.nics_per_node, "inter.nics_per_node", 1, L::kMaxNicsPerNode);
+  if (!(inter.nic_Gbps > 0)) bad("inter.nic_Gbps", "must be > 0");
+  real(inter.nic_Gbps, "inter.nic_Gbps", 0, L::kMaxGbps);
+  real(inter.oversubscription, "inter.oversubscription", 1, L::kMaxOversubscription);
+  count(inter.leaf_ports, "inter.leaf_ports", 1, L::kMaxLeafPorts);
+  real(inter.latency_us, "inter.latency_us", 0, L::kMaxLatencyUs);
+  real(nvlink_latency_us, "nvlink_latency_us", 0, L::kMaxLatencyUs);
+  real(pcie_latency_us, "pcie_latency_us", 0, L::kMaxLatencyUs);
   if (intra.kind == IntraKind::NVSwitch && gpu.nvlink_gen == 0)
     bad("intra.kind=nvswitch", "needs NVLink, which " + gpu.name + " does not have; use pcie");
 }
@@ -126,10 +144,11 @@ void apply_overrides(Cluster& c, const JsonObject& o) {
     c.price_per_gpu_hour = o.get_number_min("price_per_gpu_hour", 0, 0);
     c.price_source = o.field("price_per_gpu_hour");
   }
-  c.nodes = int(o.get_int_min("nodes", c.nodes, 1));
-  c.gpus_per_node = int(o.get_int_min("gpus_per_node", c.gpus_per_node, 1));
-  c.nvlink_latency_us = o.get_number_min("nvlink_latency_us", c.nvlink_latency_us, 0);
-  c.pcie_latency_us = o.get_number_min("pcie_latency_us", c.pcie_latency_us, 0);
+  namespace L = limits;
+  c.nodes = int(o.get_int_min("nodes", c.nodes, 1, L::kMaxNodes));
+  c.gpus_per_node = int(o.get_int_min("gpus_per_node", c.gpus_per_node, 1, L::kMaxGpusPerNode));
+  c.nvlink_latency_us = o.get_number_min("nvlink_latency_us", c.nvlink_latency_us, 0, L::kMaxLatencyUs);
+  c.pcie_latency_us = o.get_number_min("pcie_latency_us", c.pcie_latency_us, 0, L::kMaxLatencyUs);
   if (auto in = o.opt_object("intra")) {
     in->reject_unknown({"kind", "GBps_per_gpu"});
     std::string k =
@@ -142,8 +161,8 @@ void apply_overrides(Cluster& c, const JsonObject& o) {
                   " does not have; valid here: pcie");
     double fallback = c.intra.kind == IntraKind::PCIe ? c.gpu.pcie_GBps : c.gpu.nvlink_GBps;
     if (in->has("kind") && !in->has("GBps_per_gpu")) c.intra.GBps_per_gpu = fallback;
-    c.intra.GBps_per_gpu =
-        in->get_number("GBps_per_gpu", c.intra.GBps_per_gpu > 0 ? c.intra.GBps_per_gpu : fallback);
+    c.intra.GBps_per_gpu = in->get_number_min(
+        "GBps_per_gpu", c.intra.GBps_per_gpu > 0 ? c.intra.GBps_per_gpu : fallback, 0, limits::kMaxGBps);
     if (c.intra.GBps_per_gpu <= 0) throw Error(in->field("GBps_per_gpu") + " must be > 0");
   }
   if (auto in = o.opt_object("inter")) {
@@ -152,15 +171,16 @@ void apply_overrides(Cluster& c, const JsonObject& o) {
     c.inter.kind = in->get_choice("kind", inter_kind_name(c.inter.kind), {"ib", "roce"}) == "ib"
                        ? InterKind::IB
                        : InterKind::RoCE;
-    c.inter.nics_per_node = int(in->get_int_min("nics_per_node", c.inter.nics_per_node, 1));
-    c.inter.nic_Gbps = in->get_number_min("nic_Gbps", c.inter.nic_Gbps, 1e-9);
+    c.inter.nics_per_node = int(in->get_int_min("nics_per_node", c.inter.nics_per_node, 1, L::kMaxNicsPerNode));
+    c.inter.nic_Gbps = in->get_number_min("nic_Gbps", c.inter.nic_Gbps, 1e-9, L::kMaxGbps);
     c.inter.topology = in->get_choice("topology", fabric_topology_name(c.inter.topology),
                                       {"rail-optimized", "fat-tree"}) == "fat-tree"
                            ? FabricTopology::FatTree
                            : FabricTopology::RailOptimized;
-    c.inter.oversubscription = in->get_number_min("oversubscription", c.inter.oversubscription, 1);
-    c.inter.leaf_ports = int(in->get_int_min("leaf_ports", c.inter.leaf_ports, 1));
-    c.inter.latency_us = in->get_number_min("latency_us", c.inter.latency_us, 0);
+    c.inter.oversubscription =
+        in->get_number_min("oversubscription", c.inter.oversubscription, 1, L::kMaxOversubscription);
+    c.inter.leaf_ports = int(in->get_int_min("leaf_ports", c.inter.leaf_ports, 1, L::kMaxLeafPorts));
+    c.inter.latency_us = in->get_number_min("latency_us", c.inter.latency_us, 0, L::kMaxLatencyUs);
   }
 }
 
@@ -209,20 +229,12 @@ Cluster resolve_cluster(const Json& v, const std::string& path) {
 
 Cluster resolve_cluster_arg(const std::string& arg) {
   std::error_code ec;
-  if (std::filesystem::is_regular_file(arg, ec)) return resolve_cluster(read_json_file(arg), arg);
+  if (std::filesystem::exists(arg, ec)) return resolve_cluster(read_json_file(arg), arg);
   auto colon = arg.find(':');
   if (colon != std::string::npos) {
-    std::string n = arg.substr(colon + 1);
-    int nodes = 0;
-    try {
-      std::size_t used = 0;
-      nodes = std::stoi(n, &used);
-      if (used != n.size()) throw 1;
-    } catch (...) {
-      throw Error("cluster '" + arg + "': expected PRESET:NODES with a whole number of nodes");
-    }
-    if (nodes < 1) throw Error("cluster '" + arg + "': nodes=" + n + " is invalid: must be >= 1");
-    return cluster_preset(arg.substr(0, colon), nodes);
+    const std::int64_t nodes =
+        parse_integer(arg.substr(colon + 1), "cluster '" + arg.substr(0, 80) + "': nodes", 1, limits::kMaxNodes);
+    return cluster_preset(arg.substr(0, colon), int(nodes));
   }
   auto names = cluster_preset_names();
   if (std::find(names.begin(), names.end(), arg) != names.end()) return cluster_preset(arg);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "hardware/profile_embedded.hpp"
+#include "common/checked_number.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::hw {
@@ -24,13 +25,48 @@ const Json& need(const Json& j, const std::string& key, const std::string& path,
   return j.at(key);
 }
 
+std::string shown(const Json& v) {
+  std::string s = v.dump();
+  return s.size() > 64 ? s.substr(0, 64) + "..." : s;
+}
+
 double number(const Json& v, const std::string& field, const std::string& origin, double min = -1e300) {
-  if (!v.is_number()) fail(origin, field, "expected a number, got " + v.dump());
+  if (!v.is_number()) fail(origin, field, "expected a number, got " + shown(v));
   double d = v.get<double>();
   if (!std::isfinite(d) || d < min)
-    fail(origin, field, "expected a finite number >= " + std::to_string(min) + ", got " + v.dump());
+    fail(origin, field, "expected a finite number >= " + number_text(min) + ", got " + shown(v));
   return d;
 }
+
+/// A whole number in [min, max], checked before any cast.
+std::int64_t integer(const Json& v, const std::string& field, const std::string& origin, std::int64_t min,
+                     std::int64_t max) {
+  if (!v.is_number()) fail(origin, field, "expected an integer in " + range_text(min, max) + ", got " + shown(v));
+  try {
+    return integer_from_real(v.get<double>(), field, min, max);
+  } catch (const Error& e) {
+    fail(origin, field, e.what());
+  }
+}
+
+/// An optional whole number: `fallback` when the key is absent or not a number.
+std::int64_t int_or(const Json& j, const std::string& key, std::int64_t fallback, const std::string& field,
+                    const std::string& origin, std::int64_t min, std::int64_t max) {
+  if (!j.is_object() || !j.contains(key) || !j.at(key).is_number()) return fallback;
+  return integer(j.at(key), field + "." + key, origin, min, max);
+}
+
+bool bool_or(const Json& j, const std::string& key, bool fallback, const std::string& field,
+             const std::string& origin) {
+  if (!j.is_object() || !j.contains(key)) return fallback;
+  if (!j.at(key).is_boolean()) fail(origin, field + "." + key, "expected true or false, got " + shown(j.at(key)));
+  return j.at(key).get<bool>();
+}
+
+// Largest sizes a profile may describe: heads and head widths, SMs, and token/GEMM dimensions.
+constexpr std::int64_t kMaxHeadsOrDim = 1 << 16;
+constexpr std::int64_t kMaxSms = 1 << 16;
+constexpr std::int64_t kMaxDim = std::int64_t(1) << 40;
 
 /// An ascending axis of positive numbers.
 std::vector<double> axis(const Json& v, const std::string& field, const std::string& origin) {
@@ -126,7 +162,7 @@ HoldoutGemm gemm_measurement(const Json& r, const std::string& f, const std::str
   std::int64_t* dims[] = {&g.m, &g.n, &g.k};
   const char* names[] = {"m", "n", "k"};
   for (int d = 0; d < 3; ++d) {
-    *dims[d] = std::int64_t(num_or(r, names[d], 0));
+    *dims[d] = int_or(r, names[d], 0, f, origin, 0, kMaxDim);
     if (strict && *dims[d] <= 0) fail(origin, f + "." + names[d], "expected a positive integer");
   }
   g.seconds =
@@ -192,7 +228,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
   p.command = str(j, "command", "");
   const Json& dev = need(j, "device", "", origin);
   p.device_name = str(dev, "name", "");
-  p.sms = int(number(need(dev, "sms", "device", origin), "device.sms", origin, 1));
+  p.sms = int(integer(need(dev, "sms", "device", origin), "device.sms", origin, 1, kMaxSms));
   p.memory_bytes = number(need(dev, "memory_bytes", "device", origin), "device.memory_bytes", origin, 1);
   p.l2_bytes = num_or(dev, "l2_bytes", 0);
   p.driver_version = str(dev, "driver_version", "");
@@ -298,7 +334,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
                              cells, dims);
         lt.nt = seconds_grid(need(need(lj, "nt", lf, origin), "ratio", lf + ".nt", origin), lf + ".nt.ratio", origin,
                              cells, dims);
-        lt.runs = int(num_or(lj, "runs", 1));
+        lt.runs = int(int_or(lj, "runs", 1, lf, origin, 0, kIntMax));
         t.layouts = std::move(lt);
       }
       if (!p.ceilings.gemm_TFLOPs.count(t.dtype))
@@ -329,7 +365,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       const char* axis_key = along_k ? "k" : "m";
       std::int64_t* fixed_dst[2] = {along_k ? &row.m : &row.n, along_k ? &row.n : &row.k};
       for (int q = 0; q < 2; ++q) {
-        *fixed_dst[q] = std::int64_t(num_or(r, fixed[q], 0));
+        *fixed_dst[q] = int_or(r, fixed[q], 0, f, origin, 0, kMaxDim);
         if (*fixed_dst[q] <= 0) fail(origin, f + "." + fixed[q], "expected a positive integer");
       }
       const Json& pts = need(r, "points", f, origin);
@@ -357,10 +393,10 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     for (std::size_t i = 0; i < a.size(); ++i) {
       std::string f = "tables.attention_prefill[" + std::to_string(i) + "]";
       PrefillTable t;
-      t.head_dim = int(number(need(a[i], "head_dim", f, origin), f + ".head_dim", origin, 1));
-      t.heads = int(number(need(a[i], "heads", f, origin), f + ".heads", origin, 1));
-      t.kv_heads = int(number(need(a[i], "kv_heads", f, origin), f + ".kv_heads", origin, 1));
-      t.causal = a[i].value("causal", true);
+      t.head_dim = int(integer(need(a[i], "head_dim", f, origin), f + ".head_dim", origin, 1, kMaxHeadsOrDim));
+      t.heads = int(integer(need(a[i], "heads", f, origin), f + ".heads", origin, 1, kMaxHeadsOrDim));
+      t.kv_heads = int(integer(need(a[i], "kv_heads", f, origin), f + ".kv_heads", origin, 1, kMaxHeadsOrDim));
+      t.causal = bool_or(a[i], "causal", true, f, origin);
       t.seq_len = axis(need(a[i], "seq_len", f, origin), f + ".seq_len", origin);
       t.batch = axis(need(a[i], "batch", f, origin), f + ".batch", origin);
       t.seconds = seconds_grid(need(a[i], "seconds", f, origin), f + ".seconds", origin,
@@ -388,12 +424,12 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     for (std::size_t i = 0; i < a.size(); ++i) {
       const std::string fi = f + "[" + std::to_string(i) + "]";
       HoldoutPrefill r;
-      r.head_dim = int(number(need(a[i], "head_dim", fi, origin), fi + ".head_dim", origin, 1));
-      r.heads = int(number(need(a[i], "heads", fi, origin), fi + ".heads", origin, 1));
-      r.kv_heads = int(number(need(a[i], "kv_heads", fi, origin), fi + ".kv_heads", origin, 1));
-      r.batch = std::int64_t(number(need(a[i], "batch", fi, origin), fi + ".batch", origin, 1));
-      r.seq_len = std::int64_t(number(need(a[i], "seq_len", fi, origin), fi + ".seq_len", origin, 1));
-      r.causal = a[i].value("causal", true);
+      r.head_dim = int(integer(need(a[i], "head_dim", fi, origin), fi + ".head_dim", origin, 1, kMaxHeadsOrDim));
+      r.heads = int(integer(need(a[i], "heads", fi, origin), fi + ".heads", origin, 1, kMaxHeadsOrDim));
+      r.kv_heads = int(integer(need(a[i], "kv_heads", fi, origin), fi + ".kv_heads", origin, 1, kMaxHeadsOrDim));
+      r.batch = integer(need(a[i], "batch", fi, origin), fi + ".batch", origin, 1, kMaxDim);
+      r.seq_len = integer(need(a[i], "seq_len", fi, origin), fi + ".seq_len", origin, 1, kMaxDim);
+      r.causal = bool_or(a[i], "causal", true, fi, origin);
       r.seconds = number(need(a[i], "seconds", fi, origin), fi + ".seconds", origin, 1e-12);
       p.prefill_fit_points.push_back(r);
     }
@@ -402,10 +438,10 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     const Json& d = tables["attention_decode"];
     std::string f = "tables.attention_decode";
     DecodeTable t;
-    t.heads = int(number(need(d, "heads", f, origin), f + ".heads", origin, 1));
-    t.kv_heads = int(number(need(d, "kv_heads", f, origin), f + ".kv_heads", origin, 1));
-    t.head_dim = int(number(need(d, "head_dim", f, origin), f + ".head_dim", origin, 1));
-    t.block_size = int(num_or(d, "block_size", 16));
+    t.heads = int(integer(need(d, "heads", f, origin), f + ".heads", origin, 1, kMaxHeadsOrDim));
+    t.kv_heads = int(integer(need(d, "kv_heads", f, origin), f + ".kv_heads", origin, 1, kMaxHeadsOrDim));
+    t.head_dim = int(integer(need(d, "head_dim", f, origin), f + ".head_dim", origin, 1, kMaxHeadsOrDim));
+    t.block_size = int(int_or(d, "block_size", 16, f, origin, 1, kMaxHeadsOrDim));
     t.kv_dtype = gemm_dtype(str(d, "kv_dtype", "bf16"), f + ".kv_dtype", origin);
     t.batch = axis(need(d, "batch", f, origin), f + ".batch", origin);
     t.context = axis(need(d, "context", f, origin), f + ".context", origin);
@@ -430,15 +466,21 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     for (std::size_t i = 0; i < rows("gemm_workload").size(); ++i)
       p.holdout_workload.push_back(gemm_measurement(
           rows("gemm_workload")[i], "holdout.gemm_workload[" + std::to_string(i) + "]", origin, true));
+    const std::string hp = "holdout.attention_prefill", hd = "holdout.attention_decode";
     for (const auto& r : rows("attention_prefill"))
-      p.holdout_prefill.push_back({int(num_or(r, "head_dim", 128)), int(num_or(r, "heads", 32)),
-                                   int(num_or(r, "kv_heads", 8)), std::int64_t(num_or(r, "batch", 1)),
-                                   std::int64_t(num_or(r, "seq_len", 0)), r.value("causal", true),
+      p.holdout_prefill.push_back({int(int_or(r, "head_dim", 128, hp, origin, 1, kMaxHeadsOrDim)),
+                                   int(int_or(r, "heads", 32, hp, origin, 1, kMaxHeadsOrDim)),
+                                   int(int_or(r, "kv_heads", 8, hp, origin, 1, kMaxHeadsOrDim)),
+                                   int_or(r, "batch", 1, hp, origin, 1, kMaxDim),
+                                   int_or(r, "seq_len", 0, hp, origin, 0, kMaxDim),
+                                   bool_or(r, "causal", true, hp, origin),
                                    num_or(r, "seconds", 0), num_or(r, "backward_seconds", 0)});
     for (const auto& r : rows("attention_decode"))
-      p.holdout_decode.push_back({int(num_or(r, "heads", 32)), int(num_or(r, "kv_heads", 8)),
-                                  int(num_or(r, "head_dim", 128)), std::int64_t(num_or(r, "batch", 1)),
-                                  std::int64_t(num_or(r, "context", 0)), num_or(r, "seconds", 0)});
+      p.holdout_decode.push_back({int(int_or(r, "heads", 32, hd, origin, 1, kMaxHeadsOrDim)),
+                                  int(int_or(r, "kv_heads", 8, hd, origin, 1, kMaxHeadsOrDim)),
+                                  int(int_or(r, "head_dim", 128, hd, origin, 1, kMaxHeadsOrDim)),
+                                  int_or(r, "batch", 1, hd, origin, 1, kMaxDim),
+                                  int_or(r, "context", 0, hd, origin, 0, kMaxDim), num_or(r, "seconds", 0)});
     for (const auto& r : rows("memory_bound"))
       p.holdout_memory.push_back({num_or(r, "bytes", 0), num_or(r, "seconds", 0)});
   }
@@ -488,7 +530,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       b.high = number(need(sp[kind], "high", f, origin), f + ".high", origin, 0);
       if (b.low > 0) fail(origin, f + ".low", "expected a relative deviation <= 0, got " + fmt_num(b.low));
       if (b.high > 10) fail(origin, f + ".high", "expected a relative deviation <= 10, got " + fmt_num(b.high));
-      b.samples = int(num_or(sp[kind], "samples", 0));
+      b.samples = int(int_or(sp[kind], "samples", 0, f, origin, 0, kIntMax));
       p.spread[kind] = b;
     }
   }

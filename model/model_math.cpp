@@ -59,14 +59,15 @@ ParamBreakdown count_params(const ModelSpec& m) {
   const double final_norm = m.norm == NormType::LayerNorm ? 2 * h : h;
   b.attention = attention_params_per_layer(m) * double(m.layers);
   b.norm = norm_params_per_layer(m) * double(m.layers) + final_norm;
+  // Closed form over the two kinds of layers (leading dense ones, then MoE ones): no work per layer.
   double inactive = 0;
-  for (std::int64_t l = 0; l < m.layers; ++l) {
-    b.mlp += mlp_params_of_layer(m, l);
-    if (m.moe.enabled() && l >= m.moe.dense_layers) {
-      const double one = ffn_params(m, double(m.moe.expert_ffn_hidden));
-      b.expert += double(m.moe.experts) * one;
-      inactive += double(m.moe.experts - m.moe.top_k) * one;
-    }
+  const std::int64_t moe_layers = m.moe_layers(), dense_layers = m.layers - moe_layers;
+  b.mlp = double(dense_layers) * mlp_params_of_layer(m, 0);
+  if (moe_layers > 0) {
+    b.mlp += double(moe_layers) * mlp_params_of_layer(m, m.layers - 1);
+    const double one = ffn_params(m, double(m.moe.expert_ffn_hidden));
+    b.expert = double(moe_layers) * double(m.moe.experts) * one;
+    inactive = double(moe_layers) * double(m.moe.experts - m.moe.top_k) * one;
   }
   b.total = b.embedding + b.attention + b.mlp + b.norm + b.lm_head;
   b.active_per_token = b.total - inactive;

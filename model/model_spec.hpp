@@ -9,7 +9,8 @@
 
 namespace infraplan::model {
 
-enum class FfnType { SwiGLU, GELU };
+/// The MLP: SwiGLU is gated (three matrices: gate, up, down); GELU and ReLU are plain (two).
+enum class FfnType { SwiGLU, GELU, ReLU };
 enum class NormType { RMSNorm, LayerNorm };
 enum class PositionType { Rope, Learned };
 
@@ -52,7 +53,8 @@ struct ModelSpec {
   MoeSpec moe;
   MlaSpec mla;
 
-  /// Checks every field; throws infraplan::Error naming the field.
+  /// Checks every field against its range (common/limits.hpp); throws infraplan::Error naming
+  /// the field, the value and the range.
   void validate() const;
   /// Width of all query heads (heads × head_dim, or heads × (nope+rope) under MLA).
   std::int64_t q_dim() const;

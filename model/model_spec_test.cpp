@@ -57,8 +57,12 @@ TEST(ModelSpec, BadInlineJsonNamesTheField) {
   };
   expect_error(R"({"hidden":-5,"layers":2,"heads":4,"ffn_hidden":8,"vocab":10})", "hidden=-5");
   expect_error(R"({"hidden":64,"layers":2,"heads":4,"kv_heads":3,"ffn_hidden":8,"vocab":10})", "kv_heads=3");
-  expect_error(R"({"hidden":64,"layers":2,"heads":4,"ffn_hidden":8,"vocab":10,"ffn_type":"relu"})",
-               "model.ffn_type='relu' is not valid; valid choices: swiglu, gelu");
+  expect_error(R"({"hidden":64,"layers":2,"heads":4,"ffn_hidden":8,"vocab":10,"ffn_type":"geglu"})",
+               "model.ffn_type='geglu' is not valid; valid choices: swiglu, gelu, relu");
+  expect_error(R"({"hidden":64,"layers":9223372036854775807,"heads":4,"ffn_hidden":8,"vocab":10})",
+               "model.layers=9223372036854775807 is invalid: must be an integer in [1, 4096]");
+  expect_error(R"({"hidden":64,"layers":2,"heads":4,"ffn_hidden":8,"vocab":10,"head_dim":4294967296})",
+               "model.head_dim=4294967296 is invalid");
   expect_error(R"({"hidden":64,"layers":"two","heads":4,"ffn_hidden":8,"vocab":10})",
                "model.layers: expected an integer");
   expect_error(R"({"hiden":64})", "unknown key 'model.hiden'");
@@ -88,4 +92,44 @@ TEST(ModelSpec, HuggingFaceConfigs) {
     "n_positions":1024,"vocab_size":50257,"activation_function":"gelu_new"})"));
   EXPECT_NEAR(count_params(gpt2).total / 1e6, 124.4, 0.2);  // GPT-2 small
   EXPECT_THROW(model_from_json(Json::parse(R"({"model_type":"llama","hidden_size":4096})")), Error);
+}
+
+TEST(ModelSpec, HuggingFaceActivationsAndLimits) {
+  auto message = [](const std::string& text) {
+    try {
+      model_from_json(parse_json_text(text, "config.json"));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string llama = R"("model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008)";
+  // A gated architecture with ReLU or GELU is refused, not modelled as SwiGLU.
+  EXPECT_NE(message("{" + llama + R"(, "hidden_act": "relu"})").find("hidden_act='relu'"), std::string::npos);
+  EXPECT_NE(message(R"({"model_type": "gemma", "hidden_size": 3072, "num_hidden_layers": 28,
+    "num_attention_heads": 16, "vocab_size": 256000, "intermediate_size": 24576,
+    "hidden_activation": "gelu_pytorch_tanh"})").find("GeGLU"), std::string::npos);
+  EXPECT_NE(message("{" + llama + R"(, "hidden_act": "mish"})").find("not supported"), std::string::npos);
+  EXPECT_NE(message("{" + llama + R"(, "head_dim": 9223372036854775807})").find("head_dim"), std::string::npos);
+  EXPECT_NE(message("{" + llama + R"(, "num_hidden_layers": 9223372036854775807})").find("num_hidden_layers"),
+            std::string::npos);
+  // OPT: a plain ReLU MLP, two matrices with biases like GPT-2's.
+  const auto opt = model_from_json(parse_json_text(R"({"model_type": "opt", "hidden_size": 768,
+    "num_hidden_layers": 12, "num_attention_heads": 12, "vocab_size": 50272, "intermediate_size": 3072,
+    "activation_function": "relu"})", "opt.json"));
+  EXPECT_EQ(opt.ffn_type, FfnType::ReLU);
+  EXPECT_DOUBLE_EQ(mlp_params_of_layer(opt, 0), 2.0 * 768 * 3072);
+  // null means "use the default" in a Hugging Face config.
+  const auto with_null = model_from_json(parse_json_text("{" + llama + R"(, "head_dim": null, "rope_scaling": null})",
+                                                         "c.json"));
+  EXPECT_EQ(with_null.head_dim, 128);
+  // Parameter counts are closed forms: the largest model answers at once.
+  ModelSpec big = preset("llama3-8b");
+  big.layers = 4096;
+  EXPECT_NEAR(count_params(big).total, count_params(preset("llama3-8b")).total +
+                                           double(4096 - 32) * (attention_params_per_layer(big) +
+                                                                mlp_params_of_layer(big, 0) +
+                                                                norm_params_per_layer(big)),
+              1e3);
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "common/limits.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::plan {
@@ -204,6 +205,9 @@ TrainPlan plan_training(const TrainPlanRequest& r, const hw::CostModel& cost, co
   // add nothing for a uniform layout and cost 10-100x more (simulator/training_sim.hpp).
   so.mode = sim::train::Mode::Symmetric;
   auto simulate = [&](TrainCandidate& c) {
+    // Beyond the event simulation's size limit the candidate keeps its closed-form estimate.
+    if (sim::train::work_graph_layer_steps(r.model, r.cluster, c.cfg, false) > limits::kMaxWorkGraphLayerSteps)
+      return;
     auto s = sim::train::simulate_training(r.model, r.cluster, c.cfg, cost, comm, so);
     c.iteration_time_s = s.iteration_time_s;
     c.tokens_per_s = s.tokens_per_s;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "common/input_file.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::strat {
@@ -33,7 +34,7 @@ Scenario scenario_from_json(const Json& j, const std::string& origin, const std:
     throw Error(origin + ": " + e.what());
   }
   if (auto p = o.opt_string("profile")) s.profile = resolve_relative(*p, base_dir).get<std::string>();
-  auto seed = o.get_int_min("seed", 1, 0);
+  auto seed = o.get_int_min("seed", 1, 0, kInt64Max);
   s.seed = std::uint64_t(seed);
   try {
     if (o.has("training")) {
@@ -53,6 +54,18 @@ Scenario scenario_from_json(const Json& j, const std::string& origin, const std:
     if (!j.at("workload").is_object()) throw Error(origin + ": workload: expected an object");
     s.workload = j.at("workload");
   }
+  // The files named inside: model, cluster, profile, workload trace, speculative draft model.
+  auto note_file = [&](const Json& v) {
+    const Json r = resolve_relative(v, base_dir);
+    if (r.is_string() && is_regular_file_path(r.get<std::string>())) s.input_files.push_back(r.get<std::string>());
+  };
+  note_file(j.at("model"));
+  note_file(j.at("cluster"));
+  if (!s.profile.empty()) note_file(Json(s.profile));
+  if (s.workload.is_object() && s.workload.contains("trace")) note_file(s.workload.at("trace"));
+  if (s.serving_raw.is_object() && s.serving_raw.contains("speculative") &&
+      s.serving_raw.at("speculative").is_object() && s.serving_raw.at("speculative").contains("draft_model"))
+    note_file(s.serving_raw.at("speculative").at("draft_model"));
   return s;
 }
 
@@ -73,7 +86,9 @@ Framework traced_framework(const std::string& profile_path) {
 
 Scenario load_scenario(const std::string& path) {
   Json j = read_json_file(path);
-  return scenario_from_json(j, path, fs::path(path).parent_path().string());
+  Scenario s = scenario_from_json(j, path, fs::path(path).parent_path().string());
+  s.input_files.push_back(path);
+  return s;
 }
 
 }  // namespace infraplan::strat

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hardware/cluster.hpp"
 #include "model/json_util.hpp"
@@ -26,6 +27,9 @@ struct Scenario {
   Json serving_raw;  ///< the "serving" object as written (engine keys included)
   Json workload;     ///< the "workload" object as written (null when absent)
   Json raw;          ///< the whole file
+  /// Files this scenario was read from: the scenario itself and the model, cluster, profile,
+  /// trace and draft-model files it names (an output of the same run may not overwrite them).
+  std::vector<std::string> input_files;
 };
 
 /// Parses a scenario object; relative file paths inside it resolve against `base_dir`.

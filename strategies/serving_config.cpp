@@ -1,5 +1,6 @@
 #include "strategies/serving_config.hpp"
 
+#include "common/limits.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::strat {
@@ -97,24 +98,28 @@ ServingConfig serving_from_json(const Json& j, const std::string& path,
   known.insert(known.end(), extra_keys.begin(), extra_keys.end());
   o.reject_unknown(known);
   ServingConfig s;
-  s.replicas = int(o.get_int_min("replicas", 1, 1));
-  s.tp = int(o.get_int_min("tp", 1, 1));
-  s.pp = int(o.get_int_min("pp", 1, 1));
-  s.ep = int(o.get_int_min("ep", 1, 1));
+  namespace L = limits;
+  s.replicas = int(o.get_int_min("replicas", 1, 1, L::kMaxGpus));
+  s.tp = int(o.get_int_min("tp", 1, 1, L::kMaxGpus));
+  s.pp = int(o.get_int_min("pp", 1, 1, L::kMaxGpus));
+  s.ep = int(o.get_int_min("ep", 1, 1, L::kMaxGpus));
   s.weights = parse_weight_quant(o.get_string("weights", "bf16"), o.field("weights"));
   std::string kv = o.get_choice("kv_dtype", "bf16", {"bf16", "fp16", "fp8", "int8", "int4"});
   s.kv_dtype = parse_dtype(kv, o.field("kv_dtype"));
-  s.block_size = int(o.get_int_min("block_size", 16, 1));
-  s.max_num_seqs = int(o.get_int_min("max_num_seqs", 256, 1));
-  s.max_batched_tokens = o.get_int_min("max_batched_tokens", 8192, 1);
+  s.block_size = int(o.get_int_min("block_size", 16, 1, L::kMaxBlockSize));
+  s.max_num_seqs = int(o.get_int_min("max_num_seqs", 256, 1, L::kMaxNumSeqs));
+  s.max_batched_tokens = o.get_int_min("max_batched_tokens", 8192, 1, L::kMaxBatchedTokens);
   s.gpu_memory_utilization = o.get_number("gpu_memory_utilization", 0.9);
-  if (s.gpu_memory_utilization <= 0 || s.gpu_memory_utilization > 1)
-    throw Error(o.field("gpu_memory_utilization") + " must be in (0, 1]");
-  s.quant_group = int(o.get_int_min("quant_group", 128, 1));
+  if (!(s.gpu_memory_utilization > 0 && s.gpu_memory_utilization <= 1))
+    throw Error(o.field("gpu_memory_utilization") + "=" + number_text(s.gpu_memory_utilization) +
+                " is invalid: must be in (0, 1]");
+  s.quant_group = int(o.get_int_min("quant_group", 128, 1, L::kMaxQuantGroup));
   return s;
 }
 
 void validate_serving(const ServingConfig& s, const model::ModelSpec& m, const hw::GpuSpec& g) {
+  if (s.tp > m.heads)
+    throw Error("serving.tp=" + std::to_string(s.tp) + " exceeds heads=" + std::to_string(m.heads));
   if (m.heads % s.tp != 0)
     throw Error("serving.tp=" + std::to_string(s.tp) + " does not divide heads=" + std::to_string(m.heads));
   if (s.pp > m.layers)

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/limits.hpp"
 #include "model/error.hpp"
 #include "strategies/pipeline_layout.hpp"
 
@@ -104,24 +105,23 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
                     "flash_attention", "moe_imbalance", "host_dispatch", "framework", "pp_layers", "dp_shard",
                     "train_tokens"});
   TrainingConfig t;
-  t.seq_len = o.get_int_min("seq_len", t.seq_len, 1);
-  t.global_batch = o.get_int_min("global_batch", 0, 0);
-  t.micro_batch = o.get_int_min("micro_batch", 1, 1);
-  t.tp = int(o.get_int_min("tp", 1, 1));
-  t.pp = int(o.get_int_min("pp", 1, 1));
-  t.dp = int(o.get_int_min("dp", 0, 0));
-  t.cp = int(o.get_int_min("cp", 1, 1));
-  t.ep = int(o.get_int_min("ep", 1, 1));
+  namespace L = limits;
+  t.seq_len = o.get_int_min("seq_len", t.seq_len, 1, L::kMaxSeqTokens);
+  t.global_batch = o.get_int_min("global_batch", 0, 0, L::kMaxGlobalBatch);
+  t.micro_batch = o.get_int_min("micro_batch", 1, 1, L::kMaxMicroBatch);
+  t.tp = int(o.get_int_min("tp", 1, 1, L::kMaxGpus));
+  t.pp = int(o.get_int_min("pp", 1, 1, L::kMaxGpus));
+  t.dp = int(o.get_int_min("dp", 0, 0, L::kMaxGpus));
+  t.cp = int(o.get_int_min("cp", 1, 1, L::kMaxGpus));
+  t.ep = int(o.get_int_min("ep", 1, 1, L::kMaxGpus));
   t.sp = o.get_bool("sp", false);
-  t.zero = int(o.get_int_min("zero", 0, 0));
-  if (t.zero > 3)
-    throw Error(o.field("zero") + "=" + std::to_string(t.zero) + " is invalid; valid: 0, 1, 2, 3");
+  t.zero = int(o.get_int_min("zero", 0, 0, 3));
   std::string s = o.get_choice("pp_schedule", "1f1b", pp_schedule_names());
   for (auto k : {PpSchedule::GPipe, PpSchedule::OneFOneB, PpSchedule::Interleaved, PpSchedule::ZBH1,
                  PpSchedule::DualPipe})
     if (s == pp_schedule_name(k)) t.pp_schedule = k;
   t.pp_virtual_stages =
-      int(o.get_int_min("pp_virtual_stages", t.pp_schedule == PpSchedule::Interleaved ? 2 : 1, 1));
+      int(o.get_int_min("pp_virtual_stages", t.pp_schedule == PpSchedule::Interleaved ? 2 : 1, 1, L::kMaxLayers));
   t.recompute = model::parse_recompute(o.get_string("recompute", "none"), o.field("recompute"));
   std::string p = o.get_choice("precision", "bf16-mixed", precision_names());
   for (auto q : {Precision::BF16Mixed, Precision::FP16Mixed, Precision::AmpBF16, Precision::BF16Pure,
@@ -130,20 +130,20 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   std::string opt = o.get_choice("optimizer", "adamw", {"adamw", "sgd", "lamb"});
   t.optimizer = opt == "sgd" ? Optimizer::SGD : opt == "lamb" ? Optimizer::LAMB : Optimizer::AdamW;
   t.flash_attention = o.get_bool("flash_attention", true);
-  t.moe_imbalance = o.get_number_min("moe_imbalance", 1.0, 1.0);
+  t.moe_imbalance = o.get_number_min("moe_imbalance", 1.0, 1.0, L::kMaxMoeImbalance);
   if (o.has("pp_layers")) {
     const Json& a = j.at("pp_layers");
     if (!a.is_array() || a.empty())
       throw Error(o.field("pp_layers") + ": expected a non-empty array of layer counts, e.g. [7, 8, 8, 7]");
     for (std::size_t i = 0; i < a.size(); ++i) {
-      if (!a[i].is_number_integer() || a[i].get<std::int64_t>() < 0)
+      if (!a[i].is_number_integer() || a[i].get<std::int64_t>() < 0 || a[i].get<std::int64_t>() > L::kMaxLayers)
         throw Error(o.field("pp_layers") + "[" + std::to_string(i) + "]=" + a[i].dump() +
-                    " is invalid: layer counts are whole numbers >= 0");
+                    " is invalid: layer counts are whole numbers in [0, " + std::to_string(L::kMaxLayers) + "]");
       t.pp_layers.push_back(a[i].get<std::int64_t>());
     }
   }
-  t.dp_shard = int(o.get_int_min("dp_shard", 0, 0));
-  t.train_tokens = o.get_number_min("train_tokens", 0, 0);
+  t.dp_shard = int(o.get_int_min("dp_shard", 0, 0, L::kMaxGpus));
+  t.train_tokens = o.get_number_min("train_tokens", 0, 0, 1e18);
   std::string hd = o.get_choice("host_dispatch", "auto", {"auto", "on", "off"});
   t.host_dispatch = hd == "on" ? HostDispatch::On : hd == "off" ? HostDispatch::Off : HostDispatch::Auto;
   t.framework = parse_framework(o.get_string("framework", "auto"), o.field("framework"));
@@ -178,6 +178,20 @@ Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw
   Warnings w;
   const int n = c.total_gpus();
   auto fail = [](const std::string& s) { throw Error(s); };
+  // Each size alone, then their product, before anything multiplies them in an int.
+  for (const auto& [name, v] : {std::pair{"tp", t.tp}, {"pp", t.pp}, {"cp", t.cp}, {"dp", t.dp}, {"ep", t.ep}})
+    if (v > n)
+      fail(std::string("training.") + name + "=" + std::to_string(v) + " exceeds the cluster's " +
+           std::to_string(n) + " GPUs");
+  const std::int64_t denom = std::int64_t(t.tp) * t.pp * t.cp;
+  if (denom > n)
+    fail("training: tp×pp×cp = " + std::to_string(denom) + " exceeds the cluster's " + std::to_string(n) +
+         " GPUs");
+  if (t.dp > 0 && std::int64_t(t.dp) * denom != n)
+    fail("training: tp×pp×dp×cp = " + std::to_string(t.tp) + "×" + std::to_string(t.pp) + "×" +
+         std::to_string(t.dp) + "×" + std::to_string(t.cp) + " = " + std::to_string(std::int64_t(t.dp) * denom) +
+         " but the cluster has " + std::to_string(n) + " GPUs (" + std::to_string(c.nodes) + " nodes × " +
+         std::to_string(c.gpus_per_node) + ")");
   if (m.heads % t.tp != 0)
     fail("training.tp=" + std::to_string(t.tp) + " does not divide heads=" + std::to_string(m.heads) +
          "; try " + list(divisors(m.heads)));
@@ -198,7 +212,6 @@ Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw
                       " layers unevenly: stages hold " + std::to_string(layers_of_stage(m, t.pp, 0)) +
                       " or " + std::to_string(layers_of_stage(m, t.pp, t.pp - 1)) + " layers");
   if (t.dp == 0) {
-    std::int64_t denom = std::int64_t(t.tp) * t.pp * t.cp;
     if (n % denom != 0)
       fail("training: tp×pp×cp=" + std::to_string(denom) + " does not divide the cluster's " +
            std::to_string(n) + " GPUs");

@@ -76,7 +76,15 @@ TEST(TrainingConfig, JsonErrorsNameTheField) {
     return std::string();
   };
   EXPECT_NE(err(R"({"tp": -2})").find("training.tp=-2 is invalid"), std::string::npos);
-  EXPECT_NE(err(R"({"zero": 4})").find("training.zero=4 is invalid; valid: 0, 1, 2, 3"), std::string::npos);
+  EXPECT_NE(err(R"({"zero": 4})").find("training.zero=4 is invalid: must be an integer in [0, 3]"), std::string::npos);
+  // Values that do not fit an int are refused, never wrapped (zero 4294967295 ran as −1, tp
+  // 4294967304 as 8).
+  EXPECT_NE(err(R"({"zero": 4294967295})").find("training.zero=4294967295 is invalid"), std::string::npos);
+  EXPECT_NE(err(R"({"tp": 4294967304})").find("training.tp=4294967304 is invalid: must be an integer in [1, 131072]"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"seq_len": 9223372036854775807})").find("training.seq_len"), std::string::npos);
+  EXPECT_NE(err(R"({"global_batch": 2147483648})").find("training.global_batch"), std::string::npos);
+  EXPECT_NE(err(R"({"tp": null})").find("training.tp: null"), std::string::npos);
   EXPECT_NE(err(R"({"pp_schedule": "zb"})").find("valid choices: 1f1b, gpipe, interleaved"),
             std::string::npos);
   EXPECT_NE(err(R"({"micro_bacth": 2})").find("did you mean 'micro_batch'"), std::string::npos);
@@ -103,6 +111,12 @@ TEST(Scenario, ParsesAndReportsErrorsWithOrigin) {
         << e.what();
   }
   EXPECT_THROW(scenario_from_json(Json::parse(R"({"model":"llama3-8b"})"), "b.json"), Error);
+  for (const char* bad : {R"({"model":"llama3-8b","cluster":"dgx-h100","serving":{"replicas":2147483648}})",
+                          R"({"model":"llama3-8b","cluster":"dgx-h100","serving":{"quant_group":4294967295}})",
+                          R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","nodes":1250000}})",
+                          R"({"model":"llama3-8b","cluster":{"preset":"dgx-h100","nodes":16385}})",
+                          R"({"model":"llama3-8b","cluster":"dgx-h100","seed":18446744073709551615})"})
+    EXPECT_THROW(scenario_from_json(Json::parse(bad), "c.json"), Error) << bad;
   EXPECT_THROW(scenario_from_json(Json::parse(R"({"model":"llama3-8b","cluster":"dgx-h1000"})"), "b.json"),
                Error);
 }
