@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/limits.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::sim::serve {
@@ -140,7 +141,7 @@ EnginePreset engine_preset_from_json(const JsonObject& o, int max_num_seqs) {
       p.graphs.sizes.erase(std::unique(p.graphs.sizes.begin(), p.graphs.sizes.end()), p.graphs.sizes.end());
     }
     if (g->has("max_size")) {
-      const long long top = g->get_int_min("max_size", 1, 1);
+      const long long top = g->get_int_min("max_size", 1, 1, 1 << 20);
       p.graphs.sizes.erase(
           std::remove_if(p.graphs.sizes.begin(), p.graphs.sizes.end(), [&](int b) { return b > top; }),
           p.graphs.sizes.end());
@@ -152,27 +153,27 @@ EnginePreset engine_preset_from_json(const JsonObject& o, int max_num_seqs) {
     k->reject_unknown({"norms", "residual_in_norm", "qkv_gemms", "rope", "kv_write", "gate_up_gemms",
                        "activation", "sampling"});
     LayerKernels& l = p.layer;
-    l.norms = int(k->get_int_min("norms", l.norms, 0));
+    l.norms = int(k->get_int_min("norms", l.norms, 0, 64));
     l.residual_in_norm = k->get_bool("residual_in_norm", l.residual_in_norm);
     l.qkv_gemms = int(k->get_int_min("qkv_gemms", l.qkv_gemms, 1));
     if (l.qkv_gemms != 1 && l.qkv_gemms != 3)
       throw Error(k->field("qkv_gemms") + "=" + std::to_string(l.qkv_gemms) +
                   " is invalid; valid: 1 (fused), 3");
-    l.rope = int(k->get_int_min("rope", l.rope, 0));
-    l.kv_write = int(k->get_int_min("kv_write", l.kv_write, 0));
+    l.rope = int(k->get_int_min("rope", l.rope, 0, 64));
+    l.kv_write = int(k->get_int_min("kv_write", l.kv_write, 0, 64));
     l.gate_up_gemms = int(k->get_int_min("gate_up_gemms", l.gate_up_gemms, 1));
     if (l.gate_up_gemms != 1 && l.gate_up_gemms != 2)
       throw Error(k->field("gate_up_gemms") + "=" + std::to_string(l.gate_up_gemms) +
                   " is invalid; valid: 1 (fused), 2");
-    l.activation = int(k->get_int_min("activation", l.activation, 0));
-    p.sampling_kernels = int(k->get_int_min("sampling", p.sampling_kernels, 0));
+    l.activation = int(k->get_int_min("activation", l.activation, 0, 64));
+    p.sampling_kernels = int(k->get_int_min("sampling", p.sampling_kernels, 0, 64));
   }
   if (o.has("eager_issue"))
     p.eager_issue = o.get_choice("eager_issue", "cuda", {"cuda", "framework"}) == "cuda"
                         ? EagerIssue::Cuda
                         : EagerIssue::Framework;
-  p.host_step_us = o.get_number_min("host_overhead_us", p.host_step_us, 0);
-  p.host_seq_us = o.get_number_min("host_us_per_seq", p.host_seq_us, 0);
+  p.host_step_us = o.get_number_min("host_overhead_us", p.host_step_us, 0, limits::kMaxHostOverheadUs);
+  p.host_seq_us = o.get_number_min("host_us_per_seq", p.host_seq_us, 0, limits::kMaxHostOverheadUs);
   p.host_overlap = o.get_bool("host_overlap", p.host_overlap);
   const std::string adm = o.get_choice("admission", admission_name(p.admission), {"on_demand", "reserve"});
   p.admission = adm == "reserve" ? Admission::Reserve : Admission::OnDemand;

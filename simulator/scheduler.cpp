@@ -193,18 +193,20 @@ SchedulerOutput Scheduler::schedule_static() {
     static_batch_.clear();
     while (!waiting_.empty() && int(static_batch_.size()) < cfg_.max_num_seqs) {
       Sequence* s = waiting_.front();
-      const PrefixMatch none;
+      PrefixMatch m;  // no prefix cache in static batches; a PD decode instance's KV arrived computed
+      if (s->kv_remote) m.tokens = s->num_computed;
       const std::int64_t slots = s->prompt_tokens() + s->request().output_tokens;  // reserved up front
-      if (!bm_.can_allocate(*s, none, slots)) break;
+      if (!bm_.can_allocate(*s, m, slots)) break;
       waiting_.pop_front();
-      bm_.allocate(*s, none, slots);
+      bm_.allocate(*s, m, slots);
       s->status = SeqStatus::Running;
       running_.push_back(s);
       static_batch_.push_back(s);
-      const std::int64_t q = s->len();
-      out.seqs.push_back({s, q, q, true, true});
+      const std::int64_t q = s->len() - s->num_computed;
+      const bool prefill = s->in_prefill();
+      out.seqs.push_back({s, q, s->num_computed + q, prefill, true});
       out.num_tokens += q;
-      out.num_prefill_tokens += q;
+      if (prefill) out.num_prefill_tokens += q;
     }
     return out;
   }
@@ -239,9 +241,14 @@ std::vector<Sequence*> Scheduler::update(const SchedulerOutput& out,
     if (s->done() || (s->prefill_only && s->num_generated >= 1)) {
       s->status = SeqStatus::Finished;
       running_.erase(std::find(running_.begin(), running_.end(), s));
-      // Static batches keep finished members' KV until the batch ends; PD prefill instances
-      // keep it until the transfer to the decode instance is done (the engine frees it).
-      if (cfg_.batching != Batching::Static && !s->prefill_only) bm_.free(*s);
+      // Static batches keep finished members' KV until the batch ends. PD prefill instances keep
+      // it until the transfer to the decode instance is done, and then the engine frees it: such
+      // a sequence leaves its static batch here, so that exactly one owner frees its blocks.
+      if (s->prefill_only) {
+        if (cfg_.batching == Batching::Static) static_batch_.erase(std::find(static_batch_.begin(), static_batch_.end(), s));
+      } else if (cfg_.batching != Batching::Static) {
+        bm_.free(*s);
+      }
       finished.push_back(s);
     }
   }

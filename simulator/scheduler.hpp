@@ -108,6 +108,7 @@ class Scheduler {
   std::vector<Sequence*> running_;
   std::deque<Sequence*> swapped_;
   std::vector<Sequence*> static_batch_;  // static batching: admitted members, finished included
+                                         // (PD prefill-only members leave at their first token)
   std::int64_t preemptions_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "simulator/serving_options.hpp"
 
+#include "common/limits.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::sim::serve {
@@ -27,7 +28,8 @@ EngineOptions engine_options_from_json(const Json& raw, const strat::ServingConf
   e.sched.batching = bat == "static" ? Batching::Static : Batching::Continuous;
   e.prefix_cache = o.get_bool("prefix_cache", e.sched.batching == Batching::Continuous);
   e.sched.chunked_prefill = o.get_bool("chunked_prefill", true);
-  e.sched.chunk_tokens = o.get_int_min("chunk_tokens", 0, 0);
+  namespace L = limits;
+  e.sched.chunk_tokens = o.get_int_min("chunk_tokens", 0, 0, L::kMaxBatchedTokens);
   const std::string pre = o.get_choice("preemption", "recompute", {"recompute", "swap"});
   e.sched.preemption = pre == "swap" ? Preemption::Swap : Preemption::Recompute;
   const std::string rt =
@@ -35,18 +37,19 @@ EngineOptions engine_options_from_json(const Json& raw, const strat::ServingConf
   e.routing = rt == "round_robin"         ? Routing::RoundRobin
               : rt == "least_outstanding" ? Routing::LeastOutstanding
                                           : Routing::PrefixAware;
-  e.swap_space_GiB = o.get_number_min("swap_space_GiB", 4, 0);
-  e.watermark = o.get_number_min("watermark", 0.01, 0);
-  if (e.watermark >= 0.5) throw Error(o.field("watermark") + " must be < 0.5 (a fraction of the KV blocks)");
+  e.swap_space_GiB = o.get_number_min("swap_space_GiB", 4, 0, L::kMaxSwapSpaceGiB);
+  e.watermark = o.get_number_min("watermark", 0.01, 0, 0.5);
+  if (e.watermark >= 0.5)
+    throw Error(o.field("watermark") + "=0.5 is invalid: must be in [0, 0.5) (a fraction of the KV blocks)");
   if (auto d = o.opt_object("disaggregation")) {
     d->reject_unknown(
         {"enabled", "prefill_instances", "prefill_tp", "decode_instances", "decode_tp", "kv_flows"});
     e.pd.simgrid_flows = d->get_choice("kv_flows", "model", {"model", "simgrid"}) == "simgrid";
     e.pd.enabled = d->get_bool("enabled", true);
-    e.pd.prefill_instances = int(d->get_int_min("prefill_instances", 1, 1));
-    e.pd.prefill_tp = int(d->get_int_min("prefill_tp", core.tp, 1));
-    e.pd.decode_instances = int(d->get_int_min("decode_instances", 1, 1));
-    e.pd.decode_tp = int(d->get_int_min("decode_tp", core.tp, 1));
+    e.pd.prefill_instances = int(d->get_int_min("prefill_instances", 1, 1, L::kMaxInstances));
+    e.pd.prefill_tp = int(d->get_int_min("prefill_tp", core.tp, 1, L::kMaxGpus));
+    e.pd.decode_instances = int(d->get_int_min("decode_instances", 1, 1, L::kMaxInstances));
+    e.pd.decode_tp = int(d->get_int_min("decode_tp", core.tp, 1, L::kMaxGpus));
   }
   if (auto s = o.opt_object("speculative")) {
     s->reject_unknown({"method", "draft_model", "k", "acceptance", "ngram_host_us"});
@@ -55,11 +58,9 @@ EngineOptions engine_options_from_json(const Json& raw, const strat::ServingConf
                     : m == "eagle" ? SpecMethod::Eagle
                     : m == "ngram" ? SpecMethod::Ngram
                                    : SpecMethod::None;
-    e.spec.k = int(s->get_int_min("k", 4, 0));
-    e.spec.acceptance = s->get_number("acceptance", m == "ngram" ? 0.5 : m == "eagle" ? 0.75 : 0.7);
-    if (e.spec.acceptance < 0 || e.spec.acceptance > 1)
-      throw Error(s->field("acceptance") + " must be in [0, 1] (per-token acceptance rate)");
-    e.spec.ngram_host_us_per_seq = s->get_number_min("ngram_host_us", 3, 0);
+    e.spec.k = int(s->get_int_min("k", 4, 0, L::kMaxSpecTokens));
+    e.spec.acceptance = s->get_number_min("acceptance", m == "ngram" ? 0.5 : m == "eagle" ? 0.75 : 0.7, 0, 1);
+    e.spec.ngram_host_us_per_seq = s->get_number_min("ngram_host_us", 3, 0, L::kMaxHostOverheadUs);
     if (e.spec.method == SpecMethod::Draft) {
       if (!s->has("draft_model"))
         throw Error(s->field("draft_model") +

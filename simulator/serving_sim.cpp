@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "common/limits.hpp"
 #include "model/error.hpp"
 #include "model/model_math.hpp"
 #include "simulator/request_release.hpp"
@@ -95,6 +96,10 @@ class Simulation {
   std::vector<double> transfer_times_s_;
   double transfer_bytes_ = 0;
   double transfer_s_ = 0, next_sample_ = 0, kv_usage_sum_ = 0, kv_peak_ = 0, end_s_ = 0;
+  /// The simulation runs on times relative to the first arrival, so that a workload starting at
+  /// 10^9 s is simulated with the same precision as one starting at 0; records, series and
+  /// trace events get it added back.
+  double origin_s_ = 0;
   std::int64_t kv_samples_ = 0;
   std::string kv_link_;
   std::vector<TimePoint> series_;
@@ -130,13 +135,22 @@ void Simulation::build() {
   } else {
     pools = {{Role::Aggregated, s_.serving.replicas, s_.serving.tp}};
   }
-  int gpus = 0;
-  for (const auto& p : pools) gpus += p.count * p.tp * s_.serving.pp;
+  // Sizes in int64 before anything is built: each instance owns a block table and a scheduler.
+  std::int64_t gpus = 0, instances = 0;
+  for (const auto& p : pools) {
+    instances += p.count;
+    gpus += std::int64_t(p.count) * p.tp * s_.serving.pp;
+  }
+  if (instances > limits::kMaxInstances)
+    throw Error("the deployment has " + std::to_string(instances) + " engine instances; a serving simulation "
+                "runs at most " + std::to_string(limits::kMaxInstances) +
+                " (for more, simulate one replica and scale its throughput, or use 'infraplan plan serve')");
   if (gpus > c.total_gpus())
     throw Error("the deployment needs " + std::to_string(gpus) + " GPUs (instances × tp × pp) but cluster '" +
                 c.name + "' has " + std::to_string(c.total_gpus()) +
                 "; add nodes or lower serving.replicas/tp");
   int rank = 0;
+  std::int64_t total_blocks = 0;
   for (const auto& p : pools) {
     strat::ServingConfig sc = s_.serving;
     sc.tp = p.tp;
@@ -150,13 +164,21 @@ void Simulation::build() {
       throw Error("serving: the weights of " + m.name + " leave no room for KV cache on " + c.gpu.name +
                   " with tp=" + std::to_string(p.tp) +
                   " (see 'infraplan memory serve'); raise tp or quantize the weights");
+    // Every block costs the simulation ~60 bytes of bookkeeping: bound the total before allocating.
+    const std::int64_t blocks = cap / s_.serving.block_size;
+    total_blocks += blocks * p.count;
+    if (total_blocks > limits::kMaxSimulatedKvBlocks)
+      throw Error("the deployment's KV caches hold " + std::to_string(total_blocks) + "+ blocks of " +
+                  std::to_string(s_.serving.block_size) + " tokens, beyond the " +
+                  std::to_string(limits::kMaxSimulatedKvBlocks) +
+                  " a serving simulation tracks; raise serving.block_size or simulate fewer instances");
     for (int i = 0; i < p.count; ++i) {
       InstanceSpec is;
       is.role = p.role;
       is.tp = p.tp;
       for (int g = 0; g < p.tp * s_.serving.pp; ++g) is.gpus.push_back(rank++);
       is.block_size = s_.serving.block_size;
-      is.num_blocks = std::int32_t(std::min<std::int64_t>(cap / s_.serving.block_size, 1LL << 30));
+      is.num_blocks = std::int32_t(blocks);
       is.block_bytes_per_gpu = kv_tok * double(s_.serving.block_size);
       is.host_blocks = std::int64_t(e.swap_space_GiB * 1073741824.0 / is.block_bytes_per_gpu);
       is.pcie_GBps = c.gpu.pcie_GBps > 0 ? c.gpu.pcie_GBps : 32;
@@ -214,7 +236,7 @@ void Simulation::try_start(double now, int inst) {
     const char* what = info->prefill_tokens == 0              ? "decode"
                        : info->prefill_tokens == info->tokens ? "prefill"
                                                               : "mixed";
-    o_.trace->span(inst, 0, what, "step", now, info->duration_s,
+    o_.trace->span(inst, 0, what, "step", origin_s_ + now, info->duration_s,
                    {{"tokens", info->tokens},
                     {"prefill_tokens", info->prefill_tokens},
                     {"seqs", info->seqs},
@@ -301,7 +323,7 @@ void Simulation::on_step_done(double now, int inst) {
       if (kv_link_.empty()) kv_link_ = kv_->link_name(src_g, dst_g);
       q_.push(start + dur, EventClass::KvArrived, dst, id);
       if (o_.trace)
-        o_.trace->span(int(engines_.size()), inst, "kv " + std::to_string(id), "kv_transfer", start, dur,
+        o_.trace->span(int(engines_.size()), inst, "kv " + std::to_string(id), "kv_transfer", origin_s_ + start, dur,
                        {{"bytes", bytes}, {"to", dst}});
       continue;
     }
@@ -329,9 +351,11 @@ void Simulation::sample(double now) {
   ++kv_samples_;
   kv_peak_ = std::max(kv_peak_, usage);
   if (now < next_sample_ || series_.size() >= 20000) return;
-  while (next_sample_ <= now) next_sample_ += o_.sample_interval_s;
+  // The next sample time after `now`, in O(1) however long the simulation was idle.
+  next_sample_ += o_.sample_interval_s * (std::floor((now - next_sample_) / o_.sample_interval_s) + 1);
+  if (next_sample_ <= now) next_sample_ = now + o_.sample_interval_s;
   TimePoint t;
-  t.t_s = now;
+  t.t_s = origin_s_ + now;
   t.kv_usage = usage;
   std::int64_t q = 0, h = 0;
   for (const auto& e : engines_) {
@@ -344,13 +368,17 @@ void Simulation::sample(double now) {
   t.prefix_hit_rate = q > 0 ? double(h) / double(q) : 0;
   series_.push_back(t);
   if (o_.trace) {
-    o_.trace->counter(0, "kv_usage", now, {{"kv_usage", usage}});
-    o_.trace->counter(0, "queue", now, {{"running", t.running}, {"waiting", t.waiting}});
+    o_.trace->counter(0, "kv_usage", origin_s_ + now, {{"kv_usage", usage}});
+    o_.trace->counter(0, "queue", origin_s_ + now, {{"running", t.running}, {"waiting", t.waiting}});
   }
 }
 
 ServingResult Simulation::run() {
   reqs_ = s_.requests.empty() ? make_requests(s_.workload) : s_.requests;
+  if (reqs_.empty()) throw Error("the workload has no requests");
+  origin_s_ = reqs_.front().arrival_s;
+  for (const auto& r : reqs_) origin_s_ = std::min(origin_s_, r.arrival_s);
+  for (auto& r : reqs_) r.arrival_s -= origin_s_;
   for (std::size_t i = 0; i < reqs_.size(); ++i)
     if (reqs_[i].id != std::int64_t(i)) throw Error("setup.requests: ids must be 0..n-1 in order");
   build();
@@ -365,6 +393,10 @@ ServingResult Simulation::run() {
   while (!q_.empty()) {
     const Event ev = q_.pop();
     if (o_.clock && ev.time_s > o_.clock->now_s()) o_.clock->wait_until(ev.time_s);
+    if (!(ev.time_s <= limits::kMaxSimulatedSeconds))
+      throw Error("simulated time reached " + number_text(ev.time_s) + " s, beyond the limit of " +
+                  number_text(limits::kMaxSimulatedSeconds) +
+                  " s (a double no longer resolves step times there); shorten the workload's span");
     switch (ev.cls) {
       case EventClass::Arrival:
         on_arrival(ev.time_s, ev.request);
@@ -379,6 +411,12 @@ ServingResult Simulation::run() {
         try_start(ev.time_s, ev.instance);
         break;
     }
+  }
+  for (auto& rec : recs_) {
+    rec.arrival_s += origin_s_;
+    rec.first_scheduled_s += origin_s_;
+    rec.first_token_s += origin_s_;
+    rec.finish_s += origin_s_;
   }
   if (finished_ != std::int64_t(reqs_.size()))
     throw std::logic_error("serving simulation ended with " +

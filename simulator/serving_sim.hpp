@@ -62,12 +62,20 @@ class RunClock {
 /// it could really allocate (the block manager is then built with that many).
 using BackendFactory = std::function<std::unique_ptr<ExecutionBackend>(
     InstanceSpec& spec, const strat::ServingConfig& instance_serving)>;
+/// Debug and sanitizer builds check the block manager's invariants after every engine step;
+/// release builds only when asked (SimOptions::check_invariants_every).
+#if defined(INFRAPLAN_CHECKED_BUILD) || !defined(NDEBUG)
+inline constexpr std::int64_t kDefaultInvariantCheckEvery = 1;
+#else
+inline constexpr std::int64_t kDefaultInvariantCheckEvery = 0;
+#endif
 
 struct SimOptions {
   bool keep_requests = true;                ///< fill ServingResult::requests
   ChromeTrace* trace = nullptr;             ///< record steps and KV transfers here when set
   double sample_interval_s = 0.5;           ///< time-series period, simulated seconds
-  std::int64_t check_invariants_every = 0;  ///< > 0: check block-manager invariants every N steps (tests)
+  /// > 0: check block-manager invariants every N steps (tests; every step in checked builds)
+  std::int64_t check_invariants_every = kDefaultInvariantCheckEvery;
   /// nullptr: CollectivesKvTransfer (send/recv on the cluster's fabric, collectives library).
   const KvTransferModel* kv_transfer = nullptr;
   /// nullptr: CollectivesTpComm (NCCL-like all-reduce model of the collectives library).

@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "common/limits.hpp"
 #include "model/error.hpp"
 #include "simulator/training_flowsim.hpp"
 
@@ -189,6 +190,14 @@ std::vector<CriticalSegment> critical_path(const strat::WorkGraph& g, const Exec
 
 }  // namespace
 
+std::int64_t work_graph_layer_steps(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
+                                   bool exact) {
+  const std::int64_t lanes = exact ? c.total_gpus() : t.pp;
+  const std::int64_t layers_per_lane = (m.layers + t.pp - 1) / t.pp;
+  // Each factor is bounded by the input limits, so the product fits an int64.
+  return lanes * t.micro_batches() * layers_per_lane * 2;
+}
+
 TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
                                  const hw::CostModel& cost, const coll::CommModel& comm, const TrainingOptions& o) {
   TrainingResult r;
@@ -198,7 +207,17 @@ TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c
   }
   strat::WorkGraphOptions go = o.graph;
   go.exact = o.mode == Mode::Exact || (o.mode == Mode::Auto && c.total_gpus() <= o.exact_max_gpus);
+  // Auto mode takes one lane per pipeline stage when one lane per GPU would be too large.
+  if (o.mode == Mode::Auto && go.exact && work_graph_layer_steps(m, c, t, true) > limits::kMaxWorkGraphLayerSteps)
+    go.exact = false;
   r.mode = go.exact ? "exact" : "symmetric";
+  const std::int64_t steps = work_graph_layer_steps(m, c, t, go.exact);
+  if (steps > limits::kMaxWorkGraphLayerSteps)
+    throw Error("the event simulation of this iteration would run " + std::to_string(steps) +
+                " layer passes (" + (go.exact ? std::to_string(c.total_gpus()) + " GPU lanes" : std::to_string(t.pp) + " pipeline lanes") +
+                " × " + std::to_string(t.micro_batches()) + " micro-batches × layers per stage × forward and backward), beyond the limit of " +
+                std::to_string(limits::kMaxWorkGraphLayerSteps) +
+                (go.exact ? "; use --mode symmetric or --estimate" : "; use --estimate (the closed form) or a larger micro_batch"));
   strat::WorkGraph g = strat::build_work_graph(m, c, t, cost, go);
   price_comm_ops(g, comm);
   if (o.free_comm)

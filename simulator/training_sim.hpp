@@ -36,7 +36,7 @@ enum class Backend { Events, SimGrid };
 struct TrainingOptions {
   Mode mode = Mode::Auto;
   Backend backend = Backend::Events;
-  int exact_max_gpus = 64;             ///< Auto: exact up to this many GPUs, symmetric above
+  int exact_max_gpus = 64;             ///< Auto: exact up to this many GPUs (and work_graph_layer_steps), symmetric above
   strat::WorkGraphOptions graph;       ///< bucket size, Ulysses CP (graph.exact is set by mode)
   bool keep_graph = false;             ///< keep the graph and times in the result (for traces)
   bool free_comm = false;              ///< every communication op takes 0 s (schedule checks)
@@ -104,7 +104,12 @@ double peak_flops_of(const hw::GpuSpec& g, strat::Precision p);
 TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
                                    const hw::CostModel& cost, const coll::CommModel& comm);
 
-/// Event-driven simulation of one iteration. `t` must be resolved.
+/// Layer passes (forward and backward, over every lane and micro-batch) the event simulation of
+/// one iteration runs; simulate_training refuses more than limits::kMaxWorkGraphLayerSteps.
+std::int64_t work_graph_layer_steps(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
+                                   bool exact);
+/// Event-driven simulation of one iteration. `t` must be resolved. Throws infraplan::Error when
+/// the work graph would be beyond the limit (work_graph_layer_steps).
 TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
                                  const hw::CostModel& cost, const coll::CommModel& comm,
                                  const TrainingOptions& o = {});

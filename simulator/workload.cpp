@@ -5,11 +5,14 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <sstream>
 
+#include "common/input_file.hpp"
+#include "common/limits.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::sim::serve {
+
+namespace L = limits;
 
 std::int64_t LengthDist::sample(Rng& rng) const {
   double v = mean;
@@ -26,7 +29,11 @@ std::int64_t LengthDist::sample(Rng& rng) const {
       v = double(zipf.sample(rng));
       break;
   }
-  return std::clamp<std::int64_t>(std::int64_t(std::llround(v)), std::max<std::int64_t>(min, 1), max);
+  // Clamp as a double first: exp() may overflow to inf, and rounding that to an integer is undefined.
+  const double lo = double(std::max<std::int64_t>(min, 1)), hi = double(max);
+  if (!(v >= lo)) v = lo;
+  if (!(v <= hi)) v = hi;
+  return std::int64_t(std::llround(v));
 }
 
 namespace {
@@ -48,20 +55,21 @@ const char* length_kind_name(LengthDist::Kind k) {
 LengthDist parse_length(const Json& j, const std::string& path, double fallback) {
   LengthDist d;
   d.mean = fallback;
-  if (j.is_null()) return d;
+  d.max = L::kMaxSeqTokens;
   if (j.is_number()) {
-    d.mean = j.get<double>();
-    if (d.mean < 1) throw Error(path + "=" + j.dump() + " must be ≥ 1 token");
+    d.mean = check_real(j.get<double>(), path, 1, double(L::kMaxSeqTokens));
     return d;
   }
   JsonObject o(j, path);
   o.reject_unknown({"dist", "mean", "min", "max", "sigma", "alpha"});
   const std::string k = o.get_choice("dist", "fixed", {"fixed", "uniform", "lognormal", "zipf"});
-  d.min = o.get_int_min("min", 1, 1);
-  d.max = o.get_int_min("max", 1 << 20, d.min);
-  d.mean = o.get_number_min("mean", k == "uniform" ? 0.5 * double(d.min + d.max) : fallback, 1);
-  d.sigma = o.get_number_min("sigma", 0.5, 0);
-  d.alpha = o.get_number_min("alpha", 1.1, 0);
+  d.min = o.get_int_min("min", 1, 1, L::kMaxSeqTokens);
+  d.max = o.get_int_min("max", k == "zipf" ? L::kMaxZipfRanks : L::kMaxSeqTokens, d.min,
+                        k == "zipf" ? L::kMaxZipfRanks : L::kMaxSeqTokens);
+  d.mean = o.get_number_min("mean", k == "uniform" ? 0.5 * double(d.min + d.max) : fallback, 1,
+                            double(L::kMaxSeqTokens));
+  d.sigma = o.get_number_min("sigma", 0.5, 0, 10);
+  d.alpha = o.get_number_min("alpha", 1.1, 0, 100);
   if (k == "fixed") d.kind = LengthDist::Kind::Fixed;
   if (k == "uniform") {
     d.kind = LengthDist::Kind::Uniform;
@@ -92,7 +100,7 @@ const std::vector<std::string> kClassKeys = {"name",          "requests",      "
 WorkloadClass parse_class(const JsonObject& o, const std::string& default_name) {
   WorkloadClass c;
   c.name = o.get_string("name", default_name);
-  c.requests = o.get_int_min("requests", 100, 1);
+  c.requests = o.get_int_min("requests", 100, 1, L::kMaxRequests);
   if (auto a = o.opt_object("arrival")) {
     a->reject_unknown({"type", "rate_per_s", "cv", "start_s", "burst", "concurrency", "think_time_s"});
     const std::string t = a->get_choice("type", "poisson", {"poisson", "gamma", "fixed", "closed"});
@@ -100,7 +108,7 @@ WorkloadClass parse_class(const JsonObject& o, const std::string& default_name) 
                      : t == "gamma" ? ArrivalSpec::Kind::Gamma
                      : t == "fixed" ? ArrivalSpec::Kind::Fixed
                                     : ArrivalSpec::Kind::Closed;
-    c.arrival.start_s = a->get_number_min("start_s", 0, 0);
+    c.arrival.start_s = a->get_number_min("start_s", 0, 0, L::kMaxArrivalSeconds);
     if (c.arrival.closed()) {
       for (const char* open_only : {"rate_per_s", "cv", "burst"})
         if (a->has(open_only))
@@ -110,43 +118,44 @@ WorkloadClass parse_class(const JsonObject& o, const std::string& default_name) 
       if (!a->has("concurrency"))
         throw Error(a->field("concurrency") +
                     " is required for type 'closed' (requests in flight, an integer >= 1)");
-      c.arrival.concurrency = int(a->get_int_min("concurrency", 1, 1));
-      c.arrival.think_time_s = a->get_number_min("think_time_s", 0, 0);
+      c.arrival.concurrency = int(a->get_int_min("concurrency", 1, 1, L::kMaxRequests));
+      c.arrival.think_time_s = a->get_number_min("think_time_s", 0, 0, L::kMaxArrivalSeconds);
     } else {
       for (const char* closed_only : {"concurrency", "think_time_s"})
         if (a->has(closed_only))
           throw Error(a->field(closed_only) + " applies only to arrival type 'closed' (this class is '" + t +
                       "'); use rate_per_s for an open loop");
-      c.arrival.burst = int(a->get_int_min("burst", 1, 1));
-      c.arrival.rate_per_s = a->get_number_min("rate_per_s", 0, 0);
-      c.arrival.cv = a->get_number_min("cv", 1, 0.01);
+      c.arrival.burst = int(a->get_int_min("burst", 1, 1, L::kMaxBurst));
+      c.arrival.rate_per_s = a->get_number_min("rate_per_s", 0, 0, L::kMaxRatePerSecond);
+      c.arrival.cv = a->get_number_min("cv", 1, 0.01, 100);
     }
   }
-  c.prompt = parse_length(o.raw().value("prompt_tokens", Json()), o.field("prompt_tokens"), 512);
-  c.output = parse_length(o.raw().value("output_tokens", Json()), o.field("output_tokens"), 128);
+  c.prompt = parse_length(o.raw().value("prompt_tokens", Json(512)), o.field("prompt_tokens"), 512);
+  c.output = parse_length(o.raw().value("output_tokens", Json(128)), o.field("output_tokens"), 128);
   if (auto p = o.opt_object("prefix")) {
     p->reject_unknown({"groups", "shared_tokens", "zipf"});
-    c.prefix_groups = p->get_int_min("groups", 1, 0);
-    c.prefix_shared_tokens = p->get_int_min("shared_tokens", 0, 0);
-    c.prefix_zipf = p->get_number_min("zipf", 0, 0);
+    c.prefix_groups = p->get_int_min("groups", 1, 0, L::kMaxPrefixGroups);
+    c.prefix_shared_tokens = p->get_int_min("shared_tokens", 0, 0, L::kMaxSeqTokens);
+    c.prefix_zipf = p->get_number_min("zipf", 0, 0, 100);
+    if (c.prefix_zipf > 0 && c.prefix_groups > L::kMaxZipfRanks)
+      throw Error(p->field("groups") + "=" + std::to_string(c.prefix_groups) +
+                  " is invalid with zipf: must be an integer in " + range_text(0, L::kMaxZipfRanks));
   }
   if (auto s = o.opt_object("sessions")) {
     s->reject_unknown({"turns", "think_time_s"});
-    c.session_turns = int(s->get_int_min("turns", 1, 1));
-    c.think_time_s = s->get_number_min("think_time_s", 0, 0);
+    c.session_turns = int(s->get_int_min("turns", 1, 1, L::kMaxSessionTurns));
+    c.think_time_s = s->get_number_min("think_time_s", 0, 0, L::kMaxArrivalSeconds);
   }
   if (o.has("priority")) {
     if (o.raw().at("priority").is_object()) {
       JsonObject p(o.raw().at("priority"), o.field("priority"));
       p.reject_unknown({"levels"});
-      c.priority_levels = int(p.get_int_min("levels", 1, 1));
+      c.priority_levels = int(p.get_int_min("levels", 1, 1, L::kMaxPriorityLevels));
     } else {
-      c.priority = int(o.get_int("priority"));
+      c.priority = int(o.get_int_min("priority", 0, -L::kMaxPriority, L::kMaxPriority));
     }
   }
-  c.acceptance = o.get_number("acceptance", -1);
-  if (o.has("acceptance") && (c.acceptance < 0 || c.acceptance > 1))
-    throw Error(o.field("acceptance") + " must be in [0, 1] (per-token speculative acceptance)");
+  c.acceptance = o.has("acceptance") ? o.get_number_min("acceptance", -1, 0, 1) : -1;
   return c;
 }
 
@@ -163,13 +172,18 @@ WorkloadSpec workload_from_json(const Json& j, std::uint64_t default_seed, const
   std::vector<std::string> known = kClassKeys;
   known.insert(known.end(), {"classes", "trace", "seed", "slo"});
   o.reject_unknown(known);
-  w.seed = std::uint64_t(o.get_int_min("seed", std::int64_t(default_seed), 0));
+  w.seed = std::uint64_t(o.get_int_min("seed", std::int64_t(default_seed), 0, kInt64Max));
   if (auto s = o.opt_object("slo")) {
     s->reject_unknown({"ttft_ms", "tpot_ms"});
-    w.slo.ttft_ms = s->get_number_min("ttft_ms", 0, 0);
-    w.slo.tpot_ms = s->get_number_min("tpot_ms", 0, 0);
+    w.slo.ttft_ms = s->get_number_min("ttft_ms", 0, 0, L::kMaxSloMs);
+    w.slo.tpot_ms = s->get_number_min("tpot_ms", 0, 0, L::kMaxSloMs);
   }
   if (auto t = o.opt_string("trace")) {
+    // A trace replaces the synthetic workload: keys that describe one would be silently ignored.
+    for (const auto& k : known)
+      if (k != "trace" && k != "seed" && k != "slo" && o.has(k))
+        throw Error(o.field(k) + " cannot be combined with workload.trace (a trace gives every request); "
+                    "remove one of them");
     std::filesystem::path p(*t);
     if (p.is_relative() && !base_dir.empty() && std::filesystem::exists(std::filesystem::path(base_dir) / p))
       p = std::filesystem::path(base_dir) / p;
@@ -177,6 +191,10 @@ WorkloadSpec workload_from_json(const Json& j, std::uint64_t default_seed, const
     return w;
   }
   if (o.has("classes")) {
+    for (const auto& k : kClassKeys)
+      if (o.has(k))
+        throw Error(o.field(k) + " cannot be combined with workload.classes (each class gives its own); move it "
+                    "into the classes");
     const Json& cs = j.at("classes");
     if (!cs.is_array() || cs.empty())
       throw Error("workload.classes: expected a non-empty array of class objects");
@@ -188,6 +206,11 @@ WorkloadSpec workload_from_json(const Json& j, std::uint64_t default_seed, const
   } else {
     w.classes.push_back(parse_class(o, "default"));
   }
+  std::int64_t total = 0;
+  for (const auto& c : w.classes) total += c.requests;
+  if (total > L::kMaxRequests)
+    throw Error("workload: " + std::to_string(total) + " requests over all classes is beyond the limit of " +
+                std::to_string(L::kMaxRequests));
   return w;
 }
 
@@ -260,6 +283,11 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
           }
         }
       }
+      if (!(t <= L::kMaxArrivalSeconds))
+        throw Error("workload" + (w.classes.size() > 1 ? ".classes[" + std::to_string(ci) + "]" : std::string()) +
+                    ": request " + std::to_string(made) + " would arrive at " + number_text(t) +
+                    " s, beyond the limit of " + number_text(L::kMaxArrivalSeconds) +
+                    " s; raise arrival.rate_per_s or lower start_s or requests");
       std::uint64_t key = 0;
       std::int64_t shared = 0;
       if (c.prefix_groups > 0) {
@@ -320,59 +348,103 @@ std::vector<Request> make_requests(const WorkloadSpec& w) {
 }
 
 std::vector<Request> load_trace(const std::string& path) {
-  const std::string text = read_text_file(path);
+  const std::string text = read_input_file(path, kMaxTraceFileBytes, "trace");
   const bool jsonl = path.size() >= 6 &&
                      (path.substr(path.size() - 6) == ".jsonl" || path.substr(path.size() - 5) == ".json");
   return parse_trace(text, path, jsonl);
 }
 
+namespace {
+
+/// The columns a trace may have, with their ranges; anything else is refused (a misspelt
+/// "promt_group" must not silently become a request without a prefix group).
+struct TraceColumn {
+  const char* name;
+  bool integer;
+  double min, max;
+};
+const TraceColumn kTraceColumns[] = {
+    {"arrival_time_s", false, 0, L::kMaxArrivalSeconds},
+    {"prompt_tokens", true, 1, double(L::kMaxSeqTokens)},
+    {"output_tokens", true, 1, double(L::kMaxSeqTokens)},
+    {"prefix_group", true, 0, 1e15},
+    {"shared_tokens", true, 0, double(L::kMaxSeqTokens)},
+    {"session_id", true, 0, 1e15},
+    {"priority", true, double(-L::kMaxPriority), double(L::kMaxPriority)},
+};
+
+std::vector<std::string> trace_column_names() {
+  std::vector<std::string> v;
+  for (const auto& c : kTraceColumns) v.emplace_back(c.name);
+  return v;
+}
+
+const TraceColumn* find_column(const std::string& name) {
+  for (const auto& c : kTraceColumns)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
 std::vector<Request> parse_trace(const std::string& text, const std::string& origin, bool jsonl) {
   std::vector<Request> out;
-  std::istringstream in(text);
+  std::size_t pos = 0;
   std::string line;
   std::vector<std::string> header;
-  int lineno = 0;
+  std::vector<const TraceColumn*> header_cols;
+  std::int64_t lineno = 0;
   auto bad = [&](const std::string& why) { throw Error(origin + ":" + std::to_string(lineno) + ": " + why); };
-  auto to_num = [&](const std::string& col, const std::string& v) {
+  auto column = [&](const std::string& name) {
+    const TraceColumn* c = find_column(name);
+    if (!c) bad(unknown_name_message("trace column", name.substr(0, 64), trace_column_names()));
+    return c;
+  };
+  // A cell's value, checked against its column's range (integers must be whole numbers).
+  auto checked = [&](const TraceColumn& c, double v) {
     try {
-      std::size_t used = 0;
-      double d = std::stod(v, &used);
-      while (used < v.size() && std::isspace(static_cast<unsigned char>(v[used]))) ++used;
-      if (used != v.size()) throw std::invalid_argument(v);
-      return d;
-    } catch (const std::exception&) {
-      bad(col + "='" + v + "' is not a number");
+      if (c.integer) return double(integer_from_real(v, c.name, std::int64_t(c.min), std::int64_t(c.max)));
+      return check_real(v, c.name, c.min, c.max);
+    } catch (const Error& e) {
+      bad(e.what());
     }
     return 0.0;
   };
-  while (std::getline(in, line)) {
+  while (pos < text.size()) {
+    const std::size_t nl = text.find('\n', pos);
+    line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos || line[0] == '#') continue;
     std::map<std::string, double> f;
     if (jsonl) {
-      Json j;
-      try {
-        j = Json::parse(line);
-      } catch (const std::exception& e) {
-        bad(std::string("not a JSON object: ") + e.what());
-      }
+      const Json j = parse_json_text(line, origin + ":" + std::to_string(lineno));
       if (!j.is_object()) bad("expected a JSON object");
       for (auto& [k, v] : j.items()) {
+        const TraceColumn* c = column(k);
         if (!v.is_number()) bad(k + " must be a number");
-        f[k] = v.get<double>();
+        f[k] = checked(*c, v.get<double>());
       }
     } else {
       std::vector<std::string> cells;
-      std::string cell;
-      std::istringstream ls(line);
-      while (std::getline(ls, cell, ',')) {
+      std::size_t start = 0;
+      for (;;) {
+        const std::size_t comma = line.find(',', start);
+        std::string cell = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         const auto a = cell.find_first_not_of(" \t"), b = cell.find_last_not_of(" \t");
         cells.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
       }
-      if (!line.empty() && line.back() == ',') cells.emplace_back();  // a trailing empty field
       if (header.empty()) {
         header = cells;
+        for (const auto& h : header) {
+          const TraceColumn* c = column(h);
+          if (std::find(header_cols.begin(), header_cols.end(), c) != header_cols.end())
+            bad("column '" + h + "' appears twice");
+          header_cols.push_back(c);
+        }
         for (const char* need : {"arrival_time_s", "prompt_tokens", "output_tokens"})
           if (std::find(header.begin(), header.end(), need) == header.end())
             bad(std::string("header lacks column '") + need +
@@ -382,28 +454,40 @@ std::vector<Request> parse_trace(const std::string& text, const std::string& ori
       if (cells.size() != header.size())
         bad("has " + std::to_string(cells.size()) + " fields, the header has " +
             std::to_string(header.size()));
-      for (std::size_t i = 0; i < cells.size(); ++i)
-        if (!cells[i].empty()) f[header[i]] = to_num(header[i], cells[i]);
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (cells[i].empty()) continue;
+        const TraceColumn& c = *header_cols[i];
+        try {
+          // A decimal number (integer columns: a whole one, "512" or "512.0" as pandas writes it).
+          const double v = parse_real(cells[i], c.name, c.integer ? -1e300 : c.min, c.integer ? 1e300 : c.max);
+          f[header[i]] = c.integer ? double(integer_from_real(v, c.name, std::int64_t(c.min), std::int64_t(c.max))) : v;
+        } catch (const Error& e) {
+          bad(e.what());
+        }
+      }
     }
     for (const char* need : {"arrival_time_s", "prompt_tokens", "output_tokens"})
       if (!f.count(need)) bad(std::string("missing ") + need);
+    if (std::int64_t(out.size()) >= L::kMaxRequests)
+      bad("more than " + std::to_string(L::kMaxRequests) + " requests; the limit of a trace is " +
+          std::to_string(L::kMaxRequests));
     Request r;
     r.arrival_s = f["arrival_time_s"];
-    if (r.arrival_s < 0) bad("arrival_time_s must be ≥ 0");
     r.prompt_tokens = std::int64_t(f["prompt_tokens"]);
     r.output_tokens = std::int64_t(f["output_tokens"]);
-    if (r.prompt_tokens < 1 || double(r.prompt_tokens) != f["prompt_tokens"])
-      bad("prompt_tokens must be an integer ≥ 1");
-    if (r.output_tokens < 1 || double(r.output_tokens) != f["output_tokens"])
-      bad("output_tokens must be an integer ≥ 1");
     if (f.count("session_id")) {
       r.session_id = std::int64_t(f["session_id"]);
       r.session_key = mix64(0x5E55ULL ^ std::uint64_t(r.session_id + 1));
       r.session_tokens = r.prompt_tokens + r.output_tokens;
     }
+    if (f.count("shared_tokens") && !f.count("prefix_group"))
+      bad("shared_tokens needs a prefix_group (the shared prompt it measures)");
     if (f.count("prefix_group")) {
       r.content_key = mix64(0x6A09ULL ^ std::uint64_t(std::int64_t(f["prefix_group"]) + 1));
       r.shared_tokens = f.count("shared_tokens") ? std::int64_t(f["shared_tokens"]) : r.prompt_tokens / 2;
+      if (r.shared_tokens > r.prompt_tokens)
+        bad("shared_tokens=" + std::to_string(r.shared_tokens) + " exceeds prompt_tokens=" +
+            std::to_string(r.prompt_tokens));
     }
     if (f.count("priority")) r.priority = int(f["priority"]);
     out.push_back(r);

@@ -115,3 +115,67 @@ TEST(Workload, BadTraceRowsNameTheLine) {
       Error);
   EXPECT_THROW(workload_from_json({{"arival", 1}}, 1), Error);
 }
+
+namespace {
+std::string trace_error(const std::string& text, bool jsonl = false) {
+  try {
+    parse_trace(text, "t.csv", jsonl);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+std::string workload_error(const std::string& json) {
+  try {
+    make_requests(workload_from_json(parse_json_text(json, "w.json"), 1));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Workload, TraceCellsAreStrictNumbersInRange) {
+  const std::string h = "arrival_time_s,prompt_tokens,output_tokens\n";
+  for (const char* row : {"nan,100,10", "inf,100,10", "1e300,100,10", "0,0x1p3,10", "0,1.5,10", "0,100,-1",
+                          "0,16777217,10", "-1,100,10"})
+    EXPECT_NE(trace_error(h + row + "\n"), "") << row;
+  EXPECT_NE(trace_error(h + "0,100,10,\n").find("has 4 fields"), std::string::npos);
+  EXPECT_NE(trace_error("arrival_time_s,prompt_tokens,output_tokens,promt_group\n0,1,1,2\n").find("unknown trace column 'promt_group'"),
+            std::string::npos);
+  EXPECT_NE(trace_error("{\"arrival_time_s\": 0, \"prompt_tokens\": 1, \"output_tokens\": 1, \"promt_group\": 2}\n", true)
+                .find("promt_group"),
+            std::string::npos);
+  EXPECT_NE(trace_error("{\"arrival_time_s\": 0, \"prompt_tokens\": 1, \"prompt_tokens\": 2, \"output_tokens\": 1}\n", true)
+                .find("duplicate key"),
+            std::string::npos);
+  EXPECT_NE(trace_error("arrival_time_s,prompt_tokens,output_tokens,prefix_group,shared_tokens\n0,10,1,1,11\n")
+                .find("exceeds prompt_tokens"),
+            std::string::npos);
+  EXPECT_EQ(parse_trace(h + "999999999.5,100,10\n", "t.csv", false).front().arrival_s, 999999999.5);
+}
+
+TEST(Workload, RequestKeysAreCheckedAndNothingIsSilentlyIgnored) {
+  EXPECT_NE(workload_error(R"({"trace": "x.csv", "requests": 5000})").find("workload.requests cannot be combined"),
+            std::string::npos);
+  EXPECT_NE(workload_error(R"({"classes": [{"requests": 5}], "requests": 10})").find("workload.requests"),
+            std::string::npos);
+  EXPECT_NE(workload_error(R"({"requests": 10, "prefix": {"shared_tokens": -5}})").find("shared_tokens=-5"),
+            std::string::npos);
+  EXPECT_NE(workload_error(R"({"requests": 10, "sessions": {"turns": 2147483648}})").find("turns"), std::string::npos);
+  EXPECT_NE(workload_error(R"({"requests": 10, "arrival": {"rate_per_s": 1e-300}})").find("rate_per_s"),
+            std::string::npos);
+  EXPECT_NE(workload_error(R"({"requests": 10, "arrival": {"start_s": 1e15}})").find("start_s"), std::string::npos);
+  EXPECT_NE(workload_error(R"({"requests": 1000001})").find("requests"), std::string::npos);
+  EXPECT_NE(workload_error(R"({"classes": [{"requests": 600000}, {"requests": 600000}]})").find("1200000 requests"),
+            std::string::npos);
+  EXPECT_NE(workload_error(R"({"requests": 10, "output_tokens": {"dist": "zipf", "max": 2000000}})").find("max"),
+            std::string::npos);
+  // Lengths drawn from a wide log-normal stay finite and within the clamp.
+  auto w = workload_from_json(parse_json_text(
+      R"({"requests": 2000, "prompt_tokens": {"dist": "lognormal", "mean": 1000, "sigma": 10, "max": 5000}})", "w"), 3);
+  for (const auto& r : make_requests(w)) {
+    EXPECT_GE(r.prompt_tokens, 1);
+    EXPECT_LE(r.prompt_tokens, 5000);
+  }
+}
