@@ -141,7 +141,7 @@ void apply_overrides(Cluster& c, const JsonObject& o) {
   if (o.has("reliability")) c.reliability = reliability_from_json(o.raw().at("reliability"), o.field("reliability"), c.reliability);
   if (o.has("storage")) c.storage = storage_from_json(o.raw().at("storage"), o.field("storage"), c.storage);
   if (o.has("price_per_gpu_hour")) {
-    c.price_per_gpu_hour = o.get_number_min("price_per_gpu_hour", 0, 0);
+    c.price_per_gpu_hour = o.get_number_min("price_per_gpu_hour", 0, 0, 1e6);
     c.price_source = o.field("price_per_gpu_hour");
   }
   namespace L = limits;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "common/checked_number.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::hw {
@@ -22,13 +23,10 @@ double job_failures_per_hour(const Reliability& r, int gpus, int nodes) {
 }
 
 namespace {
-double positive(const JsonObject& o, const std::string& key, double fallback) {
-  const double v = o.get_number(key, fallback);
-  if (!(v > 0)) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%g", v);
-    throw Error(o.field(key) + "=" + b + " is invalid: must be > 0");
-  }
+// A number in (0, max].
+double positive(const JsonObject& o, const std::string& key, double fallback, double max) {
+  const double v = o.get_number_min(key, fallback, 0, max);
+  if (!(v > 0)) throw Error(o.field(key) + "=0 is invalid: must be > 0 (at most " + number_text(max) + ")");
   return v;
 }
 }  // namespace
@@ -36,18 +34,18 @@ double positive(const JsonObject& o, const std::string& key, double fallback) {
 Reliability reliability_from_json(const Json& j, const std::string& path, Reliability r) {
   JsonObject o(j, path);
   o.reject_unknown({"gpu_mtbf_hours", "node_mtbf_hours", "network_mtbf_hours", "restart_s"});
-  r.gpu_mtbf_hours = positive(o, "gpu_mtbf_hours", r.gpu_mtbf_hours);
-  r.node_mtbf_hours = positive(o, "node_mtbf_hours", r.node_mtbf_hours);
-  r.network_mtbf_hours = positive(o, "network_mtbf_hours", r.network_mtbf_hours);
-  r.restart_s = o.get_number_min("restart_s", r.restart_s, 0);
+  r.gpu_mtbf_hours = positive(o, "gpu_mtbf_hours", r.gpu_mtbf_hours, 1e12);
+  r.node_mtbf_hours = positive(o, "node_mtbf_hours", r.node_mtbf_hours, 1e12);
+  r.network_mtbf_hours = positive(o, "network_mtbf_hours", r.network_mtbf_hours, 1e12);
+  r.restart_s = o.get_number_min("restart_s", r.restart_s, 0, 1e9);
   return r;
 }
 
 Storage storage_from_json(const Json& j, const std::string& path, Storage s) {
   JsonObject o(j, path);
   o.reject_unknown({"checkpoint_write_GBps", "checkpoint_read_GBps"});
-  s.checkpoint_write_GBps = positive(o, "checkpoint_write_GBps", s.checkpoint_write_GBps);
-  s.checkpoint_read_GBps = positive(o, "checkpoint_read_GBps", s.checkpoint_read_GBps);
+  s.checkpoint_write_GBps = positive(o, "checkpoint_write_GBps", s.checkpoint_write_GBps, 1e9);
+  s.checkpoint_read_GBps = positive(o, "checkpoint_read_GBps", s.checkpoint_read_GBps, 1e9);
   return s;
 }
 

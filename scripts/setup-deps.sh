@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages infraplan builds against, only those missing.
+# Installs the Debian 12 packages infraplan builds against, only those missing. clang and its
+# runtime libraries build the sanitizer and libFuzzer targets (scripts/test.sh --sanitize).
 # Idempotent: a second run installs nothing. Set INFRAPLAN_NO_GUI=1 to skip Qt6,
 # INFRAPLAN_NO_BROWSER=1 to skip chromium (report browser tests).
 set -euo pipefail
@@ -8,6 +9,7 @@ pkgs=(
   build-essential cmake ninja-build pkg-config
   libsimgrid-dev libboost-graph-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
 )
 if [ "${INFRAPLAN_NO_GUI:-0}" != "1" ]; then
   pkgs+=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev xvfb xauth)
