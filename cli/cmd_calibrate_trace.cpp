@@ -6,6 +6,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
+#include "common/output_files.hpp"
 #include "model/error.hpp"
 #include "profiler_trace/trace_profile.hpp"
 
@@ -78,12 +79,17 @@ int cmd_calibrate_from_trace(const std::vector<std::string>& argv) {
   const std::string out = a.require("out");
   o.gpu = a.get("gpu", "");
   o.framework = a.get("framework", "");
-  if (auto n = a.get_int("step", 0)) o.step = int(*n);
+  if (auto n = a.get_int("step", 0, 1 << 20)) o.step = int(*n);
   o.base_profile = a.get("base", "");
   o.command = "infraplan calibrate";
   for (const auto& w : argv) o.command += " " + w;
+  OutputFiles outputs;  // checked before the work: never the trace or the base profile itself
+  outputs.add_input(o.trace_path);
+  if (!o.base_profile.empty()) outputs.add_input(o.base_profile);
+  outputs.add("--out", out);
   const auto r = ptrace::calibrate_from_trace(o);
-  write_file_atomic(out, r.profile.dump(1) + "\n");
+  outputs.set(out, r.profile.dump(1) + "\n");
+  outputs.commit();
   if (a.flag("json")) {
     Json j = r.profile["trace_calibration"];
     j["out"] = out;

@@ -58,8 +58,11 @@ std::int64_t need(const Args& a, const char* name, std::int64_t max) {
 void refuse_others(const Args& a, const std::string& op, const std::vector<std::string>& used) {
   for (const char* o : {"m", "n", "k", "batch", "dtype", "seq", "kv-len", "context", "heads", "kv-heads",
                         "head-dim", "kv-dtype", "non-causal", "bytes", "clock-mhz", "layout"})
-    if (std::find(used.begin(), used.end(), o) == used.end())
-      a.refuse(o, "does not apply to --op " + op);
+    if (std::find(used.begin(), used.end(), o) == used.end()) {
+      const bool gemm_only = std::string(o) == "m" || std::string(o) == "n" || std::string(o) == "k" ||
+                             std::string(o) == "clock-mhz" || std::string(o) == "layout";
+      a.refuse(o, "does not apply to --op " + op + (gemm_only ? " (it applies to --op gemm only)" : ""));
+    }
 }
 
 }  // namespace

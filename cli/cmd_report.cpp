@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/results.hpp"
 #include "cli/scenario_question.hpp"
+#include "common/output_files.hpp"
 #include "infraplan_build_info.hpp"
 #include "model/error.hpp"
 #include "report/format.hpp"
@@ -94,6 +95,15 @@ int cmd_report(const std::vector<std::string>& argv) {
   }
   const std::string out = out_flag.value_or(format == report::Format::Html ? "report.html" : "report.md");
 
+  // The output is checked before any work (not a directory, a device or one of the inputs) and
+  // written only when the report is complete.
+  OutputFiles outputs;
+  if (auto m = a.get("measured")) outputs.add_input(*m);
+  if (from)
+    for (const auto& f : split_commas(*from)) outputs.add_input(f);
+  if (scenario) outputs.add_input(*scenario);
+  outputs.add("--out", out);
+
   report::ReportInputs in;
   if (auto p = a.get_number("price-per-gpu-hour", 0, 1e6)) in.price_per_gpu_hour = *p;
   // Read every input before computing anything, so a missing file fails fast.
@@ -125,7 +135,8 @@ int cmd_report(const std::vector<std::string>& argv) {
       std::string("infraplan ") + build_info::kVersion + " (commit " + build_info::kGitCommit + ")";
   const auto t0 = std::chrono::steady_clock::now();
   const std::string text = report::write_report(in, format);
-  write_file_atomic(out, text);
+  outputs.set(out, text);
+  outputs.commit();
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("report written to %s (%s, %s, %.0f ms)\n", out.c_str(),
               format == report::Format::Html ? "HTML" : "Markdown",

@@ -45,11 +45,11 @@ std::string read_input_file(const std::string& path, std::uint64_t max_bytes, co
   // appears. O_NONBLOCK guards the window between the check and the open.
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    throw Error("cannot open " + name + ": " + std::strerror(errno));
+    throw Error("cannot open file '" + path + "' (" + what + "): " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error(name + " is " + kind_of(st.st_mode) + ", not a regular file");
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (f.fd < 0) throw Error("cannot open " + name + ": " + std::strerror(errno));
+  if (f.fd < 0) throw Error("cannot open file '" + path + "' (" + what + "): " + std::strerror(errno));
   if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
     throw Error(name + " is " + kind_of(st.st_mode) + ", not a regular file");
   if (std::uint64_t(st.st_size) > max_bytes)

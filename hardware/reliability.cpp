@@ -25,9 +25,9 @@ double job_failures_per_hour(const Reliability& r, int gpus, int nodes) {
 namespace {
 // A number in (0, max].
 double positive(const JsonObject& o, const std::string& key, double fallback, double max) {
-  const double v = o.get_number_min(key, fallback, 0, max);
-  if (!(v > 0)) throw Error(o.field(key) + "=0 is invalid: must be > 0 (at most " + number_text(max) + ")");
-  return v;
+  const double v = o.get_number(key, fallback);
+  if (!(v > 0)) throw Error(o.field(key) + "=" + number_text(v) + " is invalid: must be > 0");
+  return o.get_number_min(key, fallback, 0, max);
 }
 }  // namespace
 

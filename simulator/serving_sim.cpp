@@ -385,7 +385,10 @@ ServingResult Simulation::run() {
   recs_.assign(reqs_.size(), RequestRecord{});
   done_.assign(reqs_.size(), 0);
   pending_.assign(reqs_.size(), Pending{});
-  release_ = std::make_unique<RequestRelease>(reqs_, s_.workload);
+  // Closed loops start their clients at start_s: on the same shifted clock as the arrivals.
+  WorkloadSpec shifted = s_.workload;
+  for (auto& c : shifted.classes) c.arrival.start_s = std::max(0.0, c.arrival.start_s - origin_s_);
+  release_ = std::make_unique<RequestRelease>(reqs_, shifted);
   const std::vector<Release> first = release_->initial();
   for (const Release& r : first) q_.push(r.time_s, EventClass::Arrival, -1, r.id);
   next_sample_ = first.empty() ? 0 : first.front().time_s;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/checked_number.hpp"
 #include "model/error.hpp"
 #include "model/model_math.hpp"
 #include "simulator/serving_random.hpp"
@@ -115,10 +116,26 @@ Goodput training_goodput(const hw::Cluster& c, const GoodputRequest& r) {
   g.failures_expected = g.expected_wall_s / g.job_mtbf_s;
 
   auto& mc = g.monte_carlo;
-  // At most ~4 million simulated segments in all (fewer runs for very long runs of short
-  // intervals; the confidence interval says how sure the mean is).
+  // At most ~4 million simulated draws in all (fewer runs for very long runs of short intervals;
+  // the confidence interval says how sure the mean is). One simulated run draws a segment per checkpoint interval and, per failure, the restarts
+  // until one completes (e^(restart / MTBF) of them on average). A run that would draw more than
+  // 4 million is refused: either the job fails far more often than it can restart or complete an
+  // interval (it would never finish), or the run has too many intervals.
   const double segments = std::ceil(g.compute_s / tau);
-  mc.runs = int(std::min(double(r.monte_carlo_runs), std::max(10.0, std::floor(4e6 / std::max(1.0, segments)))));
+  const double restart_tries = std::exp(std::min(50.0, g.restart_s / g.job_mtbf_s));
+  const double failure_draws = g.failures_expected * (1 + restart_tries);
+  if (!(segments + failure_draws <= 4e6)) {
+    if (!(failure_draws <= segments))
+      throw Error("training goodput: the job fails every " + number_text(g.job_mtbf_s) +
+                  " s on average (cluster.reliability), too often beside a restart (" + number_text(g.restart_s) +
+                  " s) or a checkpoint interval (" + number_text(tau + g.checkpoint_write_s) +
+                  " s): the run would practically never finish; raise the MTBFs or lower reliability.restart_s");
+    throw Error("training goodput: the run has " + number_text(segments) +
+                " checkpoint intervals, beyond the 4 million its Monte Carlo simulates; lower "
+                "training.train_tokens (or --tokens)");
+  }
+  mc.runs = int(std::min(double(r.monte_carlo_runs),
+                         std::max(10.0, std::floor(4e6 / std::max(1.0, segments + failure_draws)))));
   mc.seed = r.seed;
   serve::Rng rng = serve::Rng::derive(r.seed, 0x600d0u);
   double sum = 0, sum2 = 0, failures = 0;

@@ -184,7 +184,8 @@ scenario gpus_max '{"model": "llama3-70b", "cluster": {"preset": "dgx-h100", "no
 probe any "" -- simulate train --scenario "$tmp/gpus_max.json"
 probe any "" -- simulate train --scenario "$tmp/gpus_max.json" --estimate
 probe 0 "all_reduce" -- comm --cluster dgx-h100:16384 --op all_reduce --bytes 1GiB --group world
-probe any "" -- plan train --model llama3-70b --cluster dgx-h100:16384 --seq 8192 --global-batch 16384
+# plan train at the 131072-GPU limit takes ~21 s (docs/reliability.md, "Results"); 8192 GPUs ~9 s.
+probe any "" -- plan train --model llama3-70b --cluster dgx-h100:1024 --seq 8192 --global-batch 16384
 scenario mb_many '{"model": "llama3-8b", "cluster": "dgx-h100", "training": {"tp": 8, "seq_len": 4096, "global_batch": 16777216}}'
 probe any "" -- simulate train --scenario "$tmp/mb_many.json"
 scenario requests_max "{$serve_base, \"serving\": {}, \"workload\": {\"requests\": 1000001}}"
