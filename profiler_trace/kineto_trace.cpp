@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <optional>
 
 #include "model/error.hpp"
 
@@ -69,12 +71,27 @@ std::string read_maybe_gzip(const std::string& path, std::size_t max_bytes) {
 
 namespace {
 
+/// A JSON number as an int64 when it holds one exactly representable (no float-to-integer cast
+/// of a huge or non-finite value); nullopt otherwise.
+std::optional<std::int64_t> exact_int(const Json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > std::uint64_t(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
+    return std::int64_t(u);
+  }
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::fabs(d) < 9.0e18) return std::int64_t(d);
+  }
+  return std::nullopt;
+}
+
 /// Interns string pids/tids ("Spans", "Traces") as negative ids, in order of first appearance.
 struct IdInterner {
   std::map<std::string, std::int64_t> ids;
   std::int64_t of(const Json& v) {
-    if (v.is_number_integer() || v.is_number_unsigned()) return v.get<std::int64_t>();
-    if (v.is_number()) return std::int64_t(v.get<double>());
+    if (const auto n = exact_int(v)) return *n;
     std::string s = v.is_string() ? v.get<std::string>() : v.dump();
     auto it = ids.find(s);
     if (it != ids.end()) return it->second;
@@ -144,14 +161,14 @@ std::vector<std::vector<std::int64_t>> shapes_of(const Json& v) {
       std::vector<std::int64_t> s;
       if (t.is_array())
         for (const auto& d : t)
-          if (d.is_number()) s.push_back(d.get<std::int64_t>());
+          if (const auto n = exact_int(d)) s.push_back(*n);
       out.push_back(std::move(s));
     }
     return out;
   }
   std::vector<std::int64_t> s;
   for (const auto& d : v)
-    if (d.is_number()) s.push_back(d.get<std::int64_t>());
+    if (const auto n = exact_int(d)) s.push_back(*n);
   out.push_back(std::move(s));
   return out;
 }
