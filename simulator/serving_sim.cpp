@@ -395,11 +395,11 @@ ServingResult Simulation::run() {
   for (const Release& r : first) next_sample_ = std::min(next_sample_, r.time_s);
   while (!q_.empty()) {
     const Event ev = q_.pop();
-    if (o_.clock && ev.time_s > o_.clock->now_s()) o_.clock->wait_until(ev.time_s);
     if (!(ev.time_s <= limits::kMaxSimulatedSeconds))
       throw Error("simulated time reached " + number_text(ev.time_s) + " s, beyond the limit of " +
                   number_text(limits::kMaxSimulatedSeconds) +
                   " s (a double no longer resolves step times there); shorten the workload's span");
+    if (o_.clock && ev.time_s > o_.clock->now_s()) o_.clock->wait_until(ev.time_s);
     switch (ev.cls) {
       case EventClass::Arrival:
         on_arrival(ev.time_s, ev.request);
