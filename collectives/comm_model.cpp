@@ -64,11 +64,12 @@ const CommModel::GroupEntry& CommModel::group(CollectiveOp op, const std::vector
   return *bucket.back();
 }
 
-double CommModel::plan_seconds(const PlanEntry& e, double bytes, Protocol p,
+double CommModel::plan_seconds(const GroupEntry& g, const PlanEntry& e, double bytes, Protocol p,
                                std::vector<Phase>* phases) const {
   const ProtoLatency& lat = profile_.lat(e.plan.latency_class, p);
-  const double eff = profile_.protocol_efficiency[std::size_t(p)];
-  double t = lat.base_us * 1e-6;
+  const bool inter = g.shape.nodes > 1;
+  const double eff = profile_.step_efficiency(g.op, p, inter);
+  double t = std::max(0.0, lat.base_us + profile_.extra_latency_us(g.op, g.shape.n, inter)) * 1e-6;
   for (const Phase& ph : phases_for(e.plan, bytes, profile_.pipeline_chunk_bytes)) {
     const PatternCost& c = e.costs[std::size_t(ph.pattern)];
     const double hop = (c.inter ? lat.inter_hop_us : lat.intra_hop_us) * 1e-6;
@@ -135,7 +136,7 @@ CollectiveEstimate CommModel::estimate(CollectiveOp op, double bytes, const std:
     for (int pi = 0; pi < 3; ++pi) {
       if (!profile_.protocol_enabled[std::size_t(pi)]) continue;
       if (e.plan.algorithm == Algorithm::NVLS && pi != int(Protocol::Simple)) continue;
-      const double t = plan_seconds(e, bytes, Protocol(pi), nullptr);
+      const double t = plan_seconds(g, e, bytes, Protocol(pi), nullptr);
       if (t < best) {
         best = t;
         be = &e;
@@ -186,12 +187,13 @@ LoweredCollective CommModel::lower(CollectiveOp op, double bytes, const std::vec
   l.plan = e->plan;
   for (const auto& c : e->costs) l.costs.push_back(&c);
   l.protocol = p;
-  l.protocol_efficiency = profile_.protocol_efficiency[std::size_t(p)];
+  const bool inter = g.shape.nodes > 1;
+  l.protocol_efficiency = profile_.step_efficiency(op, p, inter);
   const ProtoLatency& lat = profile_.lat(e->plan.latency_class, p);
-  l.base_latency_s = lat.base_us * 1e-6;
+  l.base_latency_s = std::max(0.0, lat.base_us + profile_.extra_latency_us(op, g.shape.n, inter)) * 1e-6;
   l.hop_latency_s_intra = lat.intra_hop_us * 1e-6;
   l.hop_latency_s_inter = lat.inter_hop_us * 1e-6;
-  l.seconds = g.shape.n < 2 ? 0 : plan_seconds(*e, bytes, p, &l.phases);
+  l.seconds = g.shape.n < 2 ? 0 : plan_seconds(g, *e, bytes, p, &l.phases);
   if (g.shape.n < 2) l.phases.clear();
   return l;
 }

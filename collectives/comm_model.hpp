@@ -95,7 +95,8 @@ class CommModel {
     std::vector<std::unique_ptr<PlanEntry>> plans;  // parallel to algorithms
   };
   const GroupEntry& group(CollectiveOp op, const std::vector<int>& ranks) const;
-  double plan_seconds(const PlanEntry& e, double bytes, Protocol p, std::vector<Phase>* phases) const;
+  double plan_seconds(const GroupEntry& g, const PlanEntry& e, double bytes, Protocol p,
+                      std::vector<Phase>* phases) const;
   CollectiveEstimate finish(CollectiveOp op, double bytes, const GroupEntry& g, const PlanEntry* e,
                             Protocol p, double seconds) const;
 

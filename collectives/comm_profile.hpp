@@ -27,6 +27,29 @@ struct CommFit {
   double bw_GBps = 0;     ///< fitted bus bandwidth, 1e9 B/s
 };
 
+/// A link efficiency refitted from calibration sweeps (collectives/comm_refit.hpp): the fraction
+/// of the links' nominal bandwidth that `op` reaches with `protocol` on groups inside one node
+/// (`inter` false) or spanning nodes (`inter` true). Replaces link efficiency x protocol
+/// efficiency for that op, protocol and scope.
+struct LinkEfficiencyFit {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  Protocol protocol = Protocol::Simple;
+  bool inter = false;
+  double efficiency = 0;  ///< fraction of nominal link bandwidth, (0, 1.5]
+};
+
+/// Small-message latency refitted from calibration sweeps for `op` on groups of `ranks` ranks of
+/// one scope: the measured time of the smallest calls, and what the default latency table lacks
+/// of it. Group sizes between two fits interpolate `extra_us` linearly in log2(ranks); beyond the
+/// fitted sizes the nearest one applies.
+struct LatencyFit {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  bool inter = false;
+  int ranks = 0;           ///< group size the latency was measured on
+  double latency_us = 0;   ///< median measured time of calls <= 4 KiB, microseconds
+  double extra_us = 0;     ///< added to every protocol's base latency (may be negative), microseconds
+};
+
 /// Per-(algorithm, protocol) latencies in microseconds (NCCL tuning.cc, 2.2x).
 struct ProtoLatency {
   double base_us = 0;       ///< once per collective launch
@@ -60,6 +83,10 @@ struct CommProfile {
   double pipeline_chunk_bytes = 1 << 20;
   /// Measured fits from a calibration run; used instead of the model when they match.
   std::vector<CommFit> fits;
+  /// Refitted model terms (comm.model in a profile, collectives/comm_refit.hpp): they change the
+  /// model itself, so they apply to every group size and placement of their scope.
+  std::vector<LinkEfficiencyFit> link_efficiency;
+  std::vector<LatencyFit> latency_fits;
 
   CommProfile();
   /// Pure alpha-beta: no software latency, efficiencies 1, Simple protocol only, NVLS off. The
@@ -71,7 +98,18 @@ struct CommProfile {
   ///  "nvls_efficiency", "pipeline_chunk_bytes"}. Missing section: defaults.
   static CommProfile from_json(const Json& j, const std::string& path = "profile");
   /// The fit measured for (op, n ranks, scope), if any (fits of other group sizes don't apply).
+  /// Not used when the profile carries refitted model terms (`link_efficiency`): the refitted
+  /// model then answers every group.
   std::optional<CommFit> find_fit(CollectiveOp op, int n, bool inter) const;
+  /// Bandwidth efficiency the model divides a step's bytes by for (op, protocol, scope): the
+  /// refitted link efficiency over the scope's link efficiency when one was fitted, else the
+  /// protocol's efficiency.
+  double step_efficiency(CollectiveOp op, Protocol p, bool inter) const;
+  /// Latency added to the base latency of every protocol for `op` on `n` ranks of a scope,
+  /// microseconds (0 without latency fits for that op and scope).
+  double extra_latency_us(CollectiveOp op, int n, bool inter) const;
+  /// The `model` object of a profile's comm section for the refitted terms (empty when none).
+  Json refit_json() const;
   const ProtoLatency& lat(int algo_class, Protocol p) const { return latency[algo_class][int(p)]; }
 };
 
