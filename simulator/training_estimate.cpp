@@ -116,7 +116,8 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
   std::vector<Priced> per_mb(static_cast<std::size_t>(p));
   std::vector<double> w_of(static_cast<std::size_t>(p), 0.0), f_of(static_cast<std::size_t>(p), 0.0);
   std::vector<double> host_wait(static_cast<std::size_t>(p), 0.0);
-  std::vector<double> z3(static_cast<std::size_t>(p), 0.0), dp_exposed(static_cast<std::size_t>(p), 0.0), opt(static_cast<std::size_t>(p), 0.0);
+  std::vector<double> z3(static_cast<std::size_t>(p), 0.0), dp_exposed(static_cast<std::size_t>(p), 0.0), opt(static_cast<std::size_t>(p), 0.0),
+      ddp_copy(static_cast<std::size_t>(p), 0.0);
   for (int s = 0; s < p; ++s) {
     const int rank = pr.layout().rank({0, 0, 0, s});
     Priced f, b;
@@ -175,7 +176,13 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
     const double shard = t.zero >= 1 ? double(hsdp ? t.dp_shard : t.dp) * t.cp : 1.0;
     if (dual)  // both copies of a stage sum their gradients (pipeline_layout.hpp)
       grad += pr.comm_seconds(strat::CommOp::AllReduce, params.total() / shard * gb, GroupKind::PPMirror, rank);
-    const double buckets = std::max(1.0, std::ceil(params.total() / 40e6));
+    const double buckets = std::max(1.0, std::ceil(params.total() / t.bucket_params(gb)));
+    if (t.dp_buckets == strat::DpBuckets::Copy && t.zero == 0 && t.dp * t.cp > 1) {
+      // PyTorch DDP's bucket copy on the compute stream of the last backward: copy in and divide
+      // the DP size (4 B moved per gradient byte), copy back out before the optimizer (2).
+      ddp_copy[std::size_t(s)] = cost.memory_bound(params.total() * gb * 4).seconds +
+                                 cost.memory_bound(params.total() * gb * 2).seconds;
+    }
     double z3_extra = 0;
     // A DualPipe rank runs each micro-batch through one of its two chunks: per micro-batch it
     // does half of what both chunks hold.
@@ -236,7 +243,7 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
   const double bubble = p > 1 ? strat::schedule_bubble_seconds(t.pp_schedule, p, v, pt) : 0;
   const double pp_exposed = p > 1 ? 2.0 * (p - 1) * t_pp : 0;
   const double steady = mb * t_max;
-  const double tail = dp_exposed[0] + opt[std::size_t(slow)];
+  const double tail = dp_exposed[0] + opt[std::size_t(slow)] + ddp_copy[std::size_t(slow)];
   e.iteration_time_s = steady + bubble + pp_exposed + tail;
   e.tokens_per_s = double(t.global_batch) * double(t.seq_len) / e.iteration_time_s;
   const double model_flops =
@@ -249,7 +256,7 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
   e.peak_bytes = ledger.total_bytes();
   e.fits = ledger.fits();
   auto& bd = e.breakdown;
-  bd.compute = mb * w.compute;
+  bd.compute = mb * w.compute + ddp_copy[std::size_t(slow)];
   bd.recompute = mb * w.recompute;
   bd.optimizer = opt[std::size_t(slow)];
   const double comm_sum = w.comm[0] + w.comm[1] + w.comm[2];

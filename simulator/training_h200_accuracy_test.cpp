@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "collectives/comm_refit.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/recording_cost_model.hpp"
@@ -59,6 +60,9 @@ RowPrediction predict_row(const Json& row, const hw::Cluster& c, const hw::CostM
   p.t.precision = strat::Precision::AmpBF16;
   p.ckpt = row.value("checkpointing", std::string("none"));
   p.t.recompute = p.ckpt == "none" ? model::Recompute::None : model::Recompute::Full;
+  // PyTorch DDP's defaults, as the runs used them (bench/pytorch/ddp_step.py): the gradients
+  // copied into flat 25 MiB buckets (first 1 MiB), gradient_as_bucket_view=False.
+  if (row.value("ddp", std::string()).rfind("DistributedDataParallel", 0) == 0) p.t.dp_buckets = strat::DpBuckets::Copy;
   strat::resolve_training(p.t, p.m, c);
   p.r = simulate_training(p.m, c, p.t, cost, comm);
   p.meas_t = row.at("step_seconds_median").get<double>();
@@ -155,7 +159,22 @@ TEST(TrainingAccuracy, PyTorchDdpOnTwoH200) {
   hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
   c.gpus_per_node = 2;
   auto cost = hw::make_calibrated_cost_model(c.gpu.name);
-  coll::CommModel comm(c);
+  // The collective model refitted on the calibration sweep of the same machine
+  // (docs/data/h200x2_nccl.json), then checked here on the DDP steps: calibration first,
+  // validation after, nothing fitted to these steps.
+  std::vector<coll::MeasuredCollective> calls;
+  for (const auto& r : read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/h200x2_nccl.json")
+                           .at("comm")
+                           .at("rows"))
+    calls.push_back({coll::parse_op(r.at("op").get<std::string>()), {0, 1}, r.at("bytes").get<double>(),
+                     r.at("time_us").get<double>() * 1e-6});
+  const coll::CommModel comm(c, coll::refit_comm_profile(c, coll::CommProfile{}, calls).profile);
+  const coll::CommModel comm_default(c);
+  double t_abs_default = 0, m_abs_default = 0;
+  for (const auto& row : d.at("configs")) {
+    const RowPrediction p = predict_row(row, c, *cost, comm_default);
+    t_abs_default += std::abs(p.et), m_abs_default += std::abs(p.em);
+  }
   std::printf(
       "| model | micro-batch per rank | measured step | predicted | error | exposed DP comm | measured "
       "memory | "
@@ -171,14 +190,17 @@ TEST(TrainingAccuracy, PyTorchDdpOnTwoH200) {
                 100 * p.et, 1e3 * exposed, p.meas_m / 1073741824.0, p.pred_m / 1073741824.0, 100 * p.em);
     t_abs += std::abs(p.et), m_abs += std::abs(p.em), ++n;
   }
-  std::printf("mean |error|: step time %.1f%%, memory %.1f%% over %d configs\n", 100 * t_abs / n,
-              100 * m_abs / n, n);
-  // Target (docs/accuracy.md): 10% on both — not met (run of 2026-11-29: step 11.7%, every row
-  // under-predicted; memory 16.5%). Measured DDP steps take 4.2–17.8 ms more than the same
-  // single-GPU steps where the model exposes 0.9–1.7 ms of the bucketed all-reduce, and the ledger
-  // has no DDP gradient buckets. The bounds guard today's numbers against regressions.
-  EXPECT_LT(t_abs / n, 0.14);
-  EXPECT_LT(m_abs / n, 0.19);
+  std::printf("mean |error|: step time %.1f%%, memory %.1f%% over %d configs (default collective constants: "
+              "%.1f%%, %.1f%%)\n",
+              100 * t_abs / n, 100 * m_abs / n, n, 100 * t_abs_default / n, 100 * m_abs_default / n);
+  // Target (docs/accuracy.md): 10% on both. Run of 2026-12-01: step 8.6%, memory 7.1% (were 11.7%
+  // and 16.5% before PyTorch DDP's bucket copy — its flat buckets in the ledger, the copies in and
+  // out on the compute stream, 25 MiB buckets — entered the model). Still under-predicted on
+  // every row but one: the model hides all but the last bucket's all-reduce behind the backward,
+  // and has no term for NCCL's kernels slowing the backward beside them (not measured: that needs
+  // bench/pytorch/overlap_step.py on 2+ GPUs). The bounds guard today's numbers.
+  EXPECT_LT(t_abs / n, 0.10);
+  EXPECT_LT(m_abs / n, 0.09);
 }
 
 }  // namespace

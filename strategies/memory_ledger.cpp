@@ -142,6 +142,10 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   std::snprintf(note, sizeof note, "%.0f B/param%s", sb.grads,
                 t.zero >= 2 ? (", sharded by ZeRO-2/3" + hsdp).c_str() : "");
   L.lines.push_back({"gradients", sharded(sb.grads, 2), note});
+  if (t.dp_buckets == DpBuckets::Copy && t.zero == 0 && t.dp * t.cp > 1)
+    L.lines.push_back({"ddp_grad_buckets", sb.grads * params_local,
+                       "PyTorch DDP's flat gradient buckets (gradient_as_bucket_view=False): a second copy of "
+                       "the gradients"});
   std::snprintf(note, sizeof note, "%.0f B/param (%s, %s)%s", sb.optimizer, precision_name(t.precision),
                 optimizer_name(t.optimizer), t.zero >= 1 ? (", sharded by ZeRO-1/2/3" + hsdp).c_str() : "");
   L.lines.push_back({"optimizer_states", sharded(sb.optimizer, 1), note});

@@ -1,5 +1,6 @@
 #include "strategies/training_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/limits.hpp"
@@ -86,7 +87,21 @@ Json TrainingConfig::to_json() const {
           {"flash_attention", flash_attention},
           {"moe_imbalance", moe_imbalance},
           {"host_dispatch", host_dispatch_name(host_dispatch)},
-          {"framework", framework_name(framework_of(*this))}};
+          {"framework", framework_name(framework_of(*this))},
+          {"dp_buckets", dp_buckets_name(dp_buckets)},
+          {"dp_bucket_mib", dp_bucket_mib}};
+}
+
+const char* dp_buckets_name(DpBuckets b) { return b == DpBuckets::Copy ? "copy" : "views"; }
+
+double TrainingConfig::bucket_params(double grad_bytes) const {
+  if (dp_bucket_mib > 0) return dp_bucket_mib * 1048576.0 / grad_bytes;
+  return dp_buckets == DpBuckets::Copy ? 25.0 * 1048576.0 / grad_bytes : 40e6;
+}
+
+double TrainingConfig::first_bucket_params(double grad_bytes) const {
+  return dp_buckets == DpBuckets::Copy ? std::min(bucket_params(grad_bytes), 1048576.0 / grad_bytes)
+                                       : bucket_params(grad_bytes);
 }
 
 const char* host_dispatch_name(HostDispatch h) {
@@ -103,7 +118,7 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   o.reject_unknown({"seq_len", "global_batch", "micro_batch", "tp", "pp", "dp", "cp", "ep", "sp", "zero",
                     "pp_schedule", "pp_virtual_stages", "recompute", "precision", "optimizer",
                     "flash_attention", "moe_imbalance", "host_dispatch", "framework", "pp_layers", "dp_shard",
-                    "train_tokens"});
+                    "train_tokens", "dp_buckets", "dp_bucket_mib"});
   TrainingConfig t;
   namespace L = limits;
   t.seq_len = o.get_int_min("seq_len", t.seq_len, 1, L::kMaxSeqTokens);
@@ -147,6 +162,11 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   std::string hd = o.get_choice("host_dispatch", "auto", {"auto", "on", "off"});
   t.host_dispatch = hd == "on" ? HostDispatch::On : hd == "off" ? HostDispatch::Off : HostDispatch::Auto;
   t.framework = parse_framework(o.get_string("framework", "auto"), o.field("framework"));
+  t.dp_buckets = o.get_choice("dp_buckets", "views", {"views", "copy"}) == "copy" ? DpBuckets::Copy : DpBuckets::Views;
+  t.dp_bucket_mib = o.get_number_min("dp_bucket_mib", 0, 0);
+  if (t.dp_buckets == DpBuckets::Copy && t.zero > 0)
+    throw Error(o.field("dp_buckets") + "=copy is PyTorch DDP's bucket copy (zero 0); with zero=" +
+                std::to_string(t.zero) + " the gradients are sharded in place; valid here: views");
   return t;
 }
 

@@ -36,6 +36,16 @@ const char* optimizer_name(Optimizer o);
 enum class HostDispatch { Auto, On, Off };
 const char* host_dispatch_name(HostDispatch h);
 
+/// Where data-parallel gradients are reduced from (scenario key "dp_buckets"):
+///  - Views: the gradients live in the communication buckets (Megatron's contiguous gradient
+///    buffer, PyTorch DDP with gradient_as_bucket_view=True, FSDP): no copies.
+///  - Copy: PyTorch DDP's default (gradient_as_bucket_view=False): a second, flat copy of the
+///    gradients in buckets; each gradient is copied in as it is ready, the bucket divided by the
+///    DP size and all-reduced, and after the last bucket every gradient is copied back
+///    (torch/csrc/distributed/c10d/reducer.cpp). Costs memory (one more gradient copy) and HBM
+///    traffic on the compute stream.
+enum class DpBuckets { Views, Copy };
+const char* dp_buckets_name(DpBuckets b);
 struct TrainingConfig {
   std::int64_t seq_len = 4096;
   std::int64_t global_batch = 0;               ///< sequences per iteration (0: dp × micro_batch)
@@ -64,6 +74,15 @@ struct TrainingConfig {
   HostDispatch host_dispatch = HostDispatch::Auto;  ///< scenario key "host_dispatch": auto | on | off
   /// Scenario key "framework" (framework.hpp); Auto: framework_of() picks by precision.
   Framework framework = Framework::Auto;
+  DpBuckets dp_buckets = DpBuckets::Views;  ///< scenario key "dp_buckets": views | copy
+  /// Gradient bucket size, MiB of gradients (scenario key "dp_bucket_mib"); 0: the default of the
+  /// bucket kind (views: 40M parameters as Megatron; copy: 25 MiB as PyTorch DDP's bucket_cap_mb,
+  /// its first bucket 1 MiB).
+  double dp_bucket_mib = 0;
+  /// Gradient bucket size in parameters for `grad_bytes` bytes per gradient.
+  double bucket_params(double grad_bytes) const;
+  /// Size of the first bucket of a backward, parameters (PyTorch DDP: 1 MiB; else bucket_params).
+  double first_bucket_params(double grad_bytes) const;
 
   int gpus() const { return tp * pp * dp * cp; }
   /// Micro-batches per iteration per pipeline (gradient-accumulation steps).

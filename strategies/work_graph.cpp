@@ -231,11 +231,32 @@ class GraphBuilder {
   /// The group ZeRO shards dense states over: all of DP, or HSDP's shard group.
   GroupKind shard_group() const { return hsdp_ ? GroupKind::DPShard : GroupKind::DP; }
 
-  /// Emits a gradient bucket (dense and expert parts) after `after`.
-  void flush_bucket(int lane, RankParams& acc, int after, std::int64_t mb, std::vector<int>& buckets) {
+  /// Bucket size threshold for the next bucket of a backward, parameters.
+  double bucket_threshold() const {
+    const double gb = grad_comm_bytes(t_.precision);
+    if (t_.dp_buckets == DpBuckets::Views && t_.dp_bucket_mib <= 0) return o_.bucket_params;
+    return buckets_this_backward_ == 0 ? t_.first_bucket_params(gb) : t_.bucket_params(gb);
+  }
+
+  /// Emits a gradient bucket (dense and expert parts) after `after`. With PyTorch DDP's bucket
+  /// copy the gradients are first copied into the bucket and divided by the DP size on the
+  /// compute stream (`after` then becomes that op).
+  void flush_bucket(int lane, RankParams& acc, int& after, std::int64_t mb, std::vector<int>& buckets) {
     const CommOp c = t_.zero >= 1 ? CommOp::ReduceScatter : CommOp::AllReduce;
     const char* name = t_.zero >= 1 ? "dp_grad_reducescatter" : "dp_grad_allreduce";
     const double gb = grad_comm_bytes(t_.precision);
+    ++buckets_this_backward_;
+    if (t_.dp_buckets == DpBuckets::Copy && t_.zero == 0 &&
+        g_.groups[std::size_t(group_id(lane, GroupKind::DP))].size() > 1) {
+      Op cp;
+      cp.name = "ddp_bucket_copy_in", cp.category = OpCategory::Compute, cp.lane = lane;
+      cp.micro_batch = int(mb), cp.forward = false;
+      cp.bytes = acc.total() * gb * 4;  // copy in (read + write), divide by the DP size (read + write)
+      cp.seconds = cost_.memory_bound(cp.bytes).seconds;
+      cp.deps = {after};
+      after = add(std::move(cp));
+      ddp_copied_params_ += acc.total();
+    }
     if (acc.dense > 0) {
       int id = comm_op(lane, name, Stream::DP, c, acc.dense * gb, shard_group(), {after}, -1, mb);
       if (id >= 0) buckets.push_back(id);
@@ -369,6 +390,7 @@ class GraphBuilder {
         const bool weights = st.part != BackwardPart::Input;  // this step completes weight gradients
         const bool sync = weights && (t_.zero == 3 || --grads_left[std::size_t(st.chunk)] == 0);
         RankParams acc;
+        buckets_this_backward_ = 0;
         if (last_v) {
           run(part_of(tp_.head_b, tp_.head_s, st.part), -1, {}, false);
           if (sync) acc.dense += head_params_on_rank(m_, t_).dense;
@@ -387,7 +409,7 @@ class GraphBuilder {
           if (sync) {
             RankParams lp = layer_params_on_rank(m_, t_, l);
             acc.dense += lp.dense, acc.expert += lp.expert;
-            if (acc.total() >= o_.bucket_params) flush_bucket(lane, acc, last, st.micro_batch, buckets);
+            if (acc.total() >= bucket_threshold()) flush_bucket(lane, acc, last, st.micro_batch, buckets);
           }
         }
         if (first_v) {
@@ -415,6 +437,17 @@ class GraphBuilder {
       const int id = comm_op(lane, "dualpipe_mirror_allreduce", Stream::DP, CommOp::AllReduce,
                              local * grad_comm_bytes(t_.precision), GroupKind::PPMirror, mirror_deps, -1, mb_ - 1);
       if (id >= 0) buckets.push_back(id);
+    }
+    if (ddp_copied_params_ > 0) {
+      // PyTorch DDP copies every reduced gradient back out of its bucket once all are reduced.
+      Op out;
+      out.name = "ddp_bucket_copy_out", out.category = OpCategory::Compute, out.lane = lane, out.forward = false;
+      out.bytes = ddp_copied_params_ * grad_comm_bytes(t_.precision) * 2;
+      out.seconds = cost_.memory_bound(out.bytes).seconds;
+      out.deps = buckets;
+      if (last_compute_ >= 0) out.deps.push_back(last_compute_);
+      last_compute_ = add(std::move(out));
+      ddp_copied_params_ = 0;
     }
     // Optimizer step on this rank's (sharded) parameters after the last gradient bucket.
     const double dp_group = hsdp_ ? double(t_.dp_shard) : double(t_.dp);
@@ -501,6 +534,8 @@ class GraphBuilder {
   bool hsdp_ = false;
   std::int64_t last_mb_of_lane_ = -1;
   int last_compute_ = -1;
+  int buckets_this_backward_ = 0;  ///< gradient buckets emitted in the backward being built
+  double ddp_copied_params_ = 0;   ///< parameters copied into DDP buckets (copied back before the optimizer)
   double lane_tensors_ = 0;  ///< parameter tensors of the lane being built (optimizer host cost)
   WorkGraph g_;
   std::vector<int> first_, send_;

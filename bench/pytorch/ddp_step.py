@@ -25,9 +25,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_step  # noqa: E402  (the model, its step and its FLOP count)
 
 
-def measure(name, mb, warmup, steps, seed, rank, local_rank):
-    step, state = train_step.make_step(
-        name, mb, False, seed, wrap=lambda m: DDP(m, device_ids=[local_rank]), batch_seed=seed + 1000 * rank)
+def measure(name, mb, warmup, steps, seed, rank, local_rank, plain=False):
+    wrap = None if plain else (lambda m: DDP(m, device_ids=[local_rank]))
+    step, state = train_step.make_step(name, mb, False, seed, wrap=wrap, batch_seed=seed + 1000 * rank)
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     for _ in range(warmup):
@@ -48,7 +48,8 @@ def measure(name, mb, warmup, steps, seed, rank, local_rank):
         "data_parallel": dist.get_world_size(),
         "checkpointing": "none",
         "precision": "amp-bf16 autocast, fp32 master params, fused AdamW",
-        "ddp": "DistributedDataParallel, NCCL, default 25 MiB buckets",
+        "ddp": "none: the plain step in the same process (--also-plain)" if plain else
+               "DistributedDataParallel, NCCL, default 25 MiB buckets",
         "warmup_steps": warmup,
         "timed_steps": steps,
         "step_seconds_median": statistics.median(times),
@@ -69,6 +70,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--also-plain", action="store_true",
+                    help="also time each config without DDP in the same process (with one rank: what DDP's "
+                         "bucket copies and hooks cost without any inter-GPU traffic)")
     args = ap.parse_args()
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     local_rank = int(os.environ["LOCAL_RANK"])
@@ -95,12 +99,17 @@ def main():
     t0 = time.time()
     for name in args.models.split(","):
         for mb in (int(x) for x in args.micro_batches.split(",")):
-            r = measure(name, mb, args.warmup, args.steps, args.seed, rank, local_rank)
-            results.append(r)
+            runs = [measure(name, mb, args.warmup, args.steps, args.seed, rank, local_rank)]
+            if args.also_plain:
+                runs.append(measure(name, mb, args.warmup, args.steps, args.seed, rank, local_rank, plain=True))
+            results.extend(runs)
+            r = runs[-1]
             if rank == 0:
-                print(f"{name:10s} mb={mb:3d} dp={r['data_parallel']} step {r['step_seconds_median']*1e3:8.1f} ms "
-                      f"peak {max(r['max_memory_allocated_bytes_per_rank'])/2**30:6.1f} GiB ({time.time()-t0:.0f}s)",
-                      flush=True)
+                for r in runs:
+                    print(f"{name:10s} mb={mb:3d} dp={r['data_parallel']} {r['ddp'][:24]:24s} step "
+                          f"{r['step_seconds_median']*1e3:8.1f} ms peak "
+                          f"{max(r['max_memory_allocated_bytes_per_rank'])/2**30:6.1f} GiB ({time.time()-t0:.0f}s)",
+                          flush=True)
                 with open(args.out, "w") as f:  # after every config: a run cut short keeps what it measured
                     json.dump(out, f, indent=1)
                     f.write("\n")
