@@ -1,6 +1,8 @@
 // infraplan-calibrate: measures this GPU and writes a profile (docs/calibration.md).
 //   infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]
 //   infraplan-calibrate comm --out FILE.json [--quick]   (adds/replaces the "comm" section)
+//   mpirun|srun ... infraplan-calibrate comm --out CLUSTER.json [...]
+//                                       (one process per GPU: handed over to infraplan-calibrate-mpi)
 //   infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]
 //                                                          (exact GEMM shapes of a workload)
 //   infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json] [--api cublaslt|cublas|both]
@@ -13,9 +15,13 @@
 //   infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention (for a profiler: one launch each)
 //   infraplan-calibrate --only kernels                     (the own kernels' tables, printed)
 //   infraplan-calibrate --only rmsnorm                     (RMSNorm configurations, wide rows)
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -36,6 +42,8 @@ void usage() {
   std::fprintf(stderr,
                "usage: infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]\n"
                "       infraplan-calibrate comm --out FILE.json [--quick]\n"
+               "       mpirun|srun ... infraplan-calibrate comm --out CLUSTER.json [--quick] [--transport nccl|host]\n"
+               "                 [--ops a,b] [--min-bytes B] [--max-bytes B] [--max-nodes N] (infraplan-calibrate-mpi --help)\n"
                "       infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]\n"
                "       infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json] [--api cublaslt|cublas|both]\n"
                "                               [--passes N] [--no-grid] [--legacy-too] [--quick]\n"
@@ -126,6 +134,34 @@ std::vector<infraplan::calib::GemmShapeRequest> read_shapes(const std::string& p
   return out;
 }
 
+/// True when mpirun, srun or a PMI launcher started this process as one rank of several.
+bool started_by_launcher() {
+  auto set = [](const char* v) { return std::getenv(v) != nullptr; };
+  return set("OMPI_COMM_WORLD_SIZE") || (set("SLURM_PROCID") && (set("SLURM_STEP_ID") || set("SLURM_STEPID"))) ||
+         (set("PMI_RANK") && set("PMI_SIZE"));
+}
+
+/// `comm` under a launcher (or with --transport host) is the multi-process calibration:
+/// replaces this process by infraplan-calibrate-mpi beside it (same arguments, same
+/// environment, same process id, so the launcher keeps track of it). Returns only on failure.
+int hand_over_to_mpi(char** argv) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path tool = fs::read_symlink("/proc/self/exe", ec).parent_path() / "infraplan-calibrate-mpi";
+  if (ec || !fs::exists(tool, ec)) {
+    std::fprintf(stderr,
+                 "infraplan-calibrate: started as one rank of several (mpirun/srun), but infraplan-calibrate-mpi "
+                 "is not beside this program (%s): build with MPI (apt install openmpi-bin libopenmpi-dev, "
+                 "reconfigure), or use --single-process for one machine\n",
+                 tool.string().c_str());
+    return 2;
+  }
+  std::fflush(stdout);
+  execv(tool.c_str(), argv);
+  std::fprintf(stderr, "infraplan-calibrate: cannot run %s\n", tool.string().c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,6 +175,15 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     opt.command += ' ';
     opt.command += argv[i];
+  }
+  {
+    bool comm = false, single = false, host = false;
+    for (int i = 1; i < argc; ++i) {
+      comm |= std::strcmp(argv[i], "comm") == 0;
+      single |= std::strcmp(argv[i], "--single-process") == 0;
+      host |= std::strcmp(argv[i], "--transport") == 0 && i + 1 < argc && std::strcmp(argv[i + 1], "host") == 0;
+    }
+    if (comm && !single && (host || started_by_launcher())) return hand_over_to_mpi(argv);
   }
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -199,6 +244,10 @@ int main(int argc, char** argv) {
       add_to = value("--add-to");
     else if (a == "--verbose")
       opt.verbose = true;
+    else if (a == "--single-process" && comm_mode)
+      ;  // comm on this machine's GPUs from one process (the default without a launcher)
+    else if (a == "--transport" && comm_mode && i + 1 < argc && std::strcmp(argv[i + 1], "nccl") == 0)
+      ++i;
     else if (a == "--help" || a == "-h") {
       usage();
       return 0;

@@ -120,6 +120,11 @@ json run_comm_sweeps(const CommOptions& opt) {
   int ndev = 0;
   CALIB_CUDA(cudaGetDeviceCount(&ndev));
   out["gpus"] = ndev;
+  if (ndev > 0) {
+    cudaDeviceProp prop{};
+    CALIB_CUDA(cudaGetDeviceProperties(&prop, 0));
+    out["device"] = prop.name;  // which GPU model the sweep measured (checked when merged)
+  }
 
   if (opt.try_multi_rank_one_gpu) {
     std::vector<ncclComm_t> c2(2);

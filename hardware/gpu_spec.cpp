@@ -156,4 +156,23 @@ const GpuSpec& find_gpu(const std::string& name) {
   throw Error(unknown_name_message("GPU", name, gpu_names()));
 }
 
+const GpuSpec* find_gpu_by_device_name(const std::string& device_name, double memory_bytes) {
+  auto has = [&](const char* token) { return device_name.find(token) != std::string::npos; };
+  const char* name = nullptr;
+  if (has("H200"))
+    name = "h200-sxm-141gb";
+  else if (has("B200"))
+    name = "b200-sxm-180gb";
+  else if (has("L40S"))
+    name = "l40s";
+  else if (has("H100"))
+    name = has("PCIe") ? "h100-pcie-80gb" : "h100-sxm5-80gb";
+  else if (has("A100"))
+    name = has("40GB") || (memory_bytes > 0 && memory_bytes < 60e9) ? "a100-sxm4-40gb" : "a100-sxm4-80gb";
+  if (!name) return nullptr;
+  for (const auto& g : gpu_catalog())
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
 }  // namespace infraplan::hw

@@ -41,5 +41,9 @@ const std::vector<GpuSpec>& gpu_catalog();
 const GpuSpec& find_gpu(const std::string& name);
 /// Catalog names.
 std::vector<std::string> gpu_names();
+/// The catalog entry of a GPU as its driver names it ("NVIDIA H200", "NVIDIA H100 80GB HBM3",
+/// "NVIDIA A100-SXM4-80GB", ...), told apart by `memory_bytes` where the name alone is not enough;
+/// nullptr when the catalog has no such GPU.
+const GpuSpec* find_gpu_by_device_name(const std::string& device_name, double memory_bytes = 0);
 
 }  // namespace infraplan::hw

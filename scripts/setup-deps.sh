@@ -10,6 +10,7 @@ pkgs=(
   libsimgrid-dev libboost-graph-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
+  openmpi-bin libopenmpi-dev
 )
 if [ "${INFRAPLAN_NO_GUI:-0}" != "1" ]; then
   pkgs+=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev xvfb xauth)
