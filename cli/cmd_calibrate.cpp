@@ -1,6 +1,9 @@
 // infraplan calibrate [comm] --out FILE.json [--quick] ...: runs the CUDA calibration tool
 // (infraplan-calibrate, built when nvcc is found) beside this binary or on PATH; with --from-trace
 // it reads a profiler trace in-process instead (cmd_calibrate_trace.cpp).
+// `calibrate cluster` and `calibrate merge` run here (cmd_calibrate_cluster.cpp, cmd_calibrate_merge.cpp).
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "cli/commands.hpp"
@@ -16,6 +19,10 @@ int cmd_calibrate(const std::vector<std::string>& args) {
         if (h == "--help" || h == "-h") return cmd_calibrate_from_trace({"--help"});
       return cmd_calibrate_from_trace(args);
     }
+  if (!args.empty() && args.front() == "cluster")
+    return cmd_calibrate_cluster(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (!args.empty() && args.front() == "merge")
+    return cmd_calibrate_merge(std::vector<std::string>(args.begin() + 1, args.end()));
   std::string tool = find_tool("infraplan-calibrate");
   bool help = args.empty();
   for (const auto& a : args) help |= a == "--help" || a == "-h";
@@ -26,7 +33,9 @@ int cmd_calibrate(const std::vector<std::string>& args) {
           "       infraplan calibrate --out FILE.json --shapes SHAPES.json --add-to PROFILE.json\n"
           "       infraplan calibrate comm --out FILE.json [--quick]\n"
           "       infraplan calibrate --from-trace TRACE.json[.gz] --out PROFILE.json [--gpu NAME] (no GPU needed;\n"
-          "       options: infraplan calibrate --from-trace --help)\n\n"
+          "       options: infraplan calibrate --from-trace --help)\n"
+          "       infraplan calibrate cluster --launcher slurm|mpirun --out CLUSTER.json ...  (--help)\n"
+          "       infraplan calibrate merge --out CLUSTER.json FILE...                        (--help)\n\n"
           "Runs CUDA kernels, cuBLAS/cuBLASLt sweeps and NCCL collectives on this machine's GPUs and\n"
           "writes a hardware profile (docs/calibration.md). Needs the infraplan-calibrate tool,\n"
           "built when nvcc is found at configure time. SHAPES.json: the exact GEMM shapes of a workload\n"

@@ -8,6 +8,7 @@
 #include "cli/table.hpp"
 #include "collectives/comm_model.hpp"
 #include "collectives/flow_sim.hpp"
+#include "hardware/cluster_profile.hpp"
 #include "model/error.hpp"
 #include "strategies/scenario.hpp"
 
@@ -84,6 +85,8 @@ int cmd_comm(const std::vector<std::string>& argv) {
     }
   } else {
     cluster = hw::resolve_cluster_arg(*a.get("cluster"));
+    // A measured cluster (cluster profile) brings its refitted collective model.
+    if (profile_path.empty() && hw::is_cluster_profile_file(*a.get("cluster"))) profile_path = *a.get("cluster");
   }
   coll::CommProfile profile;
   if (!profile_path.empty())

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "model/json_util.hpp"
+
 namespace infraplan::cli {
 
 using CommandFn = int (*)(const std::vector<std::string>& args);
@@ -28,6 +30,12 @@ int cmd_memory(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
 /// `calibrate --from-trace`: a profile from a torch.profiler trace, no GPU needed.
 int cmd_calibrate_from_trace(const std::vector<std::string>& args);
+/// `calibrate cluster`: single-GPU and communication calibration across a cluster, merged.
+int cmd_calibrate_cluster(const std::vector<std::string>& args);
+/// `calibrate merge`: profiles merged into one cluster profile.
+int cmd_calibrate_merge(const std::vector<std::string>& args);
+/// Prints what a cluster profile holds (cluster, refitted model, measured vs modelled).
+void print_cluster_profile_summary(const Json& profile, const std::string& path);
 int cmd_cost(const std::vector<std::string>& args);
 int cmd_comm(const std::vector<std::string>& args);
 int cmd_plan(const std::vector<std::string>& args);

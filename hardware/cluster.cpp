@@ -1,5 +1,7 @@
 #include "hardware/cluster.hpp"
 
+#include "hardware/cluster_profile.hpp"
+
 #include <filesystem>
 
 #include "common/limits.hpp"
@@ -123,7 +125,7 @@ std::vector<Cluster> presets() {
 
 const std::vector<std::string> kClusterKeys = {
     "preset", "name",           "gpu",       "nodes",      "gpus_per_node",     "intra",
-    "inter",  "nvlink_latency_us", "pcie_latency_us", "reliability", "storage", "price_per_gpu_hour"};
+    "inter",  "nvlink_latency_us", "pcie_latency_us", "reliability", "storage", "price_per_gpu_hour", "profile"};
 
 void apply_overrides(Cluster& c, const JsonObject& o) {
   o.reject_unknown(kClusterKeys);
@@ -205,9 +207,19 @@ Cluster cluster_preset(const std::string& name, int nodes) {
 
 Cluster resolve_cluster(const Json& v, const std::string& path) {
   if (v.is_string()) return resolve_cluster_arg(v.get<std::string>());
+  if (is_cluster_profile(v)) return cluster_from_cluster_profile(v, path);
   JsonObject o(v, path);
   Cluster c;
-  if (auto p = o.opt_string("preset")) {
+  if (auto prof = o.opt_string("profile")) {
+    // A measured cluster (cluster profile) with overrides, e.g. more nodes of the same kind.
+    if (o.has("preset") || o.has("gpu"))
+      throw Error(o.field("profile") + ": give either a cluster profile or \"preset\"/\"gpu\", not both");
+    const Json j = read_json_file(*prof);
+    if (!is_cluster_profile(j))
+      throw Error(o.field("profile") + "='" + *prof + "' is not a cluster profile (\"schema\": "
+                  "\"infraplan-cluster-profile/1\", written by infraplan calibrate cluster)");
+    c = cluster_from_cluster_profile(j, *prof);
+  } else if (auto p = o.opt_string("preset")) {
     try {
       c = cluster_preset(*p);
     } catch (const Error& e) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "hardware/cluster_profile.hpp"
 #include "hardware/profile_embedded.hpp"
 #include "common/checked_number.hpp"
 #include "model/error.hpp"
@@ -629,7 +630,17 @@ Profile parse_profile(const Json& j, const std::string& origin) {
   return p;
 }
 
-Profile load_profile_file(const std::string& path) { return parse_profile(read_json_file(path), path); }
+Profile load_profile_file(const std::string& path) {
+  Json j = read_json_file(path);
+  if (is_cluster_profile(j)) {
+    const auto gpus = cluster_profile_gpus(j);
+    if (gpus.size() != 1)
+      throw Error(path + " is a cluster profile with " + std::to_string(gpus.size()) + " GPU profiles (" + join(gpus) +
+                  "): say which GPU it is loaded for");
+    return parse_profile(*gpu_profile_from_cluster_profile(j, gpus.front()), path);
+  }
+  return parse_profile(j, path);
+}
 
 void check_profile_gpu(const Profile& p, const std::string& gpu_name, bool force) {
   if (p.gpu == gpu_name || force) return;
@@ -638,7 +649,16 @@ void check_profile_gpu(const Profile& p, const std::string& gpu_name, bool force
 }
 
 Profile load_profile_for(const std::string& path, const std::string& gpu_name, bool force) {
-  Profile p = load_profile_file(path);
+  Json j = read_json_file(path);
+  if (is_cluster_profile(j)) {
+    auto g = gpu_profile_from_cluster_profile(j, gpu_name);
+    if (!g)
+      throw Error(path + " is a cluster profile without a GPU profile of " + gpu_name + " (it has: " +
+                  (cluster_profile_gpus(j).empty() ? std::string("none") : join(cluster_profile_gpus(j))) +
+                  "); merge one in (infraplan calibrate merge) or name a profile of that GPU");
+    j = std::move(*g);
+  }
+  Profile p = parse_profile(j, path);
   check_profile_gpu(p, gpu_name, force);
   return p;
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "hardware/calibrated_cost_model.hpp"
+#include "hardware/cluster_profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
 
@@ -29,6 +30,28 @@ CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_pat
     s.cost = std::make_unique<hw::RooflineCostModel>(gpu);
     s.name = "datasheet roofline";
     s.provenance = roofline_provenance(gpu, s.name);
+    return s;
+  }
+  if (!profile_path.empty() && hw::is_cluster_profile_file(profile_path)) {
+    // A cluster profile: its GPU profile of this GPU and its comm section; without a GPU profile
+    // of this GPU, the embedded one (or the roofline) with the cluster's comm section.
+    const Json j = read_json_file(profile_path);
+    if (j.contains("comm")) s.comm = coll::CommProfile::from_json(Json{{"comm", j.at("comm")}}, profile_path);
+    if (hw::gpu_profile_from_cluster_profile(j, gpu.name)) {
+      auto cm = hw::make_calibrated_cost_model(gpu.name, profile_path);
+      s.name = "cluster profile " + profile_path + " (" + cm->profile().source + ")";
+      s.cost = std::move(cm);
+      return s;
+    }
+    if (hw::has_default_profile(gpu.name)) {
+      auto cm = hw::make_calibrated_cost_model(gpu.name);
+      s.name = "embedded " + cm->profile().source + " profile of " + gpu.name + ", comm of cluster profile " +
+               profile_path;
+      s.cost = std::move(cm);
+    } else {
+      s.cost = std::make_unique<hw::RooflineCostModel>(gpu);
+      s.name = "datasheet roofline, comm of cluster profile " + profile_path;
+    }
     return s;
   }
   if (!profile_path.empty()) {

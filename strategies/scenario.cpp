@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "common/input_file.hpp"
+#include "hardware/cluster_profile.hpp"
 #include "model/error.hpp"
 
 namespace infraplan::strat {
@@ -27,12 +28,23 @@ Scenario scenario_from_json(const Json& j, const std::string& origin, const std:
   if (!o.has("model")) throw Error(origin + ": 'model' is required (a preset name, a file, or an object)");
   if (!o.has("cluster"))
     throw Error(origin + ": 'cluster' is required (a preset name, a file, or an object)");
+  // A cluster profile (the cluster calibration's output) named under "cluster", as a file or as
+  // {"profile": FILE, overrides}: it is also the scenario's profile unless "profile" names another.
+  Json cluster = resolve_relative(j.at("cluster"), base_dir);
+  std::string cluster_profile;
+  if (cluster.is_object() && cluster.contains("profile") && cluster["profile"].is_string()) {
+    cluster["profile"] = resolve_relative(cluster["profile"], base_dir);
+    cluster_profile = cluster["profile"].get<std::string>();
+  } else if (cluster.is_string() && hw::is_cluster_profile_file(cluster.get<std::string>())) {
+    cluster_profile = cluster.get<std::string>();
+  }
   try {
     s.model = model::resolve_model(resolve_relative(j.at("model"), base_dir), "model");
-    s.cluster = hw::resolve_cluster(resolve_relative(j.at("cluster"), base_dir), "cluster");
+    s.cluster = hw::resolve_cluster(cluster, "cluster");
   } catch (const Error& e) {
     throw Error(origin + ": " + e.what());
   }
+  s.profile = cluster_profile;
   if (auto p = o.opt_string("profile")) s.profile = resolve_relative(*p, base_dir).get<std::string>();
   auto seed = o.get_int_min("seed", 1, 0, kInt64Max);
   s.seed = std::uint64_t(seed);

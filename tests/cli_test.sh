@@ -172,6 +172,28 @@ if "$bin" validate serve --scenario scenarios/bench_llama2_7b_h200_single.json -
   echo "FAIL: validate against its own prediction reports a non-zero error"; fails=$((fails + 1)); fi
 printf '{"not": "a report"}' >"$tmp/bad_measured.json"
 expect 2 "no 'metrics' object" -- validate serve --scenario scenarios/bench_llama2_7b_h200_single.json --measured "$tmp/bad_measured.json"
+# Cluster profiles: a single-GPU profile and a comm sweep merged (the refit runs), then named by a
+# scenario's cluster and by comm --cluster; merge and calibrate cluster refuse bad input.
+expect 0 "refitted collective model" -- calibrate merge --out "$tmp/cluster.json" hardware/profiles/h200-sxm-141gb.json docs/data/h200x2_nccl.json
+expect 0 '"gpus_per_node": 2' -- calibrate merge --out "$tmp/cluster2.json" --json hardware/profiles/h200-sxm-141gb.json docs/data/h200x2_nccl.json
+expect 0 "1 node(s) x 2 h200-sxm-141gb" -- calibrate merge --out "$tmp/cluster3.json" hardware/profiles/h200-sxm-141gb.json docs/data/h200x2_nccl.json
+expect 0 "busbw" -- comm --cluster "$tmp/cluster.json" --op all_gather --bytes 4GiB --group world
+printf '{"model": "gpt2-124m", "cluster": {"profile": "%s", "nodes": 2}, "training": {"seq_len": 1024, "micro_batch": 4, "global_batch": 16, "precision": "amp-bf16", "dp_buckets": "copy"}}' "$tmp/cluster.json" >"$tmp/ddp.json"
+expect 0 "cluster profile $tmp/cluster.json" -- simulate train --scenario "$tmp/ddp.json"
+expect 0 '"dp_buckets": "copy"' -- simulate train --scenario "$tmp/ddp.json" --json
+expect 0 "ddp_grad_buckets" -- memory train --scenario "$tmp/ddp.json"
+printf '{"model": "gpt2-124m", "cluster": {"profile": "%s", "preset": "dgx-h100"}, "training": {}}' "$tmp/cluster.json" >"$tmp/both.json"
+expect 2 "give either a cluster profile or" -- memory train --scenario "$tmp/both.json"
+printf '{"model": "gpt2-124m", "cluster": "dgx-h200", "training": {"zero": 1, "dp_buckets": "copy"}}' >"$tmp/zc.json"
+expect 2 "training.dp_buckets=copy is PyTorch DDP's bucket copy (zero 0)" -- memory train --scenario "$tmp/zc.json"
+expect 2 "are both profiles of h200-sxm-141gb" -- calibrate merge --out "$tmp/x.json" hardware/profiles/h200-sxm-141gb.json hardware/profiles/h200-sxm-141gb.json
+expect 2 "does not say which GPU it measured" -- calibrate merge --out "$tmp/x.json" docs/data/h200x2_nccl.json
+if [ -e "$tmp/x.json" ]; then echo "FAIL: a refused merge wrote its output"; fails=$((fails + 1)); fi
+expect 0 "srun --mpi=pmix -N 2 --ntasks-per-node=8 --gpus-per-task=1" -- calibrate cluster --launcher slurm --nodes 2 --gpus-per-node 8 --out "$tmp/c.json" --dry-run
+expect 0 "communication sweeps ~" -- calibrate cluster --launcher slurm --nodes 2 --gpus-per-node 8 --out "$tmp/c.json" --dry-run --quick
+expect 0 "--map-by ppr:4:node --host a:4,b:4" -- calibrate cluster --launcher mpirun --hosts a,b --nodes 2 --gpus-per-node 4 --out "$tmp/c.json" --dry-run
+expect 2 "--launcher=pbs is invalid; valid: slurm, mpirun" -- calibrate cluster --launcher pbs --out "$tmp/c.json"
+expect 2 "needs --hosts or --hostfile" -- calibrate cluster --launcher mpirun --nodes 2 --out "$tmp/c.json"
 
 # Determinism: same input, same bytes.
 a=$("$bin" memory train --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --json)
