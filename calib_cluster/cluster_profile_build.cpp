@@ -143,6 +143,7 @@ Json build_cluster_profile(const CommRun& run) {
   comm["phases"] = phases;
   comm["rows"] = rows_json(run.rows, run.phases);
   comm["fits"] = group_fits_json(run.rows, run.phases);
+  if (!run.library_memory.empty()) comm["library_memory"] = library_memory_json(run.library_memory, run.phases);
   Json notes = Json::array();
   Json topo;
   topo["layout"] = run.layout.to_json();
@@ -158,7 +159,13 @@ Json build_cluster_profile(const CommRun& run) {
         "host transport: MPI on host memory, no GPU: the rows describe MPI, not NCCL; no cluster "
         "description and no refitted model");
   } else {
-    const ClusterDescription d = describe_cluster(run.layout, run.ranks, run.nodes);
+    ClusterDescription d = describe_cluster(run.layout, run.ranks, run.nodes);
+    d.cluster.nccl_buffer_bytes = nccl_buffer_bytes(run.library_memory, run.phases);
+    d.derivation["nccl_buffer_bytes"] =
+        d.cluster.nccl_buffer_bytes > 0
+            ? "measured: the most device memory NCCL held on one rank at the end of a phase of 2+ ranks "
+              "(comm.library_memory)"
+            : "not measured (no phase of 2+ ranks): the ledger's default reserve applies";
     p["name"] = d.cluster.name + "-" + std::to_string(d.cluster.nodes) + "x" +
                 std::to_string(d.cluster.gpus_per_node);
     p["cluster"] = d.cluster.to_json();

@@ -3,9 +3,11 @@
 // writes, and the merge of it with single-GPU profiles into one file that scenarios name under
 // `cluster` (docs/calibration.md, "On your cluster"):
 //   {"schema", "name", "date", "command",
-//    "cluster": {gpu, nodes, gpus_per_node, intra, inter}   (hw::resolve_cluster reads it),
+//    "cluster": {gpu, nodes, gpus_per_node, intra, inter, nccl_buffer_bytes}
+//                                                            (hw::resolve_cluster reads it),
 //    "topology": {"derivation", "layout", "ranks": [...], "nodes": [...]},
-//    "comm": {transport, launcher, library, sizes, phases, rows, fits, model, report, notes},
+//    "comm": {transport, launcher, library, sizes, phases, rows, fits, library_memory, model,
+//             report, notes},
 //    "gpu_profiles": [profile, ...]}                         (one per GPU model)
 // `comm.model` holds the refitted collective model (collectives/comm_refit.hpp), `comm.fits` the
 // per-(phase, op) latency/bandwidth lines, `comm.report` measured vs modelled per op and size.
@@ -13,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "calib_cluster/library_memory.hpp"
 #include "calib_cluster/rank_facts.hpp"
 #include "calib_cluster/sweep_plan.hpp"
 #include "calib_cluster/sweep_results.hpp"
@@ -29,6 +32,7 @@ struct CommRun {
   std::vector<SweepPhase> phases;
   std::vector<std::size_t> sizes;
   std::vector<SweepRow> rows;
+  std::vector<LibraryMemoryRecord> library_memory;  ///< every rank's, every phase it took part in
   std::string transport, library, launcher, command, date;
   double run_seconds = 0;
 };

@@ -91,6 +91,45 @@ TEST(ClusterProfile, BuiltFromAGpuRunWithRefitAndReport) {
   }
 }
 
+TEST(LibraryMemory, PerPhaseSummaryAndTheLargestOfGroupsOfTwoOrMore) {
+  SweepPhase one, two;
+  one.name = "intra-1";
+  one.group_size = 1;
+  two.name = "intra-2";
+  two.group_size = 2;
+  const std::vector<SweepPhase> phases = {one, two};
+  const std::vector<LibraryMemoryRecord> r = {{0, 0, 9e8}, {1, 0, 2e8}, {1, 1, 3e8}};
+  const auto back = memory_records_from_json(memory_records_to_json(r));
+  ASSERT_EQ(back.size(), 3u);
+  const Json j = library_memory_json(back, phases);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[1].at("phase"), "intra-2");
+  EXPECT_EQ(j[1].at("ranks_measured"), 2);
+  EXPECT_DOUBLE_EQ(j[1].at("bytes_median").get<double>(), 2.5e8);
+  EXPECT_DOUBLE_EQ(j[1].at("bytes_max").get<double>(), 3e8);
+  // A rank alone opens no connection: the one-rank phase does not count.
+  EXPECT_DOUBLE_EQ(nccl_buffer_bytes(back, phases), 3e8);
+  EXPECT_DOUBLE_EQ(nccl_buffer_bytes({{0, 0, 9e8}}, phases), 0);
+  EXPECT_NE(error_of([&] { nccl_buffer_bytes({{5, 3, 1}}, phases); }).find("rank 3 reported library memory for phase 5"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { memory_records_from_json(Json::array({Json::array({0, "x", 1})})); }).find("malformed"),
+            std::string::npos);
+}
+
+TEST(ClusterProfile, MeasuredNcclMemoryReachesTheCluster) {
+  CommRun run = two_h200_run();
+  Json p = build_cluster_profile(run);
+  EXPECT_FALSE(p.at("cluster").contains("nccl_buffer_bytes"));
+  EXPECT_FALSE(p.at("comm").contains("library_memory"));
+  run.library_memory = {{0, 0, 4.0e8}, {0, 1, 4.5e8}};
+  p = build_cluster_profile(run);
+  EXPECT_DOUBLE_EQ(p.at("cluster").at("nccl_buffer_bytes").get<double>(), 4.5e8);
+  EXPECT_EQ(p.at("comm").at("library_memory").at(0).at("phase"), "intra-2");
+  EXPECT_NE(p.at("topology").at("derivation").at("nccl_buffer_bytes").get<std::string>().find("measured:"),
+            std::string::npos);
+  EXPECT_DOUBLE_EQ(hw::resolve_cluster(p.at("cluster")).nccl_buffer_bytes, 4.5e8);
+}
+
 TEST(ClusterProfile, HostRunHasNoClusterAndDoesNotMergeWithGpus) {
   CommRun run = two_h200_run();
   run.transport = "host-mpi";

@@ -14,6 +14,7 @@
 #include "calib_cluster/cluster_profile_build.hpp"
 #include "calib_cluster/fault_injection.hpp"
 #include "calib_cluster/launch_env.hpp"
+#include "calib_cluster/library_memory.hpp"
 #include "calib_cluster/rank_facts.hpp"
 #include "calib_cluster/sweep_results.hpp"
 #include "model/error.hpp"
@@ -258,6 +259,7 @@ int run_cluster_comm(MpiWorld& world, SweepTransport& t, const ClusterCommOption
     }
     // 5. The phases.
     std::vector<PointRecord> records;
+    std::vector<LibraryMemoryRecord> library_memory;
     for (std::size_t pi = 0; pi < phases.size(); ++pi) {
       const SweepPhase& ph = phases[pi];
       int color = -1, key = 0;
@@ -308,6 +310,11 @@ int run_cluster_comm(MpiWorld& world, SweepTransport& t, const ClusterCommOption
         }
         if (root) std::fflush(stdout);
       }
+      // What the library holds once the phase's calls have opened their connections.
+      if (color >= 0) {
+        const double held = t.library_device_bytes();
+        if (held >= 0) library_memory.push_back({int(pi), me.rank, held});
+      }
       try {
         t.end_phase();
       } catch (const std::exception& e) {
@@ -317,6 +324,7 @@ int run_cluster_comm(MpiWorld& world, SweepTransport& t, const ClusterCommOption
     }
     // 6. Rank 0 builds and writes the profile.
     const auto gathered = world.gather(records_to_json(records).dump(), 0);
+    const auto gathered_memory = world.gather(memory_records_to_json(library_memory).dump(), 0);
     if (root) {
       try {
         CommRun run;
@@ -332,6 +340,10 @@ int run_cluster_comm(MpiWorld& world, SweepTransport& t, const ClusterCommOption
           all.insert(all.end(), r.begin(), r.end());
         }
         run.rows = aggregate_records(all, phases);
+        for (const auto& s : gathered_memory) {
+          auto m = memory_records_from_json(Json::parse(s));
+          run.library_memory.insert(run.library_memory.end(), m.begin(), m.end());
+        }
         run.transport = t.name();
         run.library = t.library();
         run.launcher = launcher_name(env.launcher);

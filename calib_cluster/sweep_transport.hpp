@@ -48,6 +48,11 @@ class SweepTransport {
   /// After a failure: releases what it holds without talking to other ranks (NCCL: aborts the
   /// communicators, so that a rank waiting on a failed peer does not hang).
   virtual void abort() noexcept = 0;
+  /// Device memory the communication library holds on this rank now, bytes: what the device has
+  /// in use beyond what it had before init_world, less the sweep's own send and receive buffers
+  /// (NCCL: cudaMemGetInfo; its communicators, channels, protocol buffers and the connections
+  /// the calls so far opened). -1 when unknown (the host transport has no device).
+  virtual double library_device_bytes() const { return -1; }
   /// Library version for the profile, e.g. "NCCL 2.28.3".
   virtual std::string library() const = 0;
 };

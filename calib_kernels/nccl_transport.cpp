@@ -2,6 +2,7 @@
 
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -35,8 +36,21 @@ struct NcclTransport::State {
   std::optional<DeviceBuffer<float>> send, recv;
   std::optional<Stream> stream;
   std::size_t max_bytes = 0;
+  double used_before = -1;  ///< device memory in use before the world was set up
+  double own_bytes = 0;     ///< the sweep's send/receive buffers, as the device counts them
   bool aborted = false;
 };
+
+namespace {
+
+/// Device memory in use on the current device (total − free), bytes; -1 when unknown.
+double device_used_bytes() {
+  std::size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) return -1;
+  return double(total_b) - double(free_b);
+}
+
+}  // namespace
 
 NcclTransport::NcclTransport() : s_(std::make_unique<State>()) {}
 
@@ -95,11 +109,16 @@ void NcclTransport::init_world(const ccal::MpiWorld& world, std::size_t max_byte
   raw = world.broadcast(raw, 0);
   if (raw.size() != sizeof id) throw Error("the NCCL unique id from rank 0 has the wrong size");
   std::memcpy(&id, raw.data(), sizeof id);
-  NT_NCCL(ncclCommInitRank(&s_->world, world.size(), id, world.rank()));
+  // The sweep's buffers first, so that what the device holds beyond them afterwards is NCCL's.
+  CALIB_CUDA(cudaFree(nullptr));
+  s_->used_before = device_used_bytes();
   s_->max_bytes = max_bytes;
   s_->stream.emplace();
   s_->send.emplace(max_bytes / 4);
   s_->recv.emplace(max_bytes / 4);
+  const double with_buffers = device_used_bytes();
+  s_->own_bytes = s_->used_before >= 0 && with_buffers >= 0 ? with_buffers - s_->used_before : 0;
+  NT_NCCL(ncclCommInitRank(&s_->world, world.size(), id, world.rank()));
   fill_random(s_->send->get(), max_bytes / 4, Elem::F32, 7 + std::uint64_t(world.rank()), 1.f,
               s_->stream->get());
   CALIB_CUDA(cudaStreamSynchronize(s_->stream->get()));
@@ -125,6 +144,14 @@ void NcclTransport::abort() noexcept {
   if (s_->group) ncclCommAbort(s_->group);
   if (s_->world) ncclCommAbort(s_->world);
   s_->group = s_->world = nullptr;
+}
+
+double NcclTransport::library_device_bytes() const {
+  if (s_->used_before < 0 || s_->device < 0) return -1;
+  if (cudaSetDevice(s_->device) != cudaSuccess) return -1;
+  const double now = device_used_bytes();
+  if (now < 0) return -1;
+  return std::max(0.0, now - s_->used_before - s_->own_bytes);
 }
 
 std::string NcclTransport::library() const {

@@ -22,6 +22,7 @@ class NcclTransport final : public ccal::SweepTransport {
   double time_op(coll::CollectiveOp op, std::size_t bytes, int warmup, int iters, double timeout_s) override;
   void end_phase() override;
   void abort() noexcept override;
+  double library_device_bytes() const override;
   std::string library() const override;
 
  private:

@@ -59,12 +59,13 @@ void Cluster::validate() const {
   real(inter.latency_us, "inter.latency_us", 0, L::kMaxLatencyUs);
   real(nvlink_latency_us, "nvlink_latency_us", 0, L::kMaxLatencyUs);
   real(pcie_latency_us, "pcie_latency_us", 0, L::kMaxLatencyUs);
+  real(nccl_buffer_bytes, "nccl_buffer_bytes", 0, 1125899906842624.0);  // 0 = not measured; ≤ 1 PiB
   if (intra.kind == IntraKind::NVSwitch && gpu.nvlink_gen == 0)
     bad("intra.kind=nvswitch", "needs NVLink, which " + gpu.name + " does not have; use pcie");
 }
 
 Json Cluster::to_json() const {
-  return {{"name", name},
+  Json j = {{"name", name},
           {"gpu", gpu.name},
           {"nodes", nodes},
           {"gpus_per_node", gpus_per_node},
@@ -80,6 +81,8 @@ Json Cluster::to_json() const {
           {"price_per_gpu_hour", price_per_gpu_hour},
           {"reliability", reliability.to_json()},
           {"storage", storage.to_json()}};
+  if (nccl_buffer_bytes > 0) j["nccl_buffer_bytes"] = nccl_buffer_bytes;
+  return j;
 }
 
 static void set_default_price(Cluster& c) {
@@ -125,7 +128,8 @@ std::vector<Cluster> presets() {
 
 const std::vector<std::string> kClusterKeys = {
     "preset", "name",           "gpu",       "nodes",      "gpus_per_node",     "intra",
-    "inter",  "nvlink_latency_us", "pcie_latency_us", "reliability", "storage", "price_per_gpu_hour", "profile"};
+    "inter",  "nvlink_latency_us", "pcie_latency_us", "reliability", "storage", "price_per_gpu_hour", "profile",
+    "nccl_buffer_bytes"};
 
 void apply_overrides(Cluster& c, const JsonObject& o) {
   o.reject_unknown(kClusterKeys);
@@ -151,6 +155,7 @@ void apply_overrides(Cluster& c, const JsonObject& o) {
   c.gpus_per_node = int(o.get_int_min("gpus_per_node", c.gpus_per_node, 1, L::kMaxGpusPerNode));
   c.nvlink_latency_us = o.get_number_min("nvlink_latency_us", c.nvlink_latency_us, 0, L::kMaxLatencyUs);
   c.pcie_latency_us = o.get_number_min("pcie_latency_us", c.pcie_latency_us, 0, L::kMaxLatencyUs);
+  c.nccl_buffer_bytes = o.get_number_min("nccl_buffer_bytes", c.nccl_buffer_bytes, 0, 1125899906842624.0);
   if (auto in = o.opt_object("intra")) {
     in->reject_unknown({"kind", "GBps_per_gpu"});
     std::string k =

@@ -50,6 +50,9 @@ struct Cluster {
   /// default_price_per_gpu_hour(gpu). `price_source` says which.
   double price_per_gpu_hour = 0;
   std::string price_source;
+  /// Device memory NCCL holds on each GPU of a job, bytes, as the cluster calibration measured it
+  /// (cluster key "nccl_buffer_bytes"); 0 = not measured: the memory ledger's default reserve.
+  double nccl_buffer_bytes = 0;
 
   int total_gpus() const { return nodes * gpus_per_node; }
   int node_of(int gpu_rank) const { return gpu_rank / gpus_per_node; }

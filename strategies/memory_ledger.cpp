@@ -207,7 +207,14 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   // With DDP (dp·cp > 1) the reducer's gradient buckets live for the whole step: no phases.
   if (eager_grads && t.zero < 2 && std::int64_t(t.dp) * t.cp == 1) peak_of_phases(L);
   L.lines.push_back({"cuda_context", r.cuda_context_bytes, "CUDA context, cuBLAS workspace"});
-  if (t.gpus() > 1) L.lines.push_back({"nccl_buffers", r.nccl_bytes, "NCCL channels and buffers"});
+  if (t.gpus() > 1) {
+    if (c.nccl_buffer_bytes > 0)
+      L.lines.push_back({"nccl_buffers", c.nccl_buffer_bytes,
+                         "NCCL channels and buffers, as the cluster calibration measured them (cluster "
+                         "nccl_buffer_bytes)"});
+    else
+      L.lines.push_back({"nccl_buffers", r.nccl_bytes, "NCCL channels and buffers"});
+  }
   return L;
 }
 

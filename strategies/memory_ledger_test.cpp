@@ -62,6 +62,38 @@ TEST(TrainingLedger, SevenBNeedsZeroOnEightyGigabytes) {
   EXPECT_NEAR(Z2.line("parameters"), L.line("parameters"), 1);
 }
 
+// NCCL's buffers: the default reserve, or what a cluster calibration measured (cluster key
+// nccl_buffer_bytes); none with one GPU.
+TEST(TrainingLedger, NcclBuffersMeasuredOrDefault) {
+  auto m = model::preset("llama2-7b");
+  auto c = hw::cluster_preset("dgx-h100");
+  TrainingConfig t;
+  t.seq_len = 2048;
+  t.zero = 1;
+  t = resolved(t, m, c);
+  EXPECT_DOUBLE_EQ(training_memory(m, c, t, 0).line("nccl_buffers"), 0.5 * GiB);
+  const auto measured = hw::resolve_cluster(Json{{"preset", "dgx-h100"}, {"nccl_buffer_bytes", 3.25e8}});
+  EXPECT_DOUBLE_EQ(measured.nccl_buffer_bytes, 3.25e8);
+  EXPECT_DOUBLE_EQ(hw::resolve_cluster(measured.to_json()).nccl_buffer_bytes, 3.25e8);
+  const auto L = training_memory(m, measured, t, 0);
+  EXPECT_DOUBLE_EQ(L.line("nccl_buffers"), 3.25e8);
+  EXPECT_DOUBLE_EQ(training_memory(m, c, t, 0).total_bytes() - L.total_bytes(), 0.5 * GiB - 3.25e8);
+  EXPECT_FALSE(hw::cluster_preset("dgx-h100").to_json().contains("nccl_buffer_bytes"));
+  try {
+    hw::resolve_cluster(Json{{"preset", "dgx-h100"}, {"nccl_buffer_bytes", -1}});
+    ADD_FAILURE() << "negative nccl_buffer_bytes accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nccl_buffer_bytes"), std::string::npos) << e.what();
+  }
+  auto one = c;
+  one.gpus_per_node = 1;
+  one.nccl_buffer_bytes = 3.25e8;
+  TrainingConfig s;
+  s.seq_len = 2048;
+  s = resolved(s, m, one);
+  EXPECT_DOUBLE_EQ(training_memory(m, one, s, 0).line("nccl_buffers"), 0);
+}
+
 TEST(TrainingLedger, PipelineSchedulesAndRecompute) {
   auto m = model::preset("llama2-13b");
   auto c = hw::cluster_preset("dgx-h100", 2);
