@@ -163,7 +163,7 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   t.host_dispatch = hd == "on" ? HostDispatch::On : hd == "off" ? HostDispatch::Off : HostDispatch::Auto;
   t.framework = parse_framework(o.get_string("framework", "auto"), o.field("framework"));
   t.dp_buckets = o.get_choice("dp_buckets", "views", {"views", "copy"}) == "copy" ? DpBuckets::Copy : DpBuckets::Views;
-  t.dp_bucket_mib = o.get_number_min("dp_bucket_mib", 0, 0);
+  t.dp_bucket_mib = o.get_number_min("dp_bucket_mib", 0, 0, 1048576);
   if (t.dp_buckets == DpBuckets::Copy && t.zero > 0)
     throw Error(o.field("dp_buckets") + "=copy is PyTorch DDP's bucket copy (zero 0); with zero=" +
                 std::to_string(t.zero) + " the gradients are sharded in place; valid here: views");
