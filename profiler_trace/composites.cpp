@@ -82,7 +82,8 @@ std::vector<CompositeCall> composite_calls(const TraceStep& s, const std::vector
   }
 
   std::vector<Instance> found;
-  for (const auto& [tid, seq] : threads) {
+  for (const auto& thread : threads) {
+    const auto& seq = thread.second;  // a named reference: lambdas below capture it
     std::vector<int> k;  // positions in seq of ops that launched kernels
     for (std::size_t i = 0; i < seq.size(); ++i)
       if (incl[std::size_t(seq[i])] > 0) k.push_back(int(i));

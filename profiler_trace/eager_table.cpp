@@ -112,7 +112,9 @@ Json merge_eager_table(const hw::Profile& base, const hw::CostModel& cost, const
       }
       ops[type] = entry;
     }
-  for (const auto& [type, pts] : calls) {
+  for (const auto& call : calls) {
+    const auto& type = call.first;
+    const auto& pts = call.second;  // named references: the lambda below captures pts
     const bool in_base = base.framework && base.framework->elementwise_seconds.count(type);
     const double lo = pts.front().elements, hi = pts.back().elements;
     auto nearest = [&](double e) -> const EagerPoint& { return e < lo ? pts.front() : pts.back(); };
