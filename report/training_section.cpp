@@ -27,9 +27,11 @@ std::vector<Part> breakdown_parts(const Json& b) {
       if (b["exposed_comm_s"].contains(k)) parts.push_back({k, std::string("/exposed_comm_s/") + k});
   // Kinds the list above does not know still show.
   if (b.contains("exposed_comm_s"))
-    for (const auto& [k, v] : b["exposed_comm_s"].items())
+    for (const auto& item : b["exposed_comm_s"].items()) {
+      const std::string k = item.key();  // a named copy: lambdas may not capture bindings (clang 14)
       if (std::none_of(parts.begin(), parts.end(), [&](const Part& p) { return p.label == k; }))
         parts.push_back({k, "/exposed_comm_s/" + k});
+    }
   parts.push_back({"bubble", "/bubble_s"});
   return parts;
 }
