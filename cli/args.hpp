@@ -55,4 +55,7 @@ class Args {
 /// Formats "Options:" help text from a spec.
 std::string options_help(const std::vector<OptionSpec>& spec);
 
+/// The non-empty items of a comma-separated list ("a,,b" → {"a", "b"}).
+std::vector<std::string> split_commas(const std::string& s);
+
 }  // namespace infraplan::cli

@@ -42,18 +42,6 @@ const std::vector<OptionSpec> kSpec = {
     {"json", false, "machine-readable output"},
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    auto end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 int cmd_plan_serve(const std::vector<std::string>& argv) {
@@ -107,7 +95,7 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
   }
   if (auto q = a.get("quant")) {
     s.quants.clear();
-    for (const auto& name : split_list(*q)) {
+    for (const auto& name : split_commas(*q)) {
       auto w = strat::parse_weight_quant(name, "--quant");
       strat::ServingConfig probe;
       probe.weights = w;
@@ -116,7 +104,7 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
     }
   }
   if (auto t = a.get("tp")) {
-    for (const auto& x : split_list(*t)) {
+    for (const auto& x : split_commas(*t)) {
       const int v = int(parse_integer(x, "--tp", 1, L::kMaxGpus));
       if (s.model.heads % v != 0)
         throw Error("--tp=" + x + " does not divide heads=" + std::to_string(s.model.heads));

@@ -36,18 +36,6 @@ const std::vector<OptionSpec> kSpec = {
     {"roofline", false, "with --scenario: datasheet roofline instead of the GPU's calibrated profile"},
 };
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    auto end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 // Now in UTC (ISO 8601), or SOURCE_DATE_EPOCH when set (reproducible reports).
 std::string now_utc() {
   std::time_t t = std::time(nullptr);
