@@ -70,7 +70,21 @@ __global__ void clock_meter_k(unsigned long long* out, unsigned window_ns) {
   out[1] = t1 - t0;
 }
 
+// Every block waits `ns` of the global timer: a kernel of known duration that occupies the whole
+// GPU, whatever the clock.
+__global__ void wait_ns_k(unsigned ns) {
+  if (threadIdx.x != 0) return;
+  const unsigned long long t0 = global_ns();
+  while (global_ns() < t0 + ns) {
+  }
+}
+
 }  // namespace
+
+void wait_kernel(unsigned ns, int blocks, cudaStream_t stream) {
+  wait_ns_k<<<blocks, 128, 0, stream>>>(ns);
+  CALIB_LAUNCH();
+}
 
 void copy_kernel(const float4* in, float4* out, std::size_t n4, cudaStream_t stream, int blocks_per_sm) {
   copy_f4<<<grid_for(n4, 256, blocks_per_sm), 256, 0, stream>>>(in, out, n4);

@@ -15,6 +15,7 @@
 //   infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention (for a profiler: one launch each)
 //   infraplan-calibrate --only kernels                     (the own kernels' tables, printed)
 //   infraplan-calibrate --only rmsnorm                     (RMSNorm configurations, wide rows)
+//   infraplan-calibrate --only launch                      (launch and kernel-gap ceilings, printed)
 #include <unistd.h>
 
 #include <cstdio>
@@ -50,7 +51,7 @@ void usage() {
                "       infraplan-calibrate --check\n"
                "       infraplan-calibrate gemm-probe --out FILE.json\n"
                "       infraplan-calibrate --gemm\n"
-               "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm\n");
+               "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm|launch\n");
 }
 
 /// Writes the profile safely (common/output_files.hpp: mkstemp beside the target, never through a
@@ -271,7 +272,7 @@ int main(int argc, char** argv) {
       if (Calibrator(opt).run_only(only)) return 0;
       std::fprintf(stderr,
                    "infraplan-calibrate: --only knows transpose, gemm_mma, gemm_wgmma, attention, kernels, "
-                   "rmsnorm; not '%s'\n",
+                   "rmsnorm, launch; not '%s'\n",
                    only.c_str());
       return 2;
     }

@@ -198,6 +198,19 @@ void Calibrator::bandwidth() {
   add({"h2d_pinned", "bandwidth", "256 MiB", th2d, hb / th2d / 1e9, "GB/s", 0, "PCIe"});
   add({"d2h_pinned", "bandwidth", "256 MiB", td2h, hb / td2h / 1e9, "GB/s", 0, "PCIe"});
 
+  launch_overheads();
+
+  profile_["ceilings"]["copy_GBps"] = copy_GBps_;
+  profile_["ceilings"]["read_GBps"] = read_GBps_;
+  profile_["ceilings"]["h2d_pinned_GBps"] = hb / th2d / 1e9;
+  profile_["ceilings"]["d2h_pinned_GBps"] = hb / td2h / 1e9;
+}
+
+void Calibrator::launch_overheads() {
+  cudaStream_t s = stream_.get();
+  TimingOptions hopt;
+  hopt.min_iters = 3;
+  hopt.budget_ms = 100;
   // Launch overhead: back-to-back launches (host clock), one launch + sync, CUDA-graph replay.
   const int n = 2000;
   for (int i = 0; i < 100; ++i) empty_kernel(s);
@@ -229,13 +242,30 @@ void Calibrator::bandwidth() {
   add({"launch_and_sync", "bandwidth", "empty kernel", roundtrip, 0, "us", 0, ""});
   add({"graph_replay_per_kernel", "bandwidth", "1000-kernel graph", tg, 0, "us", 0, ""});
 
-  profile_["ceilings"]["copy_GBps"] = copy_GBps_;
-  profile_["ceilings"]["read_GBps"] = read_GBps_;
-  profile_["ceilings"]["h2d_pinned_GBps"] = hb / th2d / 1e9;
-  profile_["ceilings"]["d2h_pinned_GBps"] = hb / td2h / 1e9;
+
+  // The gap between dependent kernels on the GPU: a chain of kernels that each occupy every SM
+  // for a fixed 20 µs (longer than a launch, so the host stays ahead), issued eagerly and replayed
+  // from a graph. The difference per kernel is what an eager step pays beyond a graph replay.
+  const int chain = 400, sms = prop_.multiProcessorCount;
+  const unsigned wait_ns = 20000;
+  for (int i = 0; i < 50; ++i) wait_kernel(wait_ns, sms, s);
+  CALIB_CUDA(cudaStreamSynchronize(s));
+  const double t_eager =
+      time_median_seconds([&](int) { for (int i = 0; i < chain; ++i) wait_kernel(wait_ns, sms, s); }, s, hopt);
+  CALIB_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < chain; ++i) wait_kernel(wait_ns, sms, s);
+  CALIB_CUDA(cudaStreamEndCapture(s, &graph));
+  CALIB_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  const double t_graph = time_median_seconds([&](int) { CALIB_CUDA(cudaGraphLaunch(exec, s)); }, s, hopt);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  const double eager_gap = std::max(0.0, (t_eager - t_graph) / chain);
+  add({"eager_kernel_gap", "bandwidth", "400 dependent 20 µs kernels, eager vs graph", eager_gap, 0, "us", 0, ""});
   profile_["ceilings"]["launch_us"] = launch * 1e6;
   profile_["ceilings"]["launch_sync_us"] = roundtrip * 1e6;
   profile_["ceilings"]["graph_kernel_us"] = tg * 1e6;
+  profile_["ceilings"]["eager_kernel_gap_us"] = eager_gap * 1e6;
+  profile_["ceilings"]["graph_chain_kernel_us"] = (t_graph / chain - wait_ns * 1e-9) * 1e6;
 }
 
 void Calibrator::exercises() {
@@ -1148,6 +1178,9 @@ bool Calibrator::run_only(const std::string& what) {
     attention_prefill(a, nullptr);
   } else if (what == "rmsnorm") {
     rmsnorm_sweep();
+  } else if (what == "launch") {
+    launch_overheads();
+    std::printf("%s\n", profile_["ceilings"].dump(2).c_str());
   } else if (what == "kernels") {
     bandwidth();
     std::printf("copy %.0f GB/s, read %.0f GB/s\n", copy_GBps_, read_GBps_);

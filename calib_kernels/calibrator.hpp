@@ -74,6 +74,9 @@ class Calibrator {
   void stage(const std::string& name);
   void device_info();
   void bandwidth();
+  /// Host launch rate, launch + sync, graph replay per kernel and the eager gap between
+  /// dependent kernels (ceilings.launch_us, launch_sync_us, graph_kernel_us, eager_kernel_gap_us).
+  void launch_overheads();
   void exercises();
   void memory_kernels();
   /// The prefill / decode tables as docs/calibration.md shows them (after their table stage).

@@ -28,6 +28,9 @@ void copy_kernel(const float4* in, float4* out, std::size_t n4, cudaStream_t str
 void read_kernel(const float4* in, std::size_t n4, float* sink, cudaStream_t stream);
 /// A kernel that does nothing: launch overhead.
 void empty_kernel(cudaStream_t stream);
+/// `blocks` blocks that each wait `ns` nanoseconds of the global timer (a kernel of fixed length,
+/// for the gap between dependent kernels).
+void wait_kernel(unsigned ns, int blocks, cudaStream_t stream);
 /// The multiprocessor clock right now: one thread counts clock64() cycles over `window_ns` of the
 /// global timer and writes {cycles, ns} to out[0..1] (MHz = 1000 · cycles / ns).
 void clock_meter(unsigned long long* out, unsigned window_ns, cudaStream_t stream);

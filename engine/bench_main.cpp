@@ -10,6 +10,7 @@
 #include "cli/find_tool.hpp"
 #include "engine/bench_serve.hpp"
 #include "engine/gpu_info.hpp"
+#include "engine/kernel_bench.hpp"
 #include "engine/step_bench.hpp"
 #include "model/error.hpp"
 
@@ -17,8 +18,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::printf(
-        "Usage: infraplan-bench serve --scenario F [--json] [--json-out F] [--trace F] [--requests F]\n"
-        "       infraplan-bench step --model NAME [--batches 1,8,64] [--context N] [--prefill N]\n\n"
+        "Usage: infraplan-bench serve --scenario F [--json] [--json-out F] [--trace F] [--requests F] [--steps F]\n"
+        "       infraplan-bench step --model NAME [--batches 1,8,64] [--context N] [--prefill N] [--kernels]\n"
+        "       infraplan-bench kernels --model NAME [--json-out F]\n\n"
         "The serving mini-engine's CUDA backend on this machine's GPU (docs/serving.md).\n");
     return args.empty() ? 2 : 0;
   }
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "serve") return infraplan::engine::bench_serve_main(rest);
     if (cmd == "step") return infraplan::engine::step_bench_main(rest);
+    if (cmd == "kernels") return infraplan::engine::kernel_bench_main(rest);
     std::fprintf(stderr, "infraplan-bench: %s\n",
                  infraplan::unknown_name_message("command", cmd, {"serve", "step"}).c_str());
     return 2;

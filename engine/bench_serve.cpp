@@ -14,6 +14,7 @@
 #include "hardware/roofline_cost_model.hpp"
 #include "model/error.hpp"
 #include "simulator/chrome_trace.hpp"
+#include "simulator/cost_setup.hpp"
 #include "strategies/scenario.hpp"
 
 namespace infraplan::engine {
@@ -27,6 +28,8 @@ const std::vector<cli::OptionSpec> kSpec = {
     {"json-out", true, "write that report to this file"},
     {"trace", true, "write a Chrome/Perfetto trace of the engine steps to this file"},
     {"requests", true, "write one CSV row per request to this file"},
+    {"steps", true,
+     "write one CSV row per engine step to this file: sequences, tokens, host and GPU microseconds"},
     {"seed", true, "override the workload seed"},
     {"weights", true, "Hugging Face model folder (config.json + *.safetensors) instead of random weights"},
     {"weights-seed", true, "seed of the random weights (default 1)"},
@@ -48,7 +51,7 @@ int bench_serve_main(const std::vector<std::string>& argv) {
   cli::Args a(argv, kSpec);
   if (a.help()) {
     std::printf(
-        "Usage: infraplan-bench serve --scenario F [--json] [--json-out F] [--trace F] [--requests F]\n\n%s",
+        "Usage: infraplan-bench serve --scenario F [--json] [--json-out F] [--trace F] [--requests F] [--steps F]\n\n%s",
         cli::options_help(kSpec).c_str());
     return 0;
   }
@@ -72,6 +75,8 @@ int bench_serve_main(const std::vector<std::string>& argv) {
   const bool mo_autotune = !a.flag("no-autotune");
   std::shared_ptr<CudaModel> model;  // outlives the engine, for its statistics
   std::int32_t ledger_blocks = 0;
+  SteadyRunClock clock;
+  StepTimingLog timing;  // filled by the backend, read after the run
   sim::serve::SimOptions o;
   o.keep_requests = true;
   o.backend_factory = [&](sim::serve::InstanceSpec& spec, const strat::ServingConfig& s) {
@@ -90,12 +95,14 @@ int bench_serve_main(const std::vector<std::string>& argv) {
     mo.num_blocks = spec.num_blocks;
     model = std::make_shared<CudaModel>(std::move(w), mo);
     model->warm_up();
-    return std::make_unique<CudaBackend>(model);
+    auto backend = std::make_unique<CudaBackend>(model);
+    backend->set_timing(&timing, &clock);
+    return backend;
   };
-  SteadyRunClock clock;
   sim::ChromeTrace trace;
   const auto trace_path = a.get("trace");
   const auto csv_path = a.get("requests");
+  const auto steps_path = a.get("steps");
   if (trace_path) o.trace = &trace;
   // The clock starts when the run does: after the engine is built and warmed up.
   o.clock = &clock;
@@ -107,6 +114,17 @@ int bench_serve_main(const std::vector<std::string>& argv) {
   };
   hw::RooflineCostModel unused_cost(sc.cluster.gpu);  // the driver's signature; the real backend times steps
   auto r = sim::serve::simulate_serving(setup, unused_cost, o);
+
+  // The simulator's step model on the same steps (GPU time only), for the per-step comparison.
+  {
+    auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, false);
+    sim::serve::BackendOptions bo = sim::serve::BackendOptions::without_host();
+    bo.engine = setup.engine.engine;
+    bo.engine.host_step_us = bo.engine.host_seq_us = 0;
+    bo.quant_group = setup.serving.quant_group;
+    sim::serve::SimulatedBackend predicted(setup.model, setup.serving, *cs.cost, nullptr, bo);
+    timing.predict(predicted);
+  }
 
   // The same document as simulate serve --json, its times measured.
   Json j = cli::simulate_serve_json(sc, r, "measured");
@@ -125,9 +143,11 @@ int bench_serve_main(const std::vector<std::string>& argv) {
                  {"graph_captures", st.graph_captures},
                  {"gemm_autotune", mo_autotune},
                  {"block_copies", st.block_copies},
-                 {"driver", gpu.driver}};
+                 {"driver", gpu.driver},
+                 {"host_time", timing.summary_json()}};
   if (trace_path) cli::write_file_atomic(*trace_path, trace.str());
   if (csv_path) cli::write_file_atomic(*csv_path, sim::serve::requests_csv(r.requests));
+  if (steps_path) cli::write_file_atomic(*steps_path, timing.csv());
   if (auto f = a.get("json-out")) cli::write_file_atomic(*f, j.dump(2) + "\n");
   if (a.flag("json")) {
     std::printf("%s\n", j.dump(2).c_str());
@@ -139,6 +159,24 @@ int bench_serve_main(const std::vector<std::string>& argv) {
       (long long)st.graph_steps, (long long)st.eager_steps, (long long)st.block_copies,
       (long long)(r.instances.empty() ? 0 : r.instances[0].kv_capacity_tokens / 16),
       (long long)ledger_blocks);
+  for (const bool g : {true, false}) {
+    const HostFit f = timing.host_fit(g);
+    if (f.steps == 0) continue;
+    std::printf("host time per %s step: %.0f µs + %.2f µs × sequences (rmse %.0f µs; p50 %.0f µs over %lld steps, "
+                "%d–%d sequences)\n",
+                g ? "graph" : "eager", f.intercept_us, f.per_seq_us, f.rmse_us, f.p50_us, (long long)f.steps,
+                f.min_seqs, f.max_seqs);
+  }
+  const Json sj = timing.summary_json();
+  if (sj.contains("step_model")) {
+    for (const auto& [kind, bands] : sj["step_model"]["ratios"].items()) {
+      std::printf("step model / measured GPU time, %s:", kind.c_str());
+      for (const auto& [band, q] : bands.items())
+        std::printf(" %s seqs %.3f (%.3f–%.3f, %lld)", band.c_str(), q["median"].get<double>(),
+                    q["p10"].get<double>(), q["p90"].get<double>(), (long long)q["steps"].get<std::int64_t>());
+      std::printf("\n");
+    }
+  }
   return 0;
 }
 

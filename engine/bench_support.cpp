@@ -11,9 +11,14 @@ double SteadyRunClock::now_s() const {
 }
 
 void SteadyRunClock::wait_until(double t_s) {
+  const double entry = now_s();
   for (;;) {
-    const double left = t_s - now_s();
-    if (left <= 0) return;
+    const double now = now_s();
+    const double left = t_s - now;
+    if (left <= 0) {
+      waited_s_ += now - entry;
+      return;
+    }
     if (left > 1.5e-3) std::this_thread::sleep_for(std::chrono::duration<double>(left - 1e-3));
   }
 }

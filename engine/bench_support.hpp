@@ -18,9 +18,12 @@ class SteadyRunClock final : public sim::serve::RunClock {
   void wait_until(double t_s) override;
   /// Time 0 is now.
   void restart() { t0_ = std::chrono::steady_clock::now(); }
+  /// Seconds spent inside wait_until since construction: the engine idle, waiting for arrivals.
+  double waited_s() const { return waited_s_; }
 
  private:
   std::chrono::steady_clock::time_point t0_;
+  double waited_s_ = 0;
 };
 
 /// Throws infraplan::Error naming the scenario field the CUDA backend cannot run, and the

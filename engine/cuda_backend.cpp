@@ -1,5 +1,6 @@
 #include "engine/cuda_backend.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "simulator/sequence.hpp"
@@ -12,6 +13,8 @@ CudaBackend::CudaBackend(std::shared_ptr<CudaModel> model)
 sim::serve::StepCost CudaBackend::step(const sim::serve::BatchShape& b) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
+  const double run_t0 = clock_ ? clock_->now_s() : 0.0;
+  const std::int64_t graph_steps_before = model_->stats().graph_steps;
   if (b.padding_seqs > 0) throw std::logic_error("CudaBackend: static-batching padding is not supported");
   StepPlan plan = build_step_plan(b, tokens_, kBlockSize, model_->max_blocks_per_seq());
   const auto t1 = clock::now();
@@ -33,6 +36,27 @@ sim::serve::StepCost CudaBackend::step(const sim::serve::BatchShape& b) {
   c.other_s = c.total_s - c.host_s;
   ++steps_;
   busy_s_ += c.total_s;
+  if (timing_ && clock_) {
+    // Host time of the step period: the engine's work since the previous step returned (its
+    // waits for arrivals excluded) plus this step's wall time that the GPU did not account for.
+    StepTiming t;
+    t.start_s = run_t0;
+    const double before = have_prev_ ? (run_t0 - prev_end_s_) - (clock_->waited_s() - prev_waited_s_) : 0.0;
+    t.gpu_s = model_->last_gpu_seconds();
+    t.host_s = std::max(0.0, before) + std::max(0.0, c.total_s - t.gpu_s);
+    t.seqs = int(b.items.size());
+    t.items = b.items;
+    for (auto& it : t.items) {
+      it.seq = nullptr;
+      t.tokens += it.q_tokens;
+      if (it.prefill) ++t.prefill_seqs;
+    }
+    t.graph = model_->stats().graph_steps > graph_steps_before;
+    timing_->add(t);
+    have_prev_ = true;
+    prev_end_s_ = clock_->now_s();
+    prev_waited_s_ = clock_->waited_s();
+  }
   return c;
 }
 

@@ -8,7 +8,9 @@
 #include <functional>
 #include <memory>
 
+#include "engine/bench_support.hpp"
 #include "engine/cuda_model.hpp"
+#include "engine/step_timing.hpp"
 #include "engine/token_store.hpp"
 #include "simulator/execution_backend.hpp"
 
@@ -31,6 +33,12 @@ class CudaBackend final : public sim::serve::ExecutionBackend {
   const TokenStore& tokens() const { return tokens_; }
   /// Needs the model built with keep_logits.
   void set_observer(LogitsObserver f) { observer_ = std::move(f); }
+  /// Records every step's host and GPU time into `log`, on the run clock `clock` (whose waits
+  /// for arrivals are not host time). Both outlive the backend.
+  void set_timing(StepTimingLog* log, const SteadyRunClock* clock) {
+    timing_ = log;
+    clock_ = clock;
+  }
   /// Steps run and their summed wall time, seconds.
   std::int64_t steps() const { return steps_; }
   double busy_s() const { return busy_s_; }
@@ -41,6 +49,10 @@ class CudaBackend final : public sim::serve::ExecutionBackend {
   LogitsObserver observer_;
   std::int64_t steps_ = 0;
   double busy_s_ = 0;
+  StepTimingLog* timing_ = nullptr;
+  const SteadyRunClock* clock_ = nullptr;
+  bool have_prev_ = false;
+  double prev_end_s_ = 0, prev_waited_s_ = 0;
 };
 
 }  // namespace infraplan::engine

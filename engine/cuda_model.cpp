@@ -178,15 +178,20 @@ void CudaModel::forward(const Offsets& off, int T, int D, int P, int S, int max_
   cudaStream_t s = stream_.get();
   const int* meta = meta_.get();
   const int h = c.hidden, qd = c.q_dim();
+  mark(nullptr);
   embed_tokens(w_.at(L.embed()), meta + off.tokens, resid_.get(), T, h, s);
+  mark("embedding");
   for (int l = 0; l < c.layers; ++l) {
     bf16* kc = kv_.get() + std::int64_t(2 * l) * plane_elems_;
     bf16* vc = kc + plane_elems_;
     add_rmsnorm(resid_.get(), l == 0 ? nullptr : delta_.get(), w_.at(L.layer(l, LayerTensor::AttnNorm)),
                 x_.get(), T, h, c.rms_eps, s);
+    mark("add_rmsnorm");
     gemm_.run(x_.get(), w_.at(L.layer(l, LayerTensor::Qkv)), qkv_.get(), T, c.qkv_dim(), h, false, s);
+    mark("gemm_qkv");
     rope_qkv_to_cache(qkv_.get(), q_.get(), kc, vc, meta + off.positions, meta + off.slots, rope_.get(), T,
                       c.heads, c.kv_heads, s);
+    mark("rope_kv_write");
     if (D > 0) {
       calib::DecodeArgs a;
       a.q = q_.get();
@@ -206,6 +211,7 @@ void CudaModel::forward(const Offsets& off, int T, int D, int P, int S, int max_
       a.num_splits = decode_splits(D);
       a.tokens_per_split = 0;
       calib::decode_attention(a, s);
+      mark("attention_decode");
     }
     if (P > 0) {
       PagedPrefillArgs a;
@@ -223,18 +229,52 @@ void CudaModel::forward(const Offsets& off, int T, int D, int P, int S, int max_
       a.kv_heads = c.kv_heads;
       a.max_blocks_per_seq = mb_;
       paged_prefill_attention(a, s);
+      mark("attention_prefill");
     }
     gemm_.run(attn_.get(), w_.at(L.layer(l, LayerTensor::O)), delta_.get(), T, h, qd, false, s);
+    mark("gemm_o");
     add_rmsnorm(resid_.get(), delta_.get(), w_.at(L.layer(l, LayerTensor::FfnNorm)), x_.get(), T, h,
                 c.rms_eps, s);
+    mark("add_rmsnorm");
     gemm_.run(x_.get(), w_.at(L.layer(l, LayerTensor::GateUp)), gu_.get(), T, 2 * c.ffn, h, false, s);
+    mark("gemm_gate_up");
     calib::swiglu(gu_.get(), act_.get(), T, c.ffn, s);
+    mark("swiglu");
     gemm_.run(act_.get(), w_.at(L.layer(l, LayerTensor::Down)), delta_.get(), T, h, c.ffn, false, s);
+    mark("gemm_down");
   }
   gather_add_rmsnorm(resid_.get(), delta_.get(), meta + off.samples, w_.at(L.final_norm()), xs_.get(), S, h,
                      c.rms_eps, s);
+  mark("final_norm");
   gemm_.run(xs_.get(), w_.at(L.lm_head()), logits_.get(), S, c.vocab, h, true, s);
+  mark("gemm_lm_head");
   argmax_rows(logits_.get(), out_tokens_.get(), S, c.vocab, s);
+  mark("argmax");
+}
+
+void CudaModel::mark(const char* label) {
+  if (!marks_on_) return;
+  if (!label) {  // a new step
+    mark_labels_.clear();
+    marks_used_ = 0;
+  } else {
+    mark_labels_.push_back(label);
+  }
+  if (marks_used_ == mark_events_.size()) mark_events_.push_back(std::make_unique<calib::Event>());
+  CALIB_CUDA(cudaEventRecord(mark_events_[marks_used_++]->get(), stream_.get()));
+}
+
+std::vector<CudaModel::KernelTime> CudaModel::kernel_times() const {
+  std::vector<KernelTime> out;
+  for (std::size_t i = 0; i < mark_labels_.size() && i + 1 < marks_used_; ++i) {
+    float ms = 0;
+    CALIB_CUDA(cudaEventElapsedTime(&ms, mark_events_[i]->get(), mark_events_[i + 1]->get()));
+    auto it = std::find_if(out.begin(), out.end(), [&](const KernelTime& k) { return k.label == mark_labels_[i]; });
+    if (it == out.end()) it = out.insert(out.end(), KernelTime{mark_labels_[i], 0, 0});
+    it->seconds += double(ms) * 1e-3;
+    ++it->count;
+  }
+  return out;
 }
 
 void CudaModel::finish(int S) {
@@ -358,7 +398,9 @@ const std::vector<std::int32_t>& CudaModel::run(StepPlan& p) {
                            std::to_string(o_.max_tokens) + " / max_seqs " + std::to_string(o_.max_seqs));
   if (p.max_blocks_per_seq != mb_)
     throw std::logic_error("CudaModel::run: plan built for another table width");
-  const bool graph = o_.cuda_graphs && P == 0 && S == D && !graph_sizes_.empty() && D <= graph_sizes_.back();
+  const bool graph =
+      !marks_on_ && o_.cuda_graphs && P == 0 && S == D && !graph_sizes_.empty() && D <= graph_sizes_.back();
+  if (marks_on_) calib::wait_kernel(5000000, 1, stream_.get());  // the host queues the step ahead
   if (!graph) {
     const Offsets off = offsets(T, D, P, S, int(p.copies.size()));
     pack(p, off);

@@ -79,6 +79,17 @@ class CudaModel {
   void set_cuda_graphs(bool on) { o_.cuda_graphs = on; }
   /// Fills the whole KV cache with random bf16 values (benchmarks never time zeros).
   void fill_kv_random(std::uint64_t seed);
+  /// Kernel breakdown (bench step --kernels): while on, steps run eagerly, queued behind a 5 ms
+  /// wait kernel so the host is ahead of the GPU, and forward() records a CUDA event after
+  /// each kernel (group). kernel_times() then gives, per label, the summed GPU seconds and the
+  /// count of the last step, in first-seen order.
+  void set_kernel_marks(bool on) { marks_on_ = on; }
+  struct KernelTime {
+    std::string label;
+    double seconds = 0;
+    int count = 0;
+  };
+  std::vector<KernelTime> kernel_times() const;
 
  private:
   struct Offsets;
@@ -89,6 +100,7 @@ class CudaModel {
   void forward(const Offsets& off, int rows, int decodes, int chunks, int samples, int max_q);
   void finish(int samples);
   std::unique_ptr<Graph> capture(int batch);
+  void mark(const char* label);
   void tune_gemms(int rows);
 
   DeviceWeights w_;
@@ -111,6 +123,10 @@ class CudaModel {
   calib::Event ev_start_, ev_end_;
   double last_gpu_s_ = 0;
   int slots_ = 0;  // resident decode CTAs on the GPU
+  bool marks_on_ = false;
+  std::vector<const char*> mark_labels_;  // of the last step; mark_events_[i + 1] ends label i
+  std::vector<std::unique_ptr<calib::Event>> mark_events_;
+  std::size_t marks_used_ = 0;
 };
 
 }  // namespace infraplan::engine

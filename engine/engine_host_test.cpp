@@ -2,6 +2,7 @@
 // and the bench checks (CUDA-free; runs in CI).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -11,6 +12,7 @@
 #include "engine/llama_config.hpp"
 #include "engine/safetensors.hpp"
 #include "engine/step_plan.hpp"
+#include "engine/step_timing.hpp"
 #include "engine/token_store.hpp"
 #include "engine/weight_layout.hpp"
 #include "model/error.hpp"
@@ -396,4 +398,69 @@ TEST(EngineTestWorkload, DrivesEveryPathTheGpuTestChecks) {
   EXPECT_EQ(nb->copies, e.blocks().stats().cow_copies) << "every copy-on-write reaches the backend";
   EXPECT_GT(d.mixed_steps, 0);
   EXPECT_GT(nb->chunks_after_first, 0) << "long prompts are prefilled in several chunks";
+}
+
+// The host-time line of a run's steps (engine/step_timing.hpp): least squares over the steps
+// of one kind, outliers left out, percentiles of what was kept.
+TEST(StepTimingLog, FitsTheHostLineOfGraphStepsAndLeavesOutliers) {
+  infraplan::engine::StepTimingLog log;
+  for (int seqs = 1; seqs <= 64; ++seqs) {
+    infraplan::engine::StepTiming t;
+    t.seqs = seqs;
+    t.graph = true;
+    t.host_s = (120.0 + 3.5 * seqs) * 1e-6;
+    t.gpu_s = 5e-3;
+    log.add(t);
+  }
+  infraplan::engine::StepTiming slow;  // a graph captured on first use
+  slow.seqs = 8;
+  slow.graph = true;
+  slow.host_s = 0.2;
+  log.add(slow);
+  infraplan::engine::StepTiming eager;
+  eager.seqs = 3;
+  eager.host_s = 400e-6;
+  log.add(eager);
+  const auto g = log.host_fit(true);
+  EXPECT_EQ(g.steps, 64);
+  EXPECT_NEAR(g.intercept_us, 120.0, 1e-6);
+  EXPECT_NEAR(g.per_seq_us, 3.5, 1e-9);
+  EXPECT_NEAR(g.rmse_us, 0.0, 1e-6);
+  EXPECT_EQ(g.min_seqs, 1);
+  EXPECT_EQ(g.max_seqs, 64);
+  const auto e = log.host_fit(false);
+  EXPECT_EQ(e.steps, 1);
+  EXPECT_DOUBLE_EQ(e.per_seq_us, 0.0);
+  EXPECT_NEAR(e.intercept_us, 400.0, 1e-9);
+  const std::string csv = log.csv();
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 67);
+  EXPECT_EQ(csv.rfind("start_s,seqs,tokens,prefill_seqs,context_tokens,graph,host_us,gpu_us,predicted_gpu_us\n", 0), 0u);
+  EXPECT_FALSE(log.summary_json().contains("step_model"));
+}
+
+// predict() prices each recorded step with a backend; the summary gives predicted / measured.
+TEST(StepTimingLog, ComparesTheStepModelWithTheMeasuredGpuTime) {
+  struct PerToken final : infraplan::sim::serve::ExecutionBackend {
+    infraplan::sim::serve::StepCost step(const infraplan::sim::serve::BatchShape& b) override {
+      infraplan::sim::serve::StepCost c;
+      for (const auto& it : b.items) c.total_s += 1e-4 * double(it.q_tokens);
+      return c;
+    }
+  } model;
+  infraplan::engine::StepTimingLog log;
+  for (int seqs : {1, 4, 16, 64}) {
+    infraplan::engine::StepTiming t;
+    t.seqs = seqs;
+    t.graph = true;
+    t.gpu_s = 1.25e-4 * seqs;  // the model is 20% fast
+    for (int i = 0; i < seqs; ++i) t.items.push_back({1, 100, false, true, nullptr});
+    log.add(t);
+  }
+  log.predict(model);
+  const auto j = log.summary_json();
+  ASSERT_TRUE(j.contains("step_model"));
+  EXPECT_NEAR(j["step_model"]["ratios"]["graph_steps"]["all"]["median"].get<double>(), 0.8, 1e-9);
+  EXPECT_EQ(j["step_model"]["ratios"]["graph_steps"]["1"]["steps"].get<int>(), 1);
+  EXPECT_EQ(j["step_model"]["ratios"]["graph_steps"]["33-128"]["steps"].get<int>(), 1);
+  EXPECT_NE(log.csv().find(",100.0\n"), std::string::npos);  // predicted µs of the 1-sequence step
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "cli/args.hpp"
@@ -22,6 +23,9 @@ const std::vector<cli::OptionSpec> kSpec = {
     {"prefill", true, "tokens of the prefill chunk (default 8192; 0 = none)"},
     {"reps", true, "timed repetitions per point (default 30)"},
     {"json-out", true, "write the results as JSON to this file"},
+    {"kernels", false,
+     "also time each kernel group of a decode step (eager, queued behind a wait so the host is ahead; "
+     "CUDA events between kernels): per-label GPU time"},
 };
 
 struct Timing {
@@ -153,8 +157,41 @@ struct Setup {
   LlamaConfig cfg;
   std::vector<int> batches;
   int context = 1024, prefill = 8192, reps = 30;
+  bool kernels = false;  // per-kernel breakdown of each decode batch (eager, queued)
   double bw = 0, peak = 0, weights_read = 0;
 };
+
+/// Per-label GPU time of one decode step (median of 9 after 2 warm-up steps), printed and as JSON.
+Json kernel_breakdown(CudaModel& m, const StepPlan& plan, int batch) {
+  m.set_kernel_marks(true);
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<double>> secs;
+  std::map<std::string, int> count;
+  for (int r = 0; r < 11; ++r) {
+    StepPlan p = plan;
+    m.run(p);
+    if (r < 2) continue;
+    for (const auto& k : m.kernel_times()) {
+      if (!secs.count(k.label)) order.push_back(k.label);
+      secs[k.label].push_back(k.seconds);
+      count[k.label] = k.count;
+    }
+  }
+  m.set_kernel_marks(false);
+  Json out = Json::array();
+  cli::Table t({"kernel", "count", "total µs", "µs each"});
+  double total = 0;
+  for (const auto& l : order) {
+    const double s = pct(secs[l], 0.5);
+    total += s;
+    out.push_back({{"kernel", l}, {"count", count[l]}, {"seconds", s}});
+    t.add({l, std::to_string(count[l]), cli::fmt(s * 1e6, 1), cli::fmt(s * 1e6 / count[l], 2)});
+  }
+  t.add({"all", "", cli::fmt(total * 1e6, 1), ""});
+  std::printf("kernels of one eager decode step, batch %d (queued, CUDA events between kernels):\n%s\n", batch,
+              t.str().c_str());
+  return out;
+}
 
 /// Decode points and the prefill chunk with the model as it is now; prints a table.
 Json measure(CudaModel& m, const Setup& st, const std::string& label) {
@@ -186,6 +223,7 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
                cli::fmt(g.wall_p90 * 1e3, 3) + ")",
            cli::fmt(g.gpu_p50 * 1e3, 3), cli::fmt(e.wall_p50 * 1e3, 3), cli::fmt(bytes / 1e9, 2),
            cli::fmt(100 * bytes / st.bw / g.gpu_p50, 1), cli::fmt(100 * bytes / 4.8e12 / g.gpu_p50, 1)});
+    if (st.kernels) out["decode"].back()["kernels"] = kernel_breakdown(m, plan, b);
   }
   std::printf("%s decode (%s GEMMs), context %d:\n%s\n", cfg.name.c_str(), label.c_str(), st.context,
               t.str().c_str());
@@ -234,6 +272,7 @@ int step_bench_main(const std::vector<std::string>& argv) {
   st.context = int(a.get_int("context", 1).value_or(1024));
   st.prefill = int(a.get_int("prefill", 0).value_or(8192));
   st.reps = int(a.get_int("reps", 1).value_or(30));
+  st.kernels = a.flag("kernels");
   // Timing shapes may exceed the model's trained length (LLaMA-2: 4096): the engine's tables and
   // rotary table are sized for what is asked.
   st.cfg.max_seq = std::max({st.cfg.max_seq, st.context + 1, st.prefill});

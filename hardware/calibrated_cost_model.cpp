@@ -745,6 +745,33 @@ double CalibratedCostModel::graph_kernel_seconds() const {
   return g > 0 ? g * 1e-6 : launch_overhead_seconds();
 }
 
+std::optional<double> CalibratedCostModel::row_kernel_seconds(const std::string& kind, double rows,
+                                                              double width) const {
+  const auto& t = profile_.serving_kernels;
+  if (!t || !(rows > 0) || !(width > 0)) return std::nullopt;
+  auto it = t->kernels.find(kind);
+  if (it == t->kernels.end() || it->second.empty()) return std::nullopt;
+  const std::vector<double>& r = t->rows;
+  auto at_rows = [&](const std::vector<double>& s) {
+    if (rows <= r.front()) return s.front();
+    if (rows >= r.back()) return s.back() * rows / r.back();
+    const Pos p = locate(r, rows);
+    return lerp_log(s[p.i0], s[p.i1], p.w);
+  };
+  const auto& ws = it->second;
+  double sec;
+  if (ws.size() == 1) {
+    sec = at_rows(ws[0].second) * width / ws[0].first;
+  } else {
+    std::size_t hi = 1;
+    while (hi + 1 < ws.size() && ws[hi].first < width) ++hi;
+    const double w0 = ws[hi - 1].first, w1 = ws[hi].first;
+    const double t0 = at_rows(ws[hi - 1].second), t1 = at_rows(ws[hi].second);
+    sec = t0 + (t1 - t0) * (width - w0) / (w1 - w0);
+  }
+  return std::max(sec, graph_kernel_seconds());
+}
+
 double CalibratedCostModel::framework_op_seconds() const {
   const auto& fw = profile_.framework;
   return fw && fw->aten_op_us_nograd > 0 ? fw->aten_op_us_nograd * 1e-6 : launch_overhead_seconds();

@@ -61,6 +61,12 @@ class CalibratedCostModel final : public CostModel {
   CostEstimate memory_bound_queued(double bytes) const override;
   /// ceilings.graph_kernel_us (launch_overhead_seconds() when not measured).
   double graph_kernel_seconds() const override;
+  /// ceilings.eager_kernel_gap_us (0 when not measured).
+  double eager_kernel_gap_seconds() const override { return profile_.ceilings.eager_kernel_gap_us * 1e-6; }
+  /// serving_kernels: log-log interpolation over rows (linear beyond the last), then linear in
+  /// width between the two nearest measured widths (proportional with one width); at least the
+  /// graph floor.
+  std::optional<double> row_kernel_seconds(const std::string& kind, double rows, double width) const override;
   /// framework.aten_op_us_nograd (launch_overhead_seconds() when not measured).
   double framework_op_seconds() const override;
 

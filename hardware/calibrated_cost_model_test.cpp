@@ -584,3 +584,28 @@ TEST(CalibratedCostModel, HeldOutAccuracy) {
 
 }  // namespace
 }  // namespace infraplan::hw
+
+// The serving engine's row kernels (profile serving_kernels, infraplan-bench kernels): measured
+// widths answer exactly, widths between them linearly, rows past the table in proportion, and a
+// kernel or profile without a table says so.
+TEST(CalibratedCostModel, RowKernelsComeFromTheMeasuredTable) {
+  const auto gpu = infraplan::hw::find_gpu("h200-sxm-141gb");
+  const infraplan::hw::Profile p = infraplan::hw::default_profile("h200-sxm-141gb");
+  ASSERT_TRUE(p.serving_kernels.has_value());
+  infraplan::hw::CalibratedCostModel cm(p, gpu);
+  const auto& rope = p.serving_kernels->kernels.at("rope_kv_write");
+  ASSERT_GE(rope.size(), 2u);
+  const double w0 = rope[0].first, w1 = rope[1].first;
+  const double t0 = rope[0].second[0], t1 = rope[1].second[0];
+  EXPECT_NEAR(*cm.row_kernel_seconds("rope_kv_write", 1, w0), t0, 1e-12);
+  EXPECT_NEAR(*cm.row_kernel_seconds("rope_kv_write", 1, 0.5 * (w0 + w1)), 0.5 * (t0 + t1), 1e-12);
+  const auto& rows = p.serving_kernels->rows;
+  const double last = rope[0].second.back();
+  EXPECT_NEAR(*cm.row_kernel_seconds("rope_kv_write", 2 * rows.back(), w0), 2 * last, 1e-12);
+  // Latency-bound at one row: far above the bytes at HBM speed.
+  EXPECT_GT(*cm.row_kernel_seconds("add_rmsnorm", 1, 4096), 4 * 4096 * 2 / (gpu.hbm_GBps * 1e9) * 10);
+  EXPECT_FALSE(cm.row_kernel_seconds("layernorm", 1, 4096).has_value());
+  infraplan::hw::Profile bare = p;
+  bare.serving_kernels.reset();
+  EXPECT_FALSE(infraplan::hw::CalibratedCostModel(bare, gpu).row_kernel_seconds("add_rmsnorm", 1, 4096));
+}

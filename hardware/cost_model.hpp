@@ -95,6 +95,16 @@ class CostModel {
   /// Seconds per kernel of a replayed CUDA graph with nothing to do (an empty kernel): the
   /// shortest any kernel takes in a graph. Defaults to launch_overhead_seconds().
   virtual double graph_kernel_seconds() const { return launch_overhead_seconds(); }
+  /// GPU seconds lost between two dependent kernels issued eagerly (the host ahead of the GPU)
+  /// beyond what a graph replay of the same kernels loses. 0 where not measured.
+  virtual double eager_kernel_gap_seconds() const { return 0; }
+  /// GPU seconds of a serving engine's row kernel (`kind`: add_rmsnorm, rope_kv_write, swiglu,
+  /// argmax) over `rows` rows of `width` elements, replayed in a graph; nullopt when the
+  /// profile has no measured table for it (callers then price the kernel by its bytes).
+  virtual std::optional<double> row_kernel_seconds(const std::string& /*kind*/, double /*rows*/,
+                                                   double /*width*/) const {
+    return std::nullopt;
+  }
   /// Host seconds an eager framework (PyTorch) spends issuing one op without autograd: the pace
   /// at which a Python engine's eager code can feed the GPU. Defaults to launch_overhead_seconds().
   virtual double framework_op_seconds() const { return launch_overhead_seconds(); }

@@ -243,6 +243,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
   p.ceilings.d2h_pinned_GBps = num_or(c, "d2h_pinned_GBps", 0);
   p.ceilings.launch_sync_us = num_or(c, "launch_sync_us", 0);
   p.ceilings.graph_kernel_us = num_or(c, "graph_kernel_us", 0);
+  p.ceilings.eager_kernel_gap_us = num_or(c, "eager_kernel_gap_us", 0);
   if (c.contains("gemm_TFLOPs")) {
     const Json& g = c["gemm_TFLOPs"];
     if (!g.is_object()) fail(origin, "ceilings.gemm_TFLOPs", "expected an object {format: TFLOP/s}");
@@ -618,6 +619,28 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       }
     }
     p.framework = std::move(fw);
+  }
+  if (j.contains("serving_kernels")) {
+    const Json& sk = j["serving_kernels"];
+    const std::string sp = "serving_kernels";
+    Profile::RowKernelTable t;
+    t.rows = axis(need(sk, "rows", sp, origin), sp + ".rows", origin);
+    if (sk.contains("source") && sk["source"].is_string()) t.source = sk["source"].get<std::string>();
+    const Json& ks = need(sk, "kernels", sp, origin);
+    if (!ks.is_object()) fail(origin, sp + ".kernels", "expected an object of kernel name -> [{width, seconds}]");
+    for (auto it = ks.begin(); it != ks.end(); ++it) {
+      const std::string kp = sp + ".kernels." + it.key();
+      if (!it->is_array() || it->empty()) fail(origin, kp, "expected a non-empty array of {width, seconds}");
+      auto& widths = t.kernels[it.key()];
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        const std::string wp = kp + "[" + std::to_string(i) + "]";
+        const double w = number(need((*it)[i], "width", wp, origin), wp + ".width", origin, 1);
+        if (!widths.empty() && w <= widths.back().first) fail(origin, wp + ".width", "widths must ascend");
+        widths.emplace_back(w, seconds_grid(need((*it)[i], "seconds", wp, origin), wp + ".seconds", origin,
+                                            t.rows.size(), "one per row count"));
+      }
+    }
+    p.serving_kernels = std::move(t);
   }
   if (j.contains("contention")) {
     const Json& cj = j["contention"];

@@ -107,6 +107,7 @@ struct Ceilings {
   double launch_us = 0;                 ///< back-to-back kernel launches from one host thread, per launch
   double launch_sync_us = 0;            ///< one launch plus stream synchronisation
   double graph_kernel_us = 0;           ///< per kernel when replayed from a CUDA graph
+  double eager_kernel_gap_us = 0;       ///< extra GPU gap per dependent kernel issued eagerly (not in a graph)
   std::map<Dtype, double> gemm_TFLOPs;  ///< best GEMM rate seen per format (1e12 FLOP/s)
 };
 
@@ -236,6 +237,15 @@ struct Profile {
   /// NCCL's channels and streaming HBM on another stream): time beside / time alone, >= 1; 1 when
   /// the profile has no such measurement.
   double gemm_slowdown_under_comm = 1;
+  /// The serving engine's row kernels (one block per row: fused add + RMSNorm, RoPE with the KV
+  /// write, SwiGLU, greedy argmax) timed over rows at one or more widths ("serving_kernels",
+  /// infraplan-bench kernels). Key: kernel name; each width's seconds follow `rows`.
+  struct RowKernelTable {
+    std::vector<double> rows;
+    std::map<std::string, std::vector<std::pair<double, std::vector<double>>>> kernels;  // by ascending width
+    std::string source;
+  };
+  std::optional<RowKernelTable> serving_kernels;
 
   /// The GEMM table for `d`, or nullptr.
   const GemmTable* gemm_table(Dtype d) const;

@@ -163,6 +163,15 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
     for (auto& [dtype, pts] : out["framework"]["fused_adamw"].items())
       if (pts.is_array())
         for (auto& q : pts) q["seconds"] = q["seconds"].get<double>() * bw_ratio;
+  // The serving engine's row kernels: their one-row time is latency (kept), what they add with
+  // more rows streams HBM (scaled).
+  if (out.contains("serving_kernels"))
+    for (auto& [name, widths] : out["serving_kernels"]["kernels"].items())
+      for (auto& w : widths) {
+        Json& sec = w["seconds"];
+        const double one = sec.at(0).get<double>();
+        for (auto& v : sec) v = one + (v.get<double>() - one) * bw_ratio;
+      }
   scale_nested(tables["memory_bound"]["seconds"], bw_ratio, scale_nested);
   return out;
 }

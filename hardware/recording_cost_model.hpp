@@ -26,6 +26,10 @@ class RecordingCostModel : public CostModel {
   double launch_overhead_seconds() const override { return inner_.launch_overhead_seconds(); }
   CostEstimate memory_bound_queued(double bytes) const override { return inner_.memory_bound_queued(bytes); }
   double graph_kernel_seconds() const override { return inner_.graph_kernel_seconds(); }
+  double eager_kernel_gap_seconds() const override { return inner_.eager_kernel_gap_seconds(); }
+  std::optional<double> row_kernel_seconds(const std::string& kind, double rows, double width) const override {
+    return inner_.row_kernel_seconds(kind, rows, width);
+  }
   double framework_op_seconds() const override { return inner_.framework_op_seconds(); }
   const Profile* measured_profile() const override { return inner_.measured_profile(); }
 

@@ -60,6 +60,9 @@ struct EnginePreset {
   CudaGraphs graphs;
   EagerIssue eager_issue = EagerIssue::Cuda;
   int sampling_kernels = 1;  ///< launches after the LM head (logits → token), per step
+  /// Greedy sampling by the mini-engine's own argmax kernel (one block per row), priced from
+  /// the profile's serving_kernels.argmax table when present.
+  bool argmax_sampling = false;
   double host_step_us = 50;  ///< host work per step (scheduling, input preparation), µs
   double host_seq_us = 0;    ///< host work per scheduled sequence, µs
   /// The host prepares step n + 1 while step n runs (SGLang's overlap scheduler, TensorRT-LLM's

@@ -40,6 +40,11 @@ double SimulatedBackend::kernel_seconds(double bytes) const {
   return std::max(cm_.memory_bound_queued(bytes).seconds, cm_.graph_kernel_seconds());
 }
 
+double SimulatedBackend::row_kernel_seconds(const char* kind, double rows, double width, double bytes) const {
+  if (auto t = cm_.row_kernel_seconds(kind, rows, width)) return *t;
+  return kernel_seconds(bytes);
+}
+
 const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
   auto it = dense_cache_.find(T);
   if (it != dense_cache_.end()) return it->second;
@@ -92,11 +97,20 @@ const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
   const double ffn_width =
       double((m_.moe.enabled() ? m_.moe.expert_ffn_hidden * m_.moe.top_k : m_.ffn_hidden) / tp);
   const double kv_elem = dtype_bytes(s_.kv_dtype);
-  d.memory += k.norms * kernel_seconds(Td * double(h) * act * (k.residual_in_norm ? 4.0 : 2.0));
-  if (!k.residual_in_norm) d.memory += 2.0 * kernel_seconds(Td * double(h) * act * 3.0);
-  d.memory += k.rope * kernel_seconds(Td * double(qd + kvd) / double(tp) * act * 2.0);
+  // Norms, RoPE and SwiGLU run one block per token in every engine here (vLLM's csrc
+  // layernorm_kernels.cu and pos_encoding_kernels.cu launch grid(num_tokens) as ours do): at small
+  // batches they are latency-bound, priced from the measured serving_kernels table when the
+  // profile has one.
+  const double hw = double(h);
+  if (k.residual_in_norm)
+    d.memory += k.norms * row_kernel_seconds("add_rmsnorm", Td, hw, Td * hw * act * 4.0);
+  else
+    d.memory += k.norms * kernel_seconds(Td * hw * act * 2.0) + 2.0 * kernel_seconds(Td * hw * act * 3.0);
+  d.memory += k.rope * row_kernel_seconds("rope_kv_write", Td, double(qd + 2 * kvd) / double(tp),
+                                          Td * double(qd + kvd) / double(tp) * act * 2.0);
   d.memory += k.kv_write * kernel_seconds(Td * 2.0 * double(kvd) / double(tp) * (act + kv_elem));
-  d.memory += k.activation * kernel_seconds(Td * ffn_width * act * (swiglu ? 3.0 : 2.0));
+  const double act_bytes = Td * ffn_width * act * (swiglu ? 3.0 : 2.0);
+  d.memory += k.activation * (swiglu ? row_kernel_seconds("swiglu", Td, ffn_width, act_bytes) : kernel_seconds(act_bytes));
   d.launches += k.memory_kernels();
   if (comm_ && tp > 1) {
     d.comm = 2.0 * comm_->all_reduce_seconds(2.0 * double(T * h), int(tp));
@@ -119,13 +133,18 @@ const SimulatedBackend::Head& SimulatedBackend::head(std::int64_t T, std::int64_
   Head hd;
   const double h = double(m_.hidden);
   hd.memory = kernel_seconds(double(T) * h * 2.0 * 2.0);   // embedding gather
-  hd.memory += kernel_seconds(double(T) * h * 2.0 * 2.0);  // final norm
+  hd.memory += row_kernel_seconds("add_rmsnorm", double(T), h, double(T) * h * 2.0 * 2.0);  // final norm
   hd.launches = 2;
   if (rows > 0) {
     hd.gemm =
         cm_.gemm({rows, std::max<std::int64_t>(1, m_.vocab / s_.tp), m_.hidden, Dtype::BF16, 1}).seconds;
     // Sampling: each kernel passes over the fp32 logits (cast, softmax / top-k / top-p, argmax).
-    hd.memory += o_.engine.sampling_kernels * kernel_seconds(double(rows) * double(m_.vocab) * 4.0 * 2.0);
+    const double logits_bytes = double(rows) * double(m_.vocab) * 4.0;
+    if (o_.engine.argmax_sampling && o_.engine.sampling_kernels >= 1)  // the engine's own argmax kernel
+      hd.memory += row_kernel_seconds("argmax", double(rows), double(m_.vocab), logits_bytes) +
+                   (o_.engine.sampling_kernels - 1) * kernel_seconds(logits_bytes * 2.0);
+    else
+      hd.memory += o_.engine.sampling_kernels * kernel_seconds(logits_bytes * 2.0);
     hd.launches += 1 + o_.engine.sampling_kernels;
     if (comm_ && s_.tp > 1) {
       hd.comm = comm_->all_reduce_seconds(double(rows) * double(m_.vocab / s_.tp) * 2.0, s_.tp) / 2.0;
@@ -205,7 +224,15 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
       host_head = hd.launches * issue;
     }
     const double head_gpu = hd.gemm + hd.comm + hd.memory;
-    c.launch_s = L * std::max(0.0, host_layer - gpu_layer) + std::max(0.0, host_head - head_gpu);
+    // Kernels issued eagerly wait a little longer for their predecessor than graph-replayed ones
+    // (ceilings.eager_kernel_gap_us): every kernel of an eager step; in a piecewise step each
+    // layer's eager attention and the graph piece after it. A layer then takes the longer of
+    // the host's issue time and the GPU's time with those gaps.
+    const double gap = full_graph ? 0.0 : cm_.eager_kernel_gap_seconds();
+    const double gaps_layer = gap * (captured > 0 ? attn_launches + 1 : d.launches + attn_launches);
+    const double gaps_head = gap * (captured > 0 ? 1 : hd.launches);
+    c.launch_s = L * (std::max(host_layer, gpu_layer + gaps_layer) - gpu_layer) +
+                 (std::max(host_head, head_gpu + gaps_head) - head_gpu);
     if (full_graph) c.launch_s = cm_.launch_overhead_seconds();  // one cudaGraphLaunch
   }
   // Host work of the step: scheduling, input preparation, output processing.

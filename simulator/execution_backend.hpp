@@ -128,6 +128,9 @@ class SimulatedBackend final : public ExecutionBackend {
   const Head& head(std::int64_t tokens, std::int64_t rows);
   /// A memory-bound kernel's GPU time with no launch gap, at least the graph floor.
   double kernel_seconds(double bytes) const;
+  /// A row kernel (one block per row) from the profile's measured serving_kernels table, else
+  /// priced by its bytes as kernel_seconds() does.
+  double row_kernel_seconds(const char* kind, double rows, double width, double bytes) const;
 
   model::ModelSpec m_;
   strat::ServingConfig s_;
