@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -193,15 +194,17 @@ double Topology::max_flow_GBps(const std::vector<int>& from, const std::vector<i
   using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
   using FlowGraph = boost::adjacency_list<
       boost::vecS, boost::vecS, boost::directedS, boost::no_property,
-      boost::property<boost::edge_capacity_t, double,
-                      boost::property<boost::edge_residual_capacity_t, double,
+      boost::property<boost::edge_capacity_t, long long,
+                      boost::property<boost::edge_residual_capacity_t, long long,
                                       boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
   const Graph& g = impl_->g;
   const std::size_t n = boost::num_vertices(g);
   FlowGraph f(n + 2);
   auto cap = boost::get(boost::edge_capacity, f);
   auto rev = boost::get(boost::edge_reverse, f);
-  auto add_arc = [&](std::size_t a, std::size_t b, double c) {
+  // Integer capacities in MB/s: push-relabel's flow-conservation check (an assertion in debug
+  // builds) does not hold to the last bit with floating-point capacities.
+  auto add_arc = [&](std::size_t a, std::size_t b, long long c) {
     auto e1 = boost::add_edge(a, b, f).first;
     auto e2 = boost::add_edge(b, a, f).first;
     cap[e1] = c;
@@ -211,14 +214,15 @@ double Topology::max_flow_GBps(const std::vector<int>& from, const std::vector<i
   };
   for (auto [ei, ee] = boost::edges(g); ei != ee; ++ei) {
     std::size_t a = boost::source(*ei, g), b = boost::target(*ei, g);
-    add_arc(a, b, g[*ei].GBps);  // each direction has its own capacity (full duplex)
-    add_arc(b, a, g[*ei].GBps);
+    const long long mbps = std::llround(g[*ei].GBps * 1000.0);
+    add_arc(a, b, mbps);  // each direction has its own capacity (full duplex)
+    add_arc(b, a, mbps);
   }
   const std::size_t src = n, sink = n + 1;
-  const double inf = 1e18;
+  const long long inf = 1LL << 50;
   for (int r : from) add_arc(src, gpu_vertex(r), inf);
   for (int r : to) add_arc(gpu_vertex(r), sink, inf);
-  return boost::push_relabel_max_flow(f, src, sink);
+  return double(boost::push_relabel_max_flow(f, src, sink)) / 1000.0;
 }
 
 double Topology::bisection_GBps() const {
