@@ -32,10 +32,15 @@ CommModel::~CommModel() = default;
 const CommModel::GroupEntry& CommModel::group(CollectiveOp op, const std::vector<int>& ranks) const {
   std::uint64_t h = 1469598103934665603ull ^ std::uint64_t(op);
   for (int r : ranks) h = (h ^ std::uint64_t(std::uint32_t(r))) * 1099511628211ull;
-  std::lock_guard<std::mutex> lock(mu_);
-  auto& bucket = cache_[h];
-  for (const auto& e : bucket)
-    if (e->op == op && e->ranks == ranks) return *e;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(h);
+    if (it != cache_.end())
+      for (const auto& e : it->second)
+        if (e->op == op && e->ranks == ranks) return *e;
+  }
+  // Built outside the lock (threads of a planner's search build different groups at once); the
+  // first entry stored for a group wins, so every caller sees the same one.
   auto g = std::make_unique<GroupEntry>();
   g->op = op;
   g->ranks = ranks;
@@ -60,6 +65,10 @@ const CommModel::GroupEntry& CommModel::group(CollectiveOp op, const std::vector
     }
     g->plans.push_back(std::move(e));
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& bucket = cache_[h];
+  for (const auto& e : bucket)
+    if (e->op == op && e->ranks == ranks) return *e;
   bucket.push_back(std::move(g));
   return *bucket.back();
 }

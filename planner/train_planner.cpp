@@ -1,10 +1,14 @@
 #include "planner/train_planner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <functional>
+#include <mutex>
+#include <thread>
 
 #include "common/limits.hpp"
 #include "model/error.hpp"
@@ -162,12 +166,30 @@ TrainPlan plan_training(const TrainPlanRequest& r, const hw::CostModel& cost, co
   TrainPlan plan;
   std::vector<TrainCandidate> all;
   std::int64_t visited = 0;
+  std::vector<FeasibleLayout> feasible;
   enumerate_training(
       r.model, r.cluster, r.search,
       [&](FeasibleLayout&& f) {
         ++visited;
-        auto e = sim::train::estimate_training(r.model, r.cluster, f.cfg, cost, comm);
-        TrainCandidate c;
+        feasible.push_back(std::move(f));
+        if (r.progress && visited % 2000 == 0) r.progress(visited, std::int64_t(feasible.size()));
+      },
+      plan.rejected);
+  // Closed-form estimates of every feasible layout, spread over the machine's cores (each
+  // estimate is a pure function of its layout; the CommModel's group cache is shared and locked,
+  // each worker keeps its own cache of collective times), stored by index: the result does not
+  // depend on the number of workers.
+  all.resize(feasible.size());
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mu;
+  auto worker = [&] {
+    sim::train::CommSecondsCache comm_cache;  // layouts that share degrees share collectives
+    for (std::size_t i = next++; i < feasible.size(); i = next++) {
+      try {
+        FeasibleLayout& f = feasible[i];
+        auto e = sim::train::estimate_training(r.model, r.cluster, f.cfg, cost, comm, &comm_cache);
+        TrainCandidate& c = all[i];
         c.cfg = f.cfg;
         c.estimate_s = c.iteration_time_s = e.iteration_time_s;
         c.tokens_per_s = e.tokens_per_s;
@@ -175,10 +197,21 @@ TrainPlan plan_training(const TrainPlanRequest& r, const hw::CostModel& cost, co
         c.peak_bytes = f.peak_bytes;
         c.breakdown = e.breakdown;
         c.warnings = std::move(f.warnings);
-        all.push_back(std::move(c));
-        if (r.progress && visited % 2000 == 0) r.progress(visited, std::int64_t(all.size()));
-      },
-      plan.rejected);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mu);
+        if (!failure) failure = std::current_exception();
+        next = feasible.size();
+      }
+    }
+  };
+  const unsigned hw_threads = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned workers = feasible.size() < 512 ? 1u : std::min(hw_threads, 8u);
+  std::vector<std::thread> pool;
+  for (unsigned w = 1; w < workers; ++w) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  feasible.clear();
   plan.layouts_visited = visited;
   if (all.empty()) {
     std::string why;

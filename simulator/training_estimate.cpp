@@ -29,16 +29,25 @@ struct Priced {
 
 class Pricer {
  public:
-  Pricer(const strat::TrainingConfig& t, const coll::CommModel& comm) : layout_(t), comm_(comm) {}
+  Pricer(const strat::TrainingConfig& t, const coll::CommModel& comm, CommSecondsCache* shared)
+      : t_(t), layout_(t), comm_(comm), shared_(shared) {}
 
   double comm_seconds(strat::CommOp op, double bytes, GroupKind kind, int rank) {
     if (bytes <= 0) return 0;
     auto key = std::make_tuple(int(op), bytes, int(kind), rank);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
+    // The groups follow from the degrees alone (strat::RankLayout::group).
+    const CommSecondsCache::Key sk{t_.tp, t_.cp, t_.dp, t_.pp, t_.ep, t_.dp_shard, int(kind), int(op), bytes, rank};
+    if (shared_)
+      if (const double* s = shared_->find(sk)) {
+        cache_.emplace(key, *s);
+        return *s;
+      }
     std::vector<int> g = layout_.group(kind, rank);
     double s = g.size() > 1 ? comm_.estimate(to_coll(op), bytes, g).seconds : 0;
     cache_.emplace(key, s);
+    if (shared_) shared_->put(sk, s);
     return s;
   }
 
@@ -71,8 +80,10 @@ class Pricer {
   const strat::RankLayout& layout() const { return layout_; }
 
  private:
+  const strat::TrainingConfig& t_;
   strat::RankLayout layout_;
   const coll::CommModel& comm_;
+  CommSecondsCache* shared_;
   std::map<std::tuple<int, double, int, int>, double> cache_;
 };
 
@@ -84,10 +95,11 @@ void add(Priced& a, const Priced& b, double times = 1) {
 }  // namespace
 
 TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
-                                   const hw::CostModel& cost, const coll::CommModel& comm) {
+                                   const hw::CostModel& cost, const coll::CommModel& comm,
+                                   CommSecondsCache* shared) {
   TrainingEstimate e;
   const strat::OpContext ctx(m, t, cost);
-  Pricer pr(t, comm);
+  Pricer pr(t, comm, shared);
   const int p = t.pp;
   const strat::PipelineLayout pl = strat::pipeline_layout(m, t);
   const int slots = pl.slots();

@@ -12,6 +12,7 @@
 //    come out of the execution rather than a formula. Symmetric mode (one lane per pipeline
 //    stage) for any size; exact mode (every GPU) for small clusters.
 #include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -100,9 +101,29 @@ struct TrainingResult {
 /// Dense peak FLOP/s of the precision recipe's GEMM dtype on the GPU.
 double peak_flops_of(const hw::GpuSpec& g, strat::Precision p);
 
-/// Fast closed-form estimate. `t` must be resolved (strat::resolve_training).
+/// Collective times shared by the estimates of many layouts on one cluster and CommModel (a
+/// planner's search): keyed by the parallel degrees that shape the groups, the group kind, the
+/// op, the size and the rank, so layouts that differ only in ZeRO stage, micro-batch,
+/// recompute or schedule price their collectives once. Not thread-safe.
+class CommSecondsCache {
+ public:
+  using Key = std::tuple<int, int, int, int, int, int, int, int, double, int>;
+  const double* find(const Key& k) const {
+    auto it = map_.find(k);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+  void put(const Key& k, double s) { map_.emplace(k, s); }
+  std::size_t size() const { return map_.size(); }
+
+ private:
+  std::map<Key, double> map_;
+};
+
+/// Fast closed-form estimate. `t` must be resolved (strat::resolve_training). `shared`, when
+/// given, must belong to this cluster and `comm` (CommSecondsCache).
 TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
-                                   const hw::CostModel& cost, const coll::CommModel& comm);
+                                   const hw::CostModel& cost, const coll::CommModel& comm,
+                                   CommSecondsCache* shared = nullptr);
 
 /// Layer passes (forward and backward, over every lane and micro-batch) the event simulation of
 /// one iteration runs; simulate_training refuses more than limits::kMaxWorkGraphLayerSteps.
