@@ -163,9 +163,9 @@ TEST(TrainingAccuracy, PyTorchDdpOnTwoH200) {
   // (docs/data/h200x2_nccl.json), then checked here on the DDP steps: calibration first,
   // validation after, nothing fitted to these steps.
   std::vector<coll::MeasuredCollective> calls;
-  for (const auto& r : read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/h200x2_nccl.json")
-                           .at("comm")
-                           .at("rows"))
+  // Held in a variable: a range-for over a member of a temporary reads freed memory.
+  const Json sweep = read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/h200x2_nccl.json");
+  for (const auto& r : sweep.at("comm").at("rows"))
     calls.push_back({coll::parse_op(r.at("op").get<std::string>()), {0, 1}, r.at("bytes").get<double>(),
                      r.at("time_us").get<double>() * 1e-6});
   const coll::CommModel comm(c, coll::refit_comm_profile(c, coll::CommProfile{}, calls).profile);
