@@ -193,7 +193,13 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
         {"embedding_output", tokens * double(m.hidden) * 2 / (t.sp ? tp : 1), "16-bit embedding output"});
   const bool eager_grads = framework_of(t) != Framework::Megatron;
   if (has_head) {
-    if (eager_grads) {
+    if (framework_of(t) == Framework::TorchCompile) {
+      // Inductor fuses the fp32 upcast, log-softmax and NLL: backward keeps the 16-bit logits
+      // (and a per-token log-sum-exp) and recomputes the softmax, so only the logits' fp32
+      // gradient joins them; no fp32 log-softmax output or its gradient is materialised.
+      L.lines.push_back({"logits_and_loss", tokens * double(m.vocab) / tp * (2 + 4),
+                         "16-bit logits + the logits' fp32 gradient (loss fused by Inductor), vocab split by tp"});
+    } else if (eager_grads) {
       // PyTorch's loss at the start of backward: the saved fp32 log-softmax output, the fp32
       // gradient nll_loss fills and log-softmax's fp32 input gradient (vocab split by tp).
       L.lines.push_back({"logits_and_loss", tokens * double(m.vocab) / tp * (4 + 4 + 4),
