@@ -205,6 +205,29 @@ TEST(Safetensors, BrokenFilesAreRefused) {
     EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
   }
   EXPECT_THROW(SafetensorsFile{tmp_path("does_not_exist.safetensors")}, Error);
+  // Headers a careless or hostile writer could produce: each refused with the tensor named,
+  // never an overflow or a JSON library exception.
+  auto write_header = [&](const std::string& h) {
+    std::ofstream o(p, std::ios::binary);
+    const std::uint64_t n = h.size();
+    for (int i = 0; i < 8; ++i) o.put(char((n >> (8 * i)) & 0xff));
+    o << h << std::string(64, '\0');
+  };
+  for (const std::string h :
+       {R"({"x":{"dtype":7,"shape":[4],"data_offsets":[0,16]}})",
+        R"({"x":{"dtype":"BF16","shape":[4294967296,4294967296,4294967296],"data_offsets":[0,16]}})",
+        R"({"x":{"dtype":"BF16","shape":"4","data_offsets":[0,16]}})",
+        R"({"x":{"dtype":"BF16","shape":[4],"data_offsets":["0",8]}})",
+        R"({"x":{"dtype":"BF16","shape":[4],"data_offsets":[18446744073709551615,8]}})"}) {
+    write_header(h);
+    try {
+      SafetensorsFile f(p);
+      FAIL() << "accepted: " << h;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(SafetensorsFile{std::filesystem::temp_directory_path().string()}, Error);  // a directory
 }
 
 TEST(TokenStore, SharedPrefixesSessionsAndOutputs) {

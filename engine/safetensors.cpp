@@ -3,6 +3,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/input_file.hpp"
 #include "engine/weight_init.hpp"
 #include "model/error.hpp"
 #include "model/json_util.hpp"
@@ -46,12 +47,15 @@ float half_to_float(std::uint16_t h) {
 }  // namespace
 
 std::int64_t SafetensorInfo::elems() const {
+  // Shapes are checked when the header is read (at most 2^40 elements): no overflow here.
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
   return n;
 }
 
 SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
+  // A FIFO, a directory or a device would block or misread: only regular files.
+  if (!is_regular_file_path(path_)) throw Error("safetensors file '" + path_ + "' is not a regular file");
   std::ifstream in(path_, std::ios::binary);
   if (!in) throw Error("cannot open safetensors file '" + path_ + "'");
   in.seekg(0, std::ios::end);
@@ -77,13 +81,21 @@ SafetensorsFile::SafetensorsFile(std::string path) : path_(std::move(path)) {
     if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets"))
       throw Error(where + ": needs dtype, shape and data_offsets");
     SafetensorInfo t;
+    if (!v["dtype"].is_string()) throw Error(where + ": dtype must be a string");
     t.dtype = v["dtype"].get<std::string>();
+    if (!v["shape"].is_array() || v["shape"].size() > 8) throw Error(where + ": shape must be an array of at most 8 sizes");
+    constexpr std::int64_t kMaxElems = std::int64_t(1) << 40;
+    std::int64_t elems = 1;
     for (const auto& d : v["shape"]) {
       if (!d.is_number_integer() || d.get<std::int64_t>() < 0) throw Error(where + ": bad shape");
-      t.shape.push_back(d.get<std::int64_t>());
+      const std::int64_t x = d.get<std::int64_t>();
+      if (x > 0 && elems > kMaxElems / x) throw Error(where + ": more than 2^40 elements");
+      elems *= x;
+      t.shape.push_back(x);
     }
     const auto& off = v["data_offsets"];
-    if (!off.is_array() || off.size() != 2) throw Error(where + ": data_offsets must be [begin, end]");
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_integer() || !off[1].is_number_integer())
+      throw Error(where + ": data_offsets must be [begin, end] (integers)");
     t.begin = off[0].get<std::int64_t>();
     t.end = off[1].get<std::int64_t>();
     const int eb = dtype_bytes(t.dtype);
