@@ -13,7 +13,7 @@
 
 #include "calib_cluster/comm_driver.hpp"
 #include "calib_cluster/host_transport.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #ifdef INFRAPLAN_HAVE_NCCL_TRANSPORT
 #include "calib_kernels/nccl_transport.hpp"
 #endif

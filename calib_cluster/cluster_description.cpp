@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ccal {
 

@@ -7,7 +7,7 @@
 
 #include "calib_cluster/cluster_description.hpp"
 #include "collectives/comm_refit.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ccal {
 

@@ -20,7 +20,7 @@
 #include "calib_cluster/sweep_plan.hpp"
 #include "calib_cluster/sweep_results.hpp"
 #include "hardware/cluster.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::ccal {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "collectives/comm_profile.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ccal {
 namespace {

@@ -17,7 +17,7 @@
 #include "calib_cluster/library_memory.hpp"
 #include "calib_cluster/rank_facts.hpp"
 #include "calib_cluster/sweep_results.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ccal {
 

@@ -2,8 +2,8 @@
 
 #include <sstream>
 
-#include "model/error.hpp"
-#include "model/json_util.hpp"
+#include "common/error.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::ccal {
 

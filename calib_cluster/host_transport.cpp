@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "calib_cluster/mpi_impl.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ccal {
 

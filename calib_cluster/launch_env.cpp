@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ccal {
 

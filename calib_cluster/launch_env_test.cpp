@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ccal {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "calib_cluster/mpi_impl.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ccal {
 

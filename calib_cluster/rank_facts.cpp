@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ccal {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "collectives/comm_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ccal {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ccal {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "calib_cluster/sweep_plan.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::ccal {
 

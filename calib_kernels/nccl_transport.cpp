@@ -13,7 +13,7 @@
 #include "calib_cluster/mpi_world.hpp"
 #include "calib_kernels/cuda_util.hpp"
 #include "calib_kernels/kernels.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::calib {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::cli {
 

@@ -8,7 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/find_tool.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::cli {
 

@@ -19,7 +19,7 @@
 #include "cli/commands.hpp"
 #include "cli/find_tool.hpp"
 #include "hardware/cluster_profile.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::cli {
 

@@ -10,7 +10,7 @@
 #include "cli/table.hpp"
 #include "collectives/comm_profile.hpp"
 #include "hardware/cluster_profile.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::cli {
 

@@ -7,7 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "common/output_files.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "profiler_trace/trace_profile.hpp"
 
 namespace infraplan::cli {

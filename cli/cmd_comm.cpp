@@ -9,7 +9,7 @@
 #include "collectives/comm_model.hpp"
 #include "collectives/flow_sim.hpp"
 #include "hardware/cluster_profile.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "strategies/scenario.hpp"
 
 namespace infraplan::cli {

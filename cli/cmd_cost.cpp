@@ -9,7 +9,7 @@
 #include "cli/table.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/cost_setup.hpp"
 
 namespace infraplan::cli {

@@ -6,7 +6,7 @@
 #include "cli/table.hpp"
 #include "hardware/cluster.hpp"
 #include "hardware/topology.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::cli {
 

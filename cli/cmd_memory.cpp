@@ -8,7 +8,7 @@
 #include "cli/results.hpp"
 #include "cli/table.hpp"
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/serving_sim.hpp"
 #include "simulator/workload.hpp"
 #include "strategies/memory_ledger.hpp"

@@ -5,7 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "model/model_math.hpp"
 #include "model/model_spec.hpp"
 

@@ -9,7 +9,7 @@
 #include "cli/results.hpp"
 #include "cli/table.hpp"
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "planner/train_planner.hpp"
 #include "simulator/cost_setup.hpp"
 #include "strategies/scenario.hpp"

@@ -10,7 +10,7 @@
 #include "cli/table.hpp"
 #include "hardware/reliability.hpp"
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "planner/serve_planner.hpp"
 #include "simulator/cost_setup.hpp"
 

@@ -12,7 +12,7 @@
 #include "cli/scenario_question.hpp"
 #include "common/output_files.hpp"
 #include "infraplan_build_info.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "report/format.hpp"
 #include "report/report.hpp"
 #include "strategies/scenario.hpp"

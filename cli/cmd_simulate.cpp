@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::cli {
 

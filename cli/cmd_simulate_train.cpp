@@ -12,7 +12,7 @@
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/cost_setup.hpp"
 #include "simulator/training_goodput.hpp"
 #include "simulator/prediction_range.hpp"

@@ -11,7 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/find_tool.hpp"
 #include "cli/table.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/cost_setup.hpp"
 #include "simulator/serving_sim.hpp"
 #include "simulator/serving_validation.hpp"

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "common/output_files.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::cli {
 

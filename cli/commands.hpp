@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::cli {
 

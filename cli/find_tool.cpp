@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::cli {
 

@@ -7,7 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "infraplan_build_info.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "planner/serve_planner.hpp"
 #include "planner/train_planner.hpp"
 #include "report/result_view.hpp"

@@ -2,7 +2,7 @@
 
 #include "cli/results.hpp"
 #include "collectives/comm_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "planner/serve_planner.hpp"
 #include "planner/train_planner.hpp"
 #include "simulator/cost_setup.hpp"

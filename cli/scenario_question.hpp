@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "strategies/scenario.hpp"
 
 namespace infraplan::cli {

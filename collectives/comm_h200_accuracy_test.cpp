@@ -15,7 +15,7 @@
 
 #include "collectives/comm_model.hpp"
 #include "collectives/comm_refit.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::coll {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::coll {
 

@@ -4,7 +4,7 @@
 
 #include <numeric>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "model/model_math.hpp"
 #include "model/model_spec.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "collectives/collective.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::coll {
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "collectives/comm_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::coll {
 

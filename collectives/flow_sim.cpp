@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "collectives/platform.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace sg4 = simgrid::s4u;
 

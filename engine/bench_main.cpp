@@ -12,7 +12,7 @@
 #include "engine/gpu_info.hpp"
 #include "engine/kernel_bench.hpp"
 #include "engine/step_bench.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -12,7 +12,7 @@
 #include "engine/cuda_backend.hpp"
 #include "engine/gpu_info.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/chrome_trace.hpp"
 #include "simulator/cost_setup.hpp"
 #include "strategies/scenario.hpp"

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::engine {
 

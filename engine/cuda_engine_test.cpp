@@ -15,7 +15,7 @@
 #include "engine/engine_test_workload.hpp"
 #include "engine/reference_model.hpp"
 #include "engine/safetensors.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/serving_engine.hpp"
 
 using namespace infraplan;

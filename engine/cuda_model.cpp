@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "calib_kernels/kernels.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::engine {
 

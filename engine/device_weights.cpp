@@ -5,8 +5,8 @@
 #include <set>
 
 #include "engine/safetensors.hpp"
-#include "model/error.hpp"
-#include "model/json_util.hpp"
+#include "common/error.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::engine {
 

@@ -15,7 +15,7 @@
 #include "engine/step_timing.hpp"
 #include "engine/token_store.hpp"
 #include "engine/weight_layout.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "strategies/scenario.hpp"
 
 using namespace infraplan;

@@ -13,7 +13,7 @@
 #include "engine/engine_kernels.hpp"
 #include "engine/gpu_info.hpp"
 #include "engine/llama_config.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "model/model_spec.hpp"
 
 namespace infraplan::engine {

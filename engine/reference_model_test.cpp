@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 using namespace infraplan::engine;
 

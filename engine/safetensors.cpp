@@ -5,8 +5,8 @@
 
 #include "common/input_file.hpp"
 #include "engine/weight_init.hpp"
-#include "model/error.hpp"
-#include "model/json_util.hpp"
+#include "common/error.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::engine {
 

@@ -10,7 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "engine/gpu_info.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::engine {
 

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/serving_random.hpp"
 
 namespace infraplan::engine {

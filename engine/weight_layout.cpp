@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::engine {
 

@@ -11,7 +11,7 @@
 #include "collectives/comm_profile.hpp"
 #include "gui/inputs.hpp"
 #include "hardware/cost_model.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "planner/serve_planner.hpp"
 #include "planner/train_planner.hpp"
 #include "report/result_view.hpp"

@@ -5,7 +5,7 @@
 #include <QByteArray>
 #include <QString>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 QT_BEGIN_NAMESPACE
 class QWidget;

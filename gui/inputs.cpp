@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "hardware/cluster.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::gui {
 

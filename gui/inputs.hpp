@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::gui {
 

@@ -25,7 +25,7 @@
 #include "gui/serving_tab.hpp"
 #include "gui/training_tab.hpp"
 #include "infraplan_build_info.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "report/report.hpp"
 
 namespace infraplan::gui {

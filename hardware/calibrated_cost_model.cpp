@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::hw {
 namespace {

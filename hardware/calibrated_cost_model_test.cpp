@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "model/error.hpp"
-#include "model/json_util.hpp"
+#include "common/error.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::hw {
 namespace {

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::hw {
 

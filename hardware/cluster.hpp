@@ -5,7 +5,7 @@
 
 #include "hardware/gpu_spec.hpp"
 #include "hardware/reliability.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::hw {
 

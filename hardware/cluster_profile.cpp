@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::hw {
 

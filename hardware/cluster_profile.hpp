@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hardware/cluster.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::hw {
 

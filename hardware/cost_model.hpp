@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "hardware/gpu_spec.hpp"
-#include "model/dtype.hpp"
+#include "common/dtype.hpp"
 
 namespace infraplan::hw {
 

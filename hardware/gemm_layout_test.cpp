@@ -13,8 +13,8 @@
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/recording_cost_model.hpp"
 #include "hardware/spread_cost_model.hpp"
-#include "model/error.hpp"
-#include "model/json_util.hpp"
+#include "common/error.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::hw {
 namespace {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "hardware/calibrated_cost_model.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::hw {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "model/dtype.hpp"
+#include "common/dtype.hpp"
 
 namespace infraplan::hw {
 

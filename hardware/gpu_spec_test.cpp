@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 using namespace infraplan;
 using namespace infraplan::hw;

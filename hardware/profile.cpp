@@ -8,7 +8,7 @@
 #include "hardware/cluster_profile.hpp"
 #include "hardware/profile_embedded.hpp"
 #include "common/checked_number.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::hw {
 namespace {

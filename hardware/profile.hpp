@@ -12,8 +12,8 @@
 
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_spec.hpp"
-#include "model/dtype.hpp"
-#include "model/json_util.hpp"
+#include "common/dtype.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::hw {
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <tuple>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::hw {
 namespace {

@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "hardware/cost_model.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::hw {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "common/checked_number.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::hw {
 

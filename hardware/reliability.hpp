@@ -22,7 +22,7 @@
 // figures (§3.3.1: 2 TB/s sustained, 7 TB/s peak); small clusters should set their own.
 #include <string>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::hw {
 

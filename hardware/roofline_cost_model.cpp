@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::hw {
 

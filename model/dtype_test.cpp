@@ -1,4 +1,4 @@
-#include "model/dtype.hpp"
+#include "common/dtype.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #include "model/model_math.hpp"
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::model {
 

@@ -4,7 +4,7 @@
 // Recomputation in Large Transformer Models", generalised to GQA, SwiGLU and FlashAttention).
 #include <cstdint>
 
-#include "model/dtype.hpp"
+#include "common/dtype.hpp"
 #include "model/model_spec.hpp"
 
 namespace infraplan::model {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 using namespace infraplan;
 using namespace infraplan::model;

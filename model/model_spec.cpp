@@ -5,7 +5,7 @@
 
 #include "common/input_file.hpp"
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::model {
 

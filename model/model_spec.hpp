@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::model {
 

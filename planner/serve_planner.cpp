@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "strategies/memory_ledger.hpp"
 
 namespace infraplan::plan {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "hardware/calibrated_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 using namespace infraplan;
 using namespace infraplan::plan;

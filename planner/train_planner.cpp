@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::plan {
 

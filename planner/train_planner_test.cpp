@@ -4,7 +4,7 @@
 
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 using namespace infraplan;
 using namespace infraplan::plan;

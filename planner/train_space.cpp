@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::plan {
 

@@ -22,7 +22,7 @@
 
 #include "hardware/cost_model.hpp"
 #include "hardware/profile.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "profiler_trace/kernel_classify.hpp"
 
 namespace infraplan::ptrace {

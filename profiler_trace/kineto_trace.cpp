@@ -8,7 +8,7 @@
 #include <limits>
 #include <optional>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ptrace {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "profiler_trace/kernel_classify.hpp"
 
 namespace infraplan::ptrace {

@@ -14,7 +14,7 @@
 
 #include "hardware/framework_costs.hpp"
 #include "hardware/profile.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "profiler_trace/eager_table.hpp"
 #include "profiler_trace/trace_gpu.hpp"
 #include "profiler_trace/trace_profile.hpp"

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "hardware/gpu_spec.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ptrace {
 

@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "profiler_trace/step_summary.hpp"
 
 namespace infraplan::ptrace {

@@ -6,7 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::ptrace {
 

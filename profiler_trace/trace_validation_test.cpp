@@ -12,7 +12,7 @@
 #include <filesystem>
 
 #include "hardware/calibrated_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "profiler_trace/trace_profile.hpp"
 #include "simulator/training_sim.hpp"
 

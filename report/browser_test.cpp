@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "report/report.hpp"
 #include "report/test_support.hpp"
 

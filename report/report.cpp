@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "report/format.hpp"
 #include "report/render.hpp"
 #include "report/sections.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "report/document.hpp"
 
 namespace infraplan::report {

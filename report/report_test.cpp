@@ -8,7 +8,7 @@
 #include <cmath>
 #include <map>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "report/format.hpp"
 #include "report/render.hpp"
 #include "report/test_support.hpp"

@@ -1,6 +1,6 @@
 #include "report/result_view.hpp"
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "report/format.hpp"
 
 namespace infraplan::report {

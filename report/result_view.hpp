@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "report/document.hpp"
 
 namespace infraplan::report {

@@ -1,7 +1,7 @@
 // Validation section: predicted (from the results) against measured values given by the user.
 #include <cmath>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "report/format.hpp"
 #include "report/sections.hpp"
 

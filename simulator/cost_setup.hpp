@@ -7,7 +7,7 @@
 #include "collectives/comm_profile.hpp"
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_spec.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "hardware/spread_cost_model.hpp"
 
 namespace infraplan::sim {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "simulator/scheduler.hpp"
 
 namespace infraplan::sim::serve {

@@ -4,7 +4,7 @@
 
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/execution_backend.hpp"
 #include "simulator/serving_options.hpp"
 

@@ -13,7 +13,7 @@
 #include "hardware/cluster.hpp"
 #include "hardware/cost_model.hpp"
 #include "hardware/spread_cost_model.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "model/model_spec.hpp"
 #include "simulator/serving_sim.hpp"
 #include "simulator/training_sim.hpp"

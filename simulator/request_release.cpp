@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::sim::serve {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/workload.hpp"
 
 using namespace infraplan;

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/serving_random.hpp"
 #include "simulator/serving_sim.hpp"
 

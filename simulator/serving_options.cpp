@@ -1,7 +1,7 @@
 #include "simulator/serving_options.hpp"
 
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::sim::serve {
 

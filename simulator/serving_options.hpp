@@ -6,7 +6,7 @@
 // Defaults and units: docs/serving.md.
 #include <string>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "simulator/engine_preset.hpp"
 #include "simulator/router.hpp"
 #include "simulator/scheduler.hpp"

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "model/model_math.hpp"
 #include "simulator/request_release.hpp"
 #include "simulator/router.hpp"

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 using namespace infraplan;
 using namespace infraplan::sim::serve;

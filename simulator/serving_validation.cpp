@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::sim::serve {
 

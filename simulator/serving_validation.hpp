@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 
 namespace infraplan::sim::serve {
 

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/serving_sim.hpp"
 
 using namespace infraplan;

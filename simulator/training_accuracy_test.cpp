@@ -11,7 +11,7 @@
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/training_sim.hpp"
 
 namespace infraplan::sim::train {

@@ -3,7 +3,7 @@
 #include <queue>
 #include <string>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::sim::train {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "common/checked_number.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "model/model_math.hpp"
 #include "simulator/serving_random.hpp"
 #include "strategies/memory_ledger.hpp"

@@ -17,7 +17,7 @@
 #include "hardware/profile.hpp"
 #include "hardware/recording_cost_model.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/training_sim.hpp"
 
 namespace infraplan::sim::train {

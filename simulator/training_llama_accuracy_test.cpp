@@ -14,7 +14,7 @@
 #include <map>
 
 #include "hardware/calibrated_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/training_sim.hpp"
 
 namespace infraplan::sim::train {

@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/training_flowsim.hpp"
 
 namespace infraplan::sim::train {

@@ -19,7 +19,7 @@
 #include "collectives/comm_model.hpp"
 #include "hardware/cluster.hpp"
 #include "hardware/cost_model.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "model/model_spec.hpp"
 #include "strategies/memory_ledger.hpp"
 #include "strategies/training_config.hpp"

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "strategies/training_schedule.hpp"
 
 namespace infraplan::sim::train {

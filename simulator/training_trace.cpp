@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "simulator/chrome_trace.hpp"
 
 namespace infraplan::sim::train {

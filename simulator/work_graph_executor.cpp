@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <queue>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::sim::train {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "simulator/sequence.hpp"
 #include "simulator/serving_random.hpp"
 

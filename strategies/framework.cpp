@@ -1,6 +1,6 @@
 #include "strategies/framework.hpp"
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::strat {
 

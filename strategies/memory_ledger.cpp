@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "model/model_math.hpp"
 #include "strategies/eager_memory.hpp"
 #include "strategies/pipeline_layout.hpp"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "hardware/cluster.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "model/model_spec.hpp"
 #include "strategies/serving_config.hpp"
 #include "strategies/training_config.hpp"

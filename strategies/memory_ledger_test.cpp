@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "model/model_math.hpp"
 
 using namespace infraplan;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::strat {
 

@@ -4,7 +4,7 @@
 
 #include "common/input_file.hpp"
 #include "hardware/cluster_profile.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::strat {
 

@@ -1,7 +1,7 @@
 #include "strategies/serving_config.hpp"
 
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan::strat {
 

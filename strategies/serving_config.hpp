@@ -6,7 +6,7 @@
 #include <string>
 
 #include "hardware/cluster.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "model/model_spec.hpp"
 
 namespace infraplan::strat {

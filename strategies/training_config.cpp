@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "common/limits.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "strategies/pipeline_layout.hpp"
 
 namespace infraplan::strat {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "hardware/cluster.hpp"
-#include "model/json_util.hpp"
+#include "common/json_util.hpp"
 #include "model/model_math.hpp"
 #include "model/model_spec.hpp"
 #include "strategies/framework.hpp"

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "strategies/scenario.hpp"
 
 using namespace infraplan;

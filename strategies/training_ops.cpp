@@ -9,7 +9,7 @@
 #include "strategies/compiled_ops.hpp"
 #include "strategies/eager_ops.hpp"
 #include "strategies/op_builder.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "model/model_math.hpp"
 
 namespace infraplan::strat {

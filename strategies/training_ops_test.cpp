@@ -9,7 +9,7 @@
 #include "hardware/cluster.hpp"
 #include "hardware/framework_costs.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "strategies/training_ops.hpp"
 
 namespace infraplan::strat {

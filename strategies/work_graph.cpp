@@ -4,7 +4,7 @@
 #include <map>
 
 #include "hardware/framework_costs.hpp"
-#include "model/error.hpp"
+#include "common/error.hpp"
 #include "model/model_math.hpp"
 #include "strategies/backward_split.hpp"
 #include "strategies/pipeline_layout.hpp"

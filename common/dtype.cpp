@@ -1,6 +1,6 @@
-#include "model/dtype.hpp"
+#include "common/dtype.hpp"
 
-#include "model/error.hpp"
+#include "common/error.hpp"
 
 namespace infraplan {
 
