@@ -97,20 +97,23 @@ const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
   const double ffn_width =
       double((m_.moe.enabled() ? m_.moe.expert_ffn_hidden * m_.moe.top_k : m_.ffn_hidden) / tp);
   const double kv_elem = dtype_bytes(s_.kv_dtype);
-  // Norms, RoPE and SwiGLU run one block per token in every engine here (vLLM's csrc
+  // Fused norms, RoPE and SwiGLU run one block per token in every engine here (vLLM's csrc
   // layernorm_kernels.cu and pos_encoding_kernels.cu launch grid(num_tokens) as ours do): at small
   // batches they are latency-bound, priced from the measured serving_kernels table when the
-  // profile has one.
+  // profile has one. Unfused variants (several launches each) are framework elementwise kernels,
+  // priced by their bytes.
   const double hw = double(h);
   if (k.residual_in_norm)
     d.memory += k.norms * row_kernel_seconds("add_rmsnorm", Td, hw, Td * hw * act * 4.0);
   else
     d.memory += k.norms * kernel_seconds(Td * hw * act * 2.0) + 2.0 * kernel_seconds(Td * hw * act * 3.0);
-  d.memory += k.rope * row_kernel_seconds("rope_kv_write", Td, double(qd + 2 * kvd) / double(tp),
-                                          Td * double(qd + kvd) / double(tp) * act * 2.0);
+  const double rope_bytes = Td * double(qd + kvd) / double(tp) * act * 2.0;
+  d.memory += k.rope == 1 ? row_kernel_seconds("rope_kv_write", Td, double(qd + 2 * kvd) / double(tp), rope_bytes)
+                          : k.rope * kernel_seconds(rope_bytes);
   d.memory += k.kv_write * kernel_seconds(Td * 2.0 * double(kvd) / double(tp) * (act + kv_elem));
   const double act_bytes = Td * ffn_width * act * (swiglu ? 3.0 : 2.0);
-  d.memory += k.activation * (swiglu ? row_kernel_seconds("swiglu", Td, ffn_width, act_bytes) : kernel_seconds(act_bytes));
+  d.memory += swiglu && k.activation == 1 ? row_kernel_seconds("swiglu", Td, ffn_width, act_bytes)
+                                           : k.activation * kernel_seconds(act_bytes);
   d.launches += k.memory_kernels();
   if (comm_ && tp > 1) {
     d.comm = 2.0 * comm_->all_reduce_seconds(2.0 * double(T * h), int(tp));
