@@ -7,6 +7,15 @@
 
 namespace infraplan::engine {
 
+namespace {
+
+// The q-quantile of ascending, non-empty `v` (nearest rank).
+double quantile(const std::vector<double>& v, double q) {
+  return v[std::min(v.size() - 1, std::size_t(q * double(v.size() - 1) + 0.5))];
+}
+
+}  // namespace
+
 Json HostFit::to_json() const {
   auto r = [](double v) { return std::round(v * 100.0) / 100.0; };
   return {{"steps", steps},          {"intercept_us", r(intercept_us)}, {"per_seq_us", r(per_seq_us)},
@@ -50,10 +59,9 @@ HostFit StepTimingLog::host_fit(bool graph, double outlier_s) const {
   f.rmse_us = std::sqrt(ss / n);
   f.mean_host_us = my;
   std::sort(ys.begin(), ys.end());
-  auto pct = [&](double q) { return ys[std::min(ys.size() - 1, std::size_t(q * double(ys.size() - 1) + 0.5))]; };
-  f.p10_us = pct(0.1);
-  f.p50_us = pct(0.5);
-  f.p90_us = pct(0.9);
+  f.p10_us = quantile(ys, 0.1);
+  f.p50_us = quantile(ys, 0.5);
+  f.p90_us = quantile(ys, 0.9);
   return f;
 }
 
@@ -92,9 +100,7 @@ Json ratio_summary(const std::vector<StepTiming>& steps, const std::function<boo
     if (t.predicted_gpu_s >= 0 && t.gpu_s > 0 && keep(t)) r.push_back(t.predicted_gpu_s / t.gpu_s);
   if (r.empty()) return Json();
   std::sort(r.begin(), r.end());
-  auto pct = [&](double q) {
-    return std::round(r[std::min(r.size() - 1, std::size_t(q * double(r.size() - 1) + 0.5))] * 1e4) / 1e4;
-  };
+  auto pct = [&](double q) { return std::round(quantile(r, q) * 1e4) / 1e4; };
   return {{"steps", r.size()}, {"p10", pct(0.1)}, {"median", pct(0.5)}, {"p90", pct(0.9)}};
 }
 

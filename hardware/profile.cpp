@@ -243,7 +243,11 @@ Profile parse_profile(const Json& j, const std::string& origin) {
   p.ceilings.d2h_pinned_GBps = num_or(c, "d2h_pinned_GBps", 0);
   p.ceilings.launch_sync_us = num_or(c, "launch_sync_us", 0);
   p.ceilings.graph_kernel_us = num_or(c, "graph_kernel_us", 0);
-  p.ceilings.eager_kernel_gap_us = num_or(c, "eager_kernel_gap_us", 0);
+  if (c.contains("eager_kernel_gap_us")) {
+    p.ceilings.eager_kernel_gap_us = number(c["eager_kernel_gap_us"], "ceilings.eager_kernel_gap_us", origin, 0);
+    if (p.ceilings.eager_kernel_gap_us > 1000)
+      fail(origin, "ceilings.eager_kernel_gap_us", "expected at most 1000 µs per kernel");
+  }
   if (c.contains("gemm_TFLOPs")) {
     const Json& g = c["gemm_TFLOPs"];
     if (!g.is_object()) fail(origin, "ceilings.gemm_TFLOPs", "expected an object {format: TFLOP/s}");

@@ -135,6 +135,24 @@ TEST(Profile, MalformedJsonNamesThePath) {
 }
 
 TEST(Profile, ErrorsNameTheField) {
+  for (const Json& bad : {Json(-0.5), Json(5000.0), Json("fast")}) {
+    Json j = h200_json();
+    j["ceilings"]["eager_kernel_gap_us"] = bad;
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("ceilings.eager_kernel_gap_us"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j["serving_kernels"]["kernels"]["argmax"][0]["width"] = 0;
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("serving_kernels.kernels.argmax[0].width"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j["serving_kernels"]["kernels"]["swiglu"][0]["seconds"][3] = -1.0;
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("serving_kernels.kernels.swiglu[0].seconds"), std::string::npos) << e;
+  }
   {
     Json j = h200_json();
     j["ceilings"].erase("copy_GBps");
