@@ -16,6 +16,7 @@
 //   infraplan-calibrate --only kernels                     (the own kernels' tables, printed)
 //   infraplan-calibrate --only rmsnorm                     (RMSNorm configurations, wide rows)
 //   infraplan-calibrate --only launch                      (launch and kernel-gap ceilings, printed)
+//   infraplan-calibrate --only power                       (sustained clock and power per workload, JSON)
 #include <unistd.h>
 
 #include <cstdio>
@@ -51,7 +52,7 @@ void usage() {
                "       infraplan-calibrate --check\n"
                "       infraplan-calibrate gemm-probe --out FILE.json\n"
                "       infraplan-calibrate --gemm\n"
-               "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm|launch\n");
+               "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm|launch|power\n");
 }
 
 /// Writes the profile safely (common/output_files.hpp: mkstemp beside the target, never through a
@@ -272,7 +273,7 @@ int main(int argc, char** argv) {
       if (Calibrator(opt).run_only(only)) return 0;
       std::fprintf(stderr,
                    "infraplan-calibrate: --only knows transpose, gemm_mma, gemm_wgmma, attention, kernels, "
-                   "rmsnorm, launch; not '%s'\n",
+                   "rmsnorm, launch, power; not '%s'\n",
                    only.c_str());
       return 2;
     }

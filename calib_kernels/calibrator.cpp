@@ -15,6 +15,7 @@
 #include "calib_kernels/checks.hpp"
 #include "calib_kernels/gemm_layouts.hpp"
 #include "calib_kernels/kernels.hpp"
+#include "calib_kernels/power_probe.hpp"
 #include "calib_kernels/rng.hpp"
 #include "calib_kernels/timing.hpp"
 
@@ -1181,6 +1182,10 @@ bool Calibrator::run_only(const std::string& what) {
   } else if (what == "launch") {
     launch_overheads();
     std::printf("%s\n", profile_["ceilings"].dump(2).c_str());
+  } else if (what == "power") {
+    const json p = measure_power(*lt_, stream_.get(), double(prop_.l2CacheSize), default_power_workloads(),
+                                 opt_.quick ? 1.0 : 3.0, 0.5, opt_.seed);
+    std::printf("%s\n", json{{"power", p}}.dump(2).c_str());
   } else if (what == "kernels") {
     bandwidth();
     std::printf("copy %.0f GB/s, read %.0f GB/s\n", copy_GBps_, read_GBps_);
@@ -1198,7 +1203,7 @@ bool Calibrator::run_only(const std::string& what) {
 }
 
 nlohmann::ordered_json Calibrator::run() {
-  stage_count_ = 8;
+  stage_count_ = opt_.quick ? 8 : 9;
   stage("device information");
   device_info();
   stage("correctness checks");
@@ -1219,6 +1224,11 @@ nlohmann::ordered_json Calibrator::run() {
   attention_decode_tables();
   stage("cuBLASLt GEMM sweeps");
   gemm_sweeps();
+  if (!opt_.quick) {
+    stage("sustained clock and power under back-to-back load");
+    profile_["power"] = measure_power(*lt_, stream_.get(), double(prop_.l2CacheSize), default_power_workloads(),
+                                      3.0, 0.5, opt_.seed);
+  }
   json ks = json::array();
   for (const auto& r : results_) {
     double secs = r.seconds;

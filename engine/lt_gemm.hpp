@@ -48,6 +48,9 @@ class LtGemm {
   cublasLtHandle_t h_ = nullptr;
   calib::DeviceBuffer<unsigned char> ws_;
   std::map<std::tuple<int, int, int, bool>, std::unique_ptr<Plan>> plans_;
+  /// cuBLASLt's first choice per (rows rounded up to 64, n, k, fp32 out): a heuristic query costs
+  /// ~0.5 ms of host time, and mixed steps bring a new row count at nearly every step.
+  std::map<std::tuple<int, int, int, bool>, cublasLtMatmulAlgo_t> bucket_algos_;
 };
 
 }  // namespace infraplan::engine

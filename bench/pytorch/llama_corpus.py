@@ -351,6 +351,9 @@ def main():
             break
         try:
             r = measure(cfg, args, args.trace_dir)
+            # When the timed steps ended (Unix seconds): aligns the configuration with clock and
+            # power samples taken beside the run (nvidia-smi), timed window = steps x median before it.
+            r["timed_end_unix"] = round(time.time(), 3)
         except torch.cuda.OutOfMemoryError:
             r = {"impl": cfg[0], "model": cfg[1], "precision": cfg[2], "micro_batch": cfg[4], "seq_len": cfg[5],
                  "oom": True}

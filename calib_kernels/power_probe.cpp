@@ -1,0 +1,378 @@
+#include "calib_kernels/power_probe.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "calib_kernels/cuda_util.hpp"
+#include "calib_kernels/gemm_timer.hpp"
+#include "calib_kernels/kernels.hpp"
+#include "calib_kernels/timing.hpp"
+
+namespace infraplan::calib {
+namespace {
+
+using json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// The few NVML calls the probe reads, loaded from the driver's library at run time (no link-time
+/// dependency: the calibrate tool also runs where NVML is missing, and then reports no power).
+class Nvml {
+ public:
+  explicit Nvml(int cuda_device) {
+    lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib_) return;
+    auto sym = [&](const char* name) { return dlsym(lib_, name); };
+    auto init = reinterpret_cast<int (*)()>(sym("nvmlInit_v2"));
+    auto by_bus = reinterpret_cast<int (*)(const char*, void**)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
+    power_ = reinterpret_cast<int (*)(void*, unsigned*)>(sym("nvmlDeviceGetPowerUsage"));
+    limit_ = reinterpret_cast<int (*)(void*, unsigned*)>(sym("nvmlDeviceGetEnforcedPowerLimit"));
+    clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
+    max_clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(sym("nvmlDeviceGetMaxClockInfo"));
+    temp_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(sym("nvmlDeviceGetTemperature"));
+    reasons_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
+    if (!reasons_)
+      reasons_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
+    shutdown_ = reinterpret_cast<int (*)()>(sym("nvmlShutdown"));
+    char bus[64] = {};
+    if (!init || !by_bus || !power_ || init() != 0) return;
+    initialised_ = true;
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess || by_bus(bus, &dev_) != 0) dev_ = nullptr;
+  }
+  ~Nvml() {
+    if (initialised_ && shutdown_) shutdown_();
+    if (lib_) dlclose(lib_);
+  }
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+  bool ok() const { return dev_ != nullptr; }
+  /// Board power (W); NaN when unreadable.
+  double power_w() const { return read(power_, 1e-3); }
+  double limit_w() const { return read(limit_, 1e-3); }
+  double sm_clock_mhz() const { return read_typed(clock_, 1); }
+  double max_sm_clock_mhz() const { return read_typed(max_clock_, 1); }
+  double temperature_c() const { return read_typed(temp_, 0); }
+  unsigned long long clock_event_reasons() const {
+    unsigned long long r = 0;
+    return (ok() && reasons_ && reasons_(dev_, &r) == 0) ? r : 0;
+  }
+
+ private:
+  double read(int (*f)(void*, unsigned*), double scale) const {
+    unsigned v = 0;
+    return (ok() && f && f(dev_, &v) == 0) ? double(v) * scale : std::nan("");
+  }
+  double read_typed(int (*f)(void*, int, unsigned*), int type) const {
+    unsigned v = 0;
+    return (ok() && f && f(dev_, type, &v) == 0) ? double(v) : std::nan("");
+  }
+  void* lib_ = nullptr;
+  void* dev_ = nullptr;
+  bool initialised_ = false;
+  int (*power_)(void*, unsigned*) = nullptr;
+  int (*limit_)(void*, unsigned*) = nullptr;
+  int (*clock_)(void*, int, unsigned*) = nullptr;
+  int (*max_clock_)(void*, int, unsigned*) = nullptr;
+  int (*temp_)(void*, int, unsigned*) = nullptr;
+  int (*reasons_)(void*, unsigned long long*) = nullptr;
+  int (*shutdown_)() = nullptr;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  int n = 0;
+  for (double x : v)
+    if (std::isfinite(x)) s += x, ++n;
+  return n ? s / n : std::nan("");
+}
+
+json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+/// Holds a GPU buffer set and enqueues a workload's unit (rotated operands).
+class Unit {
+ public:
+  Unit(const LtHandle& lt, cudaStream_t s, double l2, const PowerWorkload& w, std::uint64_t seed) : w_(w), s_(s) {
+    if (w.kind == "gemm" || w.kind == "mixed") {
+      plan_ = std::make_unique<LtPlan>(lt, w.dtype, w.m, w.n, w.k, w.layout);
+      if (!plan_->ok()) throw CudaError("power probe: cuBLASLt has no algorithm for " + describe());
+      const double ib = gemm_in_bytes(w.dtype), ob = gemm_out_bytes(w.dtype);
+      const LayoutLd ld = layout_ld(w.layout, w.m, w.n, w.k, gemm_ld(w.dtype, 1));
+      xb_ = align(std::size_t(double(ld.a_elems(w.m, w.k, w.layout)) * ib));
+      wb_ = align(std::size_t(double(ld.b_elems(w.n, w.k, w.layout)) * ib));
+      yb_ = align(std::size_t(double(w.m * plan_->ldy()) * ob));
+      copies_ = rotation_copies(double(xb_ + wb_ + yb_), l2, 16);
+      x_ = DeviceBuffer<unsigned char>(xb_ * copies_);
+      wt_ = DeviceBuffer<unsigned char>(wb_ * copies_);
+      y_ = DeviceBuffer<unsigned char>(yb_ * copies_);
+      const Elem e = w.dtype == GemmDtype::BF16   ? Elem::BF16
+                     : w.dtype == GemmDtype::FP16 ? Elem::F16
+                     : w.dtype == GemmDtype::TF32 ? Elem::F32
+                     : w.dtype == GemmDtype::FP8  ? Elem::FP8E4M3
+                                                  : Elem::INT8;
+      const float sc = w.dtype == GemmDtype::INT8 ? 8.f : 1.f;
+      fill_random(x_.get(), std::size_t(double(x_.bytes()) / ib), e, seed + 1, sc, s);
+      fill_random(wt_.get(), std::size_t(double(wt_.bytes()) / ib), e, seed + 2, sc, s);
+    }
+    if (w.kind == "copy" || w.mix_with == "copy") {
+      n4_ = std::size_t(w.copy_bytes / 16);
+      src_ = DeviceBuffer<float4>(n4_);
+      dst_ = DeviceBuffer<float4>(n4_);
+      fill_random(src_.get(), n4_ * 4, Elem::F32, seed + 3, 1.f, s);
+    }
+    CALIB_CUDA(cudaStreamSynchronize(s));
+  }
+  std::string describe() const {
+    if (w_.kind == "copy") return "copy " + std::to_string(std::int64_t(w_.copy_bytes)) + " B";
+    return std::string(gemm_dtype_name(w_.dtype)) + " " + std::to_string(w_.m) + "x" + std::to_string(w_.n) + "x" +
+           std::to_string(w_.k) + " " + gemm_layout_name(w_.layout);
+  }
+  void gemm(int i) const {
+    const std::size_t c = std::size_t(i % copies_);
+    plan_->run(x_.get() + c * xb_, wt_.get() + c * wb_, y_.get() + c * yb_, s_);
+  }
+  void copy() const { copy_kernel(src_.get(), dst_.get(), n4_, s_); }
+  /// The mixture's period: g GEMMs then c copies (or one wait kernel of `idle_ns`).
+  void set_mix(int g, int c, unsigned idle_ns) { mix_g_ = g, mix_c_ = c, idle_ns_ = idle_ns; }
+  void run(int i) const {
+    if (w_.kind == "gemm") return gemm(i);
+    if (w_.kind == "copy") return copy();
+    for (int j = 0; j < mix_g_; ++j) gemm(i * mix_g_ + j);
+    if (w_.mix_with == "copy")
+      for (int j = 0; j < mix_c_; ++j) copy();
+    else
+      wait_kernel(idle_ns_, 1, s_);
+  }
+  double flops_per_unit() const {
+    if (w_.kind == "copy") return 0;
+    return 2.0 * double(w_.m) * double(w_.n) * double(w_.k) * (w_.kind == "mixed" ? mix_g_ : 1);
+  }
+  double bytes_per_unit() const {
+    const double cp = 2.0 * double(n4_) * 16.0;
+    if (w_.kind == "copy") return cp;
+    const double g = double(xb_ + wb_ + yb_);
+    return w_.kind == "mixed" ? g * mix_g_ + (w_.mix_with == "copy" ? cp * mix_c_ : 0.0) : g;
+  }
+  int copies() const { return copies_; }
+
+ private:
+  static std::size_t align(std::size_t b) { return (b + 255) / 256 * 256; }
+  PowerWorkload w_;
+  cudaStream_t s_;
+  std::unique_ptr<LtPlan> plan_;
+  std::size_t xb_ = 0, wb_ = 0, yb_ = 0, n4_ = 0;
+  int copies_ = 1;
+  DeviceBuffer<unsigned char> x_, wt_, y_;
+  DeviceBuffer<float4> src_, dst_;
+  int mix_g_ = 1, mix_c_ = 0;
+  unsigned idle_ns_ = 0;
+};
+
+/// Seconds of one launch sequence timed as the grids time it: graph replays after a 30 µs spin.
+double burst_seconds(const std::function<void(int)>& launch, cudaStream_t s, int copies, unsigned long long* clk) {
+  TimingOptions topt;
+  topt.warmup = 1;
+  topt.min_iters = 3;
+  topt.max_iters = 30;
+  topt.budget_ms = 1.5;
+  topt.graph_long_kernels = true;
+  topt.lead_in = [&] { clock_meter(clk + 4, 30000, s); };
+  return time_graph_median_seconds(launch, s, topt, copies);
+}
+
+double mhz_of(const unsigned long long* h) { return h[1] ? 1e3 * double(h[0]) / double(h[1]) : std::nan(""); }
+
+}  // namespace
+
+std::vector<PowerWorkload> default_power_workloads() {
+  std::vector<PowerWorkload> v;
+  auto gemm = [&](const char* role, std::int64_t m, std::int64_t n, std::int64_t k, GemmDtype d = GemmDtype::BF16,
+                  GemmLayout l = GemmLayout::TN) {
+    PowerWorkload w;
+    w.role = role, w.m = m, w.n = n, w.k = k, w.dtype = d, w.layout = l;
+    v.push_back(w);
+  };
+  // Fit: squares from light to heavy, weight streaming (few rows), one fp8, a copy.
+  gemm("fit", 8192, 8192, 8192);
+  gemm("fit", 4096, 4096, 4096);
+  gemm("fit", 2048, 2048, 2048);
+  gemm("fit", 1024, 1024, 1024);
+  gemm("fit", 512, 8192, 8192);
+  gemm("fit", 16, 8192, 8192);
+  gemm("fit", 8192, 8192, 8192, GemmDtype::FP8);
+  PowerWorkload cp;
+  cp.kind = "copy", cp.role = "fit", cp.copy_bytes = double(1u << 30);
+  v.push_back(cp);
+  // Held out: transformer GEMMs in their three layouts (Llama 3 405B at TP 8, 8B, LLaMA-2 7B) and
+  // mixtures of a heavy GEMM with a copy or with an idle GPU.
+  gemm("holdout", 8192, 13312, 16384);
+  gemm("holdout", 8192, 16384, 6656);
+  gemm("holdout", 16384, 6656, 8192, GemmDtype::BF16, GemmLayout::NT);
+  gemm("holdout", 8192, 16384, 13312, GemmDtype::BF16, GemmLayout::NN);
+  gemm("holdout", 4096, 14336, 4096);
+  gemm("holdout", 4096, 4096, 11008);
+  gemm("holdout", 2048, 4096, 4096, GemmDtype::BF16, GemmLayout::NT);
+  for (const char* with : {"copy", "idle"}) {
+    PowerWorkload mx;
+    mx.kind = "mixed", mx.role = "holdout", mx.m = mx.n = mx.k = 8192, mx.gemm_share = 0.6, mx.mix_with = with;
+    mx.copy_bytes = double(1u << 28);
+    v.push_back(mx);
+  }
+  return v;
+}
+
+json measure_power(const LtHandle& lt, cudaStream_t s, double l2_bytes, const std::vector<PowerWorkload>& workloads,
+                   double hold_s, double rest_s, std::uint64_t seed) {
+  int dev = 0;
+  CALIB_CUDA(cudaGetDevice(&dev));
+  Nvml nvml(dev);
+  DeviceBuffer<unsigned long long> clk(6 + 2 * 4096);
+  // Idle power: the GPU after rest_s with nothing to run.
+  CALIB_CUDA(cudaDeviceSynchronize());
+  std::this_thread::sleep_for(std::chrono::duration<double>(rest_s));
+  const double idle_w = nvml.power_w();
+  json points = json::array();
+  std::uint64_t k = 0;
+  for (const PowerWorkload& w : workloads) {
+    Unit u(lt, s, l2_bytes, w, seed + 16 * ++k);
+    // Burst: after rest_s idle, as a grid cell is timed (for mixtures: one GEMM and one copy, to
+    // size the period).
+    std::this_thread::sleep_for(std::chrono::duration<double>(rest_s));
+    unsigned long long h[4] = {};
+    clock_meter(clk.get(), kClockWindowNs, s);
+    double burst = 0;
+    if (w.kind == "mixed") {
+      const double tg = burst_seconds([&](int i) { u.gemm(i); }, s, u.copies(), clk.get());
+      const double period = 4e-3;
+      const int g = std::max(1, int(std::lround(w.gemm_share * period / tg)));
+      const double rest = double(g) * tg * (1 - w.gemm_share) / w.gemm_share;
+      int c = 0;
+      unsigned idle_ns = 0;
+      if (w.mix_with == "copy") {
+        const double tc = burst_seconds([&](int) { u.copy(); }, s, 1, clk.get());
+        c = std::max(1, int(std::lround(rest / tc)));
+      } else {
+        idle_ns = unsigned(std::lround(rest * 1e9));
+      }
+      u.set_mix(g, c, idle_ns);
+      burst = burst_seconds([&](int i) { u.run(i); }, s, u.copies(), clk.get());
+    } else {
+      burst = burst_seconds([&](int i) { u.run(i); }, s, u.copies(), clk.get());
+    }
+    clock_meter(clk.get() + 2, kClockWindowNs, s);
+    CALIB_CUDA(cudaMemcpyAsync(h, clk.get(), sizeof h, cudaMemcpyDeviceToHost, s));
+    CALIB_CUDA(cudaStreamSynchronize(s));
+    const double burst_clock = mhz_of(h + 2);
+
+    // Sustained: a graph of ~20 ms of units replayed back to back, at most 3 replays in flight;
+    // the first half of hold_s settles, the second is measured (replay times by events, the clock on
+    // the GPU between replays, power and NVML's clock on the host every ~100 ms).
+    const int units = std::clamp(int(std::ceil(20e-3 / std::max(burst, 1e-7))), 1, 4096);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    CALIB_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < units; ++i) u.run(i);
+    CALIB_CUDA(cudaStreamEndCapture(s, &graph));
+    CALIB_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    constexpr int kRing = 3;
+    Event ev[kRing][2];
+    std::vector<double> replay_ms, power, nvml_clock, temp;
+    std::vector<int> meter_slots;
+    unsigned long long reasons = 0;
+    const auto t0 = Clock::now();
+    auto last_read = t0;
+    int launched = 0, done = 0, meters = 0;
+    bool measuring = false;
+    int first_measured = -1;
+    while (true) {
+      const double t = seconds_since(t0);
+      if (t >= hold_s && done == launched) break;
+      if (t < hold_s && launched - done < kRing) {
+        auto& e = ev[launched % kRing];
+        CALIB_CUDA(cudaEventRecord(e[0].get(), s));
+        CALIB_CUDA(cudaGraphLaunch(exec, s));
+        CALIB_CUDA(cudaEventRecord(e[1].get(), s));
+        if (measuring && meters < 4096 && launched % 4 == 0) {
+          clock_meter(clk.get() + 6 + 2 * meters, kClockWindowNs, s);
+          ++meters;
+        }
+        if (!measuring && t >= hold_s / 2) measuring = true, first_measured = launched;
+        ++launched;
+        continue;
+      }
+      auto& e = ev[done % kRing];
+      CALIB_CUDA(cudaEventSynchronize(e[1].get()));
+      float ms = 0;
+      CALIB_CUDA(cudaEventElapsedTime(&ms, e[0].get(), e[1].get()));
+      if (first_measured >= 0 && done >= first_measured) replay_ms.push_back(double(ms));
+      ++done;
+      if (measuring && std::chrono::duration<double>(Clock::now() - last_read).count() >= 0.1) {
+        last_read = Clock::now();
+        power.push_back(nvml.power_w());
+        nvml_clock.push_back(nvml.sm_clock_mhz());
+        temp.push_back(nvml.temperature_c());
+        reasons |= nvml.clock_event_reasons();
+      }
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    std::vector<unsigned long long> hm(std::size_t(2 * meters));
+    if (meters)
+      CALIB_CUDA(cudaMemcpy(hm.data(), clk.get() + 6, hm.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    std::vector<double> gpu_clock;
+    for (int i = 0; i < meters; ++i) gpu_clock.push_back(mhz_of(hm.data() + 2 * i));
+    const double sustained = median(replay_ms) * 1e-3 / units;
+
+    json p;
+    p["kind"] = w.kind;
+    p["role"] = w.role;
+    if (w.kind != "copy") {
+      p["dtype"] = gemm_dtype_name(w.dtype);
+      p["layout"] = gemm_layout_name(w.layout);
+      p["m"] = w.m, p["n"] = w.n, p["k"] = w.k;
+    }
+    if (w.kind != "gemm" && w.mix_with != "idle") p["copy_bytes"] = w.copy_bytes;
+    if (w.kind == "mixed") p["gemm_share"] = w.gemm_share, p["mix_with"] = w.mix_with;
+    p["flops"] = u.flops_per_unit();
+    p["bytes"] = u.bytes_per_unit();
+    p["burst"] = {{"seconds", burst}, {"clock_mhz", finite_or_null(burst_clock)}};
+    p["sustained"] = {{"seconds", sustained},
+                      {"replays", replay_ms.size()},
+                      {"clock_mhz", finite_or_null(median(gpu_clock))},
+                      {"nvml_clock_mhz", finite_or_null(median(nvml_clock))},
+                      {"power_w", finite_or_null(mean(power))},
+                      {"temperature_c", finite_or_null(mean(temp))},
+                      {"clock_event_reasons", reasons}};
+    std::fprintf(stderr, "power: %-32s burst %9.1f us @ %4.0f MHz  sustained %9.1f us @ %4.0f MHz %5.0f W\n",
+                 u.describe().c_str(), burst * 1e6, burst_clock, sustained * 1e6, median(gpu_clock), mean(power));
+    points.push_back(p);
+  }
+  json out;
+  out["method"] =
+      "each workload held back to back for hold_s seconds (CUDA-graph replays of ~20 ms, at most 3 in flight); "
+      "the second half measured: seconds per unit = median replay / units, clock_mhz = median of on-GPU "
+      "clock readings between replays, power_w = mean NVML board power every ~100 ms; burst = the same unit "
+      "timed as the calibration grids time a cell (graph replays after a 30 us spin) after rest_s idle";
+  out["hold_s"] = hold_s;
+  out["rest_s"] = rest_s;
+  out["nvml"] = nvml.ok();
+  out["limit_w"] = finite_or_null(nvml.limit_w());
+  out["idle_w"] = finite_or_null(idle_w);
+  out["max_clock_mhz"] = finite_or_null(nvml.max_sm_clock_mhz());
+  out["points"] = points;
+  return out;
+}
+
+}  // namespace infraplan::calib
