@@ -224,12 +224,22 @@ std::vector<PowerWorkload> default_power_workloads() {
   gemm("holdout", 4096, 14336, 4096);
   gemm("holdout", 4096, 4096, 11008);
   gemm("holdout", 2048, 4096, 4096, GemmDtype::BF16, GemmLayout::NT);
-  for (const char* with : {"copy", "idle"}) {
+  // Mixtures: a heavy GEMM alternating with an idle GPU (a pipeline bubble, a host-bound gap) or with a
+  // copy (memory-bound kernels), at periods from 4 ms to 256 ms: how long the power limiter
+  // averages. The idle ones at 16, 64 and 256 ms are fit points of that time; the others held out.
+  auto mix = [&](const char* role, const char* with, double share, double period_ms) {
     PowerWorkload mx;
-    mx.kind = "mixed", mx.role = "holdout", mx.m = mx.n = mx.k = 8192, mx.gemm_share = 0.6, mx.mix_with = with;
-    mx.copy_bytes = double(1u << 28);
+    mx.kind = "mixed", mx.role = role, mx.m = mx.n = mx.k = 8192, mx.gemm_share = share, mx.mix_with = with;
+    mx.copy_bytes = double(1u << 28), mx.period_s = period_ms * 1e-3;
     v.push_back(mx);
-  }
+  };
+  mix("holdout", "copy", 0.6, 4);
+  mix("holdout", "idle", 0.6, 4);
+  mix("fit", "idle", 0.6, 16);
+  mix("fit", "idle", 0.6, 64);
+  mix("fit", "idle", 0.6, 256);
+  mix("holdout", "idle", 0.8, 32);
+  mix("holdout", "copy", 0.6, 64);
   return v;
 }
 
@@ -253,20 +263,28 @@ json measure_power(const LtHandle& lt, cudaStream_t s, double l2_bytes, const st
     unsigned long long h[4] = {};
     clock_meter(clk.get(), kClockWindowNs, s);
     double burst = 0;
+    json mix_info;
     if (w.kind == "mixed") {
       const double tg = burst_seconds([&](int i) { u.gemm(i); }, s, u.copies(), clk.get());
-      const double period = 4e-3;
+      const double period = w.period_s;
       const int g = std::max(1, int(std::lround(w.gemm_share * period / tg)));
       const double rest = double(g) * tg * (1 - w.gemm_share) / w.gemm_share;
       int c = 0;
       unsigned idle_ns = 0;
+      double other = 0;
       if (w.mix_with == "copy") {
         const double tc = burst_seconds([&](int) { u.copy(); }, s, 1, clk.get());
         c = std::max(1, int(std::lround(rest / tc)));
+        other = double(c) * tc;
       } else {
         idle_ns = unsigned(std::lround(rest * 1e9));
+        other = double(idle_ns) * 1e-9;
       }
       u.set_mix(g, c, idle_ns);
+      mix_info = {{"period_s", period},
+                  {"gemms_per_period", g},
+                  {"gemm_burst_seconds", tg},
+                  {"other_burst_seconds", other}};
       burst = burst_seconds([&](int i) { u.run(i); }, s, u.copies(), clk.get());
     } else {
       burst = burst_seconds([&](int i) { u.run(i); }, s, u.copies(), clk.get());
@@ -344,7 +362,10 @@ json measure_power(const LtHandle& lt, cudaStream_t s, double l2_bytes, const st
       p["m"] = w.m, p["n"] = w.n, p["k"] = w.k;
     }
     if (w.kind != "gemm" && w.mix_with != "idle") p["copy_bytes"] = w.copy_bytes;
-    if (w.kind == "mixed") p["gemm_share"] = w.gemm_share, p["mix_with"] = w.mix_with;
+    if (w.kind == "mixed") {
+      p["gemm_share"] = w.gemm_share, p["mix_with"] = w.mix_with;
+      for (auto it = mix_info.begin(); it != mix_info.end(); ++it) p[it.key()] = it.value();
+    }
     p["flops"] = u.flops_per_unit();
     p["bytes"] = u.bytes_per_unit();
     p["burst"] = {{"seconds", burst}, {"clock_mhz", finite_or_null(burst_clock)}};

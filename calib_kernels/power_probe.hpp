@@ -34,6 +34,7 @@ struct PowerWorkload {
   double copy_bytes = 0;
   double gemm_share = 1.0;
   std::string mix_with;
+  double period_s = 4e-3;  ///< a mixture's period
 };
 
 /// The workloads `infraplan-calibrate --only power` and the full calibration hold: square and
@@ -45,7 +46,10 @@ std::vector<PowerWorkload> default_power_workloads();
 /// {limit_w, idle_w, max_clock_mhz, hold_s, nvml, points: [{kind, role, dtype, layout, m, n, k,
 /// copy_bytes, gemm_share, mix_with, burst: {seconds, clock_mhz}, sustained: {seconds, clock_mhz,
 /// nvml_clock_mhz, power_w, temperature_c, clock_event_reasons}, flops, bytes}]}; seconds are per
-/// launch of the workload's unit (one GEMM, one copy, or one period of a mixture).
+/// launch of the workload's unit (one GEMM, one copy, or one period of a mixture). A mixture also
+/// has {period_s, gemms_per_period, gemm_burst_seconds (one GEMM), other_burst_seconds (the copies
+/// or the idle wait of one period)}: how much its GEMMs slowed under sustained load, and so the
+/// power limiter's averaging time, follow from them.
 nlohmann::ordered_json measure_power(const LtHandle& lt, cudaStream_t stream, double l2_bytes,
                                      const std::vector<PowerWorkload>& workloads, double hold_s, double rest_s,
                                      std::uint64_t seed);

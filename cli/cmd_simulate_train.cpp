@@ -35,6 +35,9 @@ const std::vector<OptionSpec> kSpec = {
     {"tokens", true, "tokens of the whole run for goodput and cost (default: training.train_tokens, else 20 per "
                      "parameter)"},
     {"price-per-gpu-hour", true, "USD per GPU-hour (default: the cluster's price_per_gpu_hour)"},
+    {"clock", true,
+     "tables (default: GEMMs at the clock the profile's tables refer to) or sustained (at the clock the profile's "
+     "power law gives the step under the board's power limit; profiles with a power section)"},
     GemmShapesOut::option(),
 };
 
@@ -93,7 +96,14 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
     std::printf("price: %s\n", o.cost.price_source.c_str());
   };
   const auto& t = *sc.training;
+  const std::string clock = a.get("clock", "tables");
+  if (clock != "tables" && clock != "sustained")
+    throw Error(unknown_name_message("--clock", clock, {"tables", "sustained"}));
+  const bool sustained = clock == "sustained";
   auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
+  if (sustained && !cs.cost->power_model())
+    throw Error("--clock sustained needs a profile with a power section (infraplan-calibrate --only power); " +
+                cs.name + " has none (the embedded H200 and H100 profiles have one)");
   const std::string& cost_name = cs.name;
   coll::CommModel comm(sc.cluster, cs.comm);
   const GemmShapesOut shapes(a, *cs.cost);
@@ -106,7 +116,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   shapes.declare(out);
 
   if (a.flag("estimate")) {
-    auto e = sim::train::estimate_training(sc.model, sc.cluster, t, cost, comm);
+    auto e = sim::train::estimate_training(sc.model, sc.cluster, t, cost, comm, nullptr, sustained);
     const auto range = sim::estimate_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread);
     shapes.stage(out);
     out.commit();
@@ -122,6 +132,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
                   fmt_seconds(e.iteration_time_s).c_str(),
                   range ? (" (" + fmt_seconds((*range)[0]) + " … " + fmt_seconds((*range)[1]) + ")").c_str() : "",
                   e.tokens_per_s, 100 * e.mfu, fmt_gib(e.peak_bytes).c_str());
+      if (e.clock) std::printf("SM clock: %s\n\n", e.clock->summary().c_str());
       print_outlook(outlook_of(e.iteration_time_s));
     }
     return 0;
@@ -135,6 +146,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   else if (mode != "auto")
     throw Error(unknown_name_message("--mode", mode, {"auto", "exact", "symmetric"}));
   if (a.flag("simgrid")) o.backend = sim::train::Backend::SimGrid;
+  o.sustained_clock = sustained;
   o.keep_graph = trace.has_value();
   auto r = sim::train::simulate_training(sc.model, sc.cluster, t, cost, comm, o);
   const auto range = sim::training_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread, o);
@@ -167,6 +179,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   s.add({"MFU", fmt(100 * r.mfu, 1) + "%"});
   s.add({"HFU", fmt(100 * r.hfu, 1) + "%"});
   s.add({"peak_bytes (per GPU)", fmt_gib(r.peak_bytes) + " of " + fmt_gib(r.ledger.capacity_bytes)});
+  if (r.clock) s.add({"SM clock", r.clock->summary()});
   std::printf("%s", s.str().c_str());
   if (range) std::printf("(range: %s; communication and host dispatch unbanded)\n", sim::spread_summary(cs.spread).c_str());
   std::printf("\n");

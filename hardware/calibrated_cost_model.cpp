@@ -267,6 +267,16 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
     t.quantum_n = bn;
     offgrid_factor_[ti] = bf;
   }
+  // Tables without clock readings (derived profiles) refer to the clock their source was referred
+  // to, with the source's exponents ("gemm_clock").
+  if (!(reference_clock_mhz_ > 0) && profile_.gemm_clock) {
+    reference_clock_mhz_ = profile_.gemm_clock->reference_mhz;
+    for (std::size_t ti = 0; ti < profile_.gemm.size(); ++ti) {
+      auto it = profile_.gemm_clock->exponent.find(profile_.gemm[ti].dtype);
+      clock_exponent_[ti] = it == profile_.gemm_clock->exponent.end() ? 0.0 : it->second;
+    }
+  }
+  if (profile_.power && reference_clock_mhz_ > 0) power_.emplace(*profile_.power);
   fleet_ = true;
   // Exact workload shapes: each pass referred to the reference clock with its format's exponent,
   // then the median (as the held-out shapes are reported).

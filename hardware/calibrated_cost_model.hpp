@@ -12,12 +12,14 @@
 // (tables.gemm.<fmt>.layouts), and every table prediction the fleet scale (fleet.gemm.scale).
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "hardware/cost_model.hpp"
+#include "hardware/power_model.hpp"
 #include "hardware/profile.hpp"
 
 namespace infraplan::hw {
@@ -82,10 +84,12 @@ class CalibratedCostModel final : public CostModel {
   std::pair<double, double> attention_blocks() const { return {block_q_, block_k_}; }
   /// The clock (MHz) GEMM predictions refer to: the median of the clocks the profile's GEMM cells
   /// were measured at; 0 when the profile records none (times then stand as measured).
-  double reference_clock_mhz() const { return reference_clock_mhz_; }
+  double reference_clock_mhz() const override { return reference_clock_mhz_; }
   /// The fitted exponent β of the clock referral t_ref = t · (clock / reference)^β for a format's
   /// table (0 without clock readings or without a table).
-  double clock_exponent(Dtype d) const;
+  double clock_exponent(Dtype d) const override;
+  /// Fitted on the profile's "power" section; nullptr without one.
+  const PowerModel* power_model() const override { return power_ ? &*power_ : nullptr; }
   /// (mhz / reference)^β: how a time measured at `mhz` compares with the prediction (1 when either
   /// clock is unknown). A GEMM measured at `mhz` is predicted as gemm(s).seconds / clock_factor.
   double clock_factor(Dtype d, double mhz) const;
@@ -106,6 +110,7 @@ class CalibratedCostModel final : public CostModel {
   std::map<std::tuple<int, int, std::int64_t, std::int64_t>, std::pair<std::vector<double>, std::vector<double>>>
       rows_;
   double reference_clock_mhz_ = 0;
+  std::optional<PowerModel> power_;
   /// Fleet scale and timing correction apply (off while the constructor fits on the fit points,
   /// which were timed with the tables).
   bool fleet_ = false;

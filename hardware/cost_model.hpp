@@ -13,6 +13,7 @@
 namespace infraplan::hw {
 
 struct Profile;
+class PowerModel;
 
 /// Where an estimate came from.
 enum class CostSource {
@@ -111,6 +112,14 @@ class CostModel {
   /// The measured profile behind the answers (framework costs, attention backward ratios), or
   /// nullptr (roofline). Wrappers (recording, spread) answer with their inner model's.
   virtual const Profile* measured_profile() const { return nullptr; }
+  /// The SM clock (MHz) GEMM and attention times refer to; 0 when they do not depend on a clock
+  /// (roofline). Wrappers answer with their inner model's.
+  virtual double reference_clock_mhz() const { return 0; }
+  /// How a format's GEMM time follows the clock: t(f) = t(reference) · (reference / f)^exponent.
+  virtual double clock_exponent(Dtype /*d*/) const { return 0; }
+  /// The board's power law (hardware/power_model.hpp) fitted on the profile's sustained-load
+  /// measurements, or nullptr (no such measurement: times stay at the reference clock).
+  virtual const PowerModel* power_model() const { return nullptr; }
 };
 
 }  // namespace infraplan::hw

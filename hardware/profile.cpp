@@ -646,6 +646,82 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     }
     p.serving_kernels = std::move(t);
   }
+  if (j.contains("power")) {
+    const Json& pj = j["power"];
+    const std::string pp = "power";
+    Profile::PowerSection ps;
+    ps.limit_w = number(need(pj, "limit_w", pp, origin), pp + ".limit_w", origin, 1);
+    ps.max_clock_mhz = number(need(pj, "max_clock_mhz", pp, origin), pp + ".max_clock_mhz", origin, 1);
+    if (ps.limit_w > 1e5) fail(origin, pp + ".limit_w", "expected a board power below 100 kW");
+    if (ps.max_clock_mhz > 1e5) fail(origin, pp + ".max_clock_mhz", "expected a clock below 100 GHz");
+    if (pj.contains("idle_w") && pj["idle_w"].is_number()) ps.idle_w = number(pj["idle_w"], pp + ".idle_w", origin, 0);
+    const Json& pts = need(pj, "points", pp, origin);
+    if (!pts.is_array()) fail(origin, pp + ".points", "expected an array of measured workloads");
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const Json& q = pts[i];
+      const std::string f = pp + ".points[" + std::to_string(i) + "]";
+      Profile::PowerPoint pt;
+      const Json& kind = need(q, "kind", f, origin);
+      if (!kind.is_string()) fail(origin, f + ".kind", "expected \"gemm\", \"copy\" or \"mixed\"");
+      pt.label = kind.get<std::string>();
+      if (pt.label != "gemm" && pt.label != "copy" && pt.label != "mixed")
+        fail(origin, f + ".kind", "expected \"gemm\", \"copy\" or \"mixed\", got " + shown(kind));
+      if (q.contains("dtype")) {
+        const Json& dt = q["dtype"];
+        if (!dt.is_string()) fail(origin, f + ".dtype", "expected a format name");
+        const Dtype d = parse_dtype(dt.get<std::string>(), f + ".dtype");
+        pt.eight_bit = d == Dtype::FP8 || d == Dtype::INT8;
+        pt.label += " " + dt.get<std::string>();
+      }
+      if (q.contains("m") && q.contains("n") && q.contains("k"))
+        pt.label += " " + std::to_string(integer(q["m"], f + ".m", origin, 1, kMaxDim)) + "x" +
+                    std::to_string(integer(q["n"], f + ".n", origin, 1, kMaxDim)) + "x" +
+                    std::to_string(integer(q["k"], f + ".k", origin, 1, kMaxDim));
+      if (q.contains("layout") && q["layout"].is_string()) pt.label += " " + q["layout"].get<std::string>();
+      if (q.contains("mix_with") && q["mix_with"].is_string()) pt.label += " + " + q["mix_with"].get<std::string>();
+      const Json& role = need(q, "role", f, origin);
+      if (!role.is_string() || (role.get<std::string>() != "fit" && role.get<std::string>() != "holdout"))
+        fail(origin, f + ".role", "expected \"fit\" or \"holdout\", got " + shown(role));
+      pt.role = role.get<std::string>();
+      pt.flops = number(need(q, "flops", f, origin), f + ".flops", origin, 0);
+      pt.bytes = number(need(q, "bytes", f, origin), f + ".bytes", origin, 0);
+      const Json& b = need(q, "burst", f, origin);
+      const Json& su = need(q, "sustained", f, origin);
+      pt.burst_seconds = number(need(b, "seconds", f + ".burst", origin), f + ".burst.seconds", origin, 1e-9);
+      pt.sustained_seconds =
+          number(need(su, "seconds", f + ".sustained", origin), f + ".sustained.seconds", origin, 1e-9);
+      pt.clock_mhz = number(need(su, "clock_mhz", f + ".sustained", origin), f + ".sustained.clock_mhz", origin, 1);
+      pt.power_w = number(need(su, "power_w", f + ".sustained", origin), f + ".sustained.power_w", origin, 1);
+      // A mixture's clock changes within its period: the clock sampled every 100 ms by NVML averages
+      // over it, where the GPU-side reading falls at one phase.
+      if (pt.label.rfind("mixed", 0) == 0 && su.contains("nvml_clock_mhz") && su["nvml_clock_mhz"].is_number())
+        pt.clock_mhz = number(su["nvml_clock_mhz"], f + ".sustained.nvml_clock_mhz", origin, 1);
+      if (q.contains("period_s")) pt.period_s = number(q["period_s"], f + ".period_s", origin, 0);
+      if (q.contains("gemm_share")) pt.gemm_share = number(q["gemm_share"], f + ".gemm_share", origin, 0);
+      if (pt.gemm_share > 1) fail(origin, f + ".gemm_share", "expected a share of time in [0, 1]");
+      if (pt.period_s > 0) pt.label += " @ " + std::to_string(std::lround(pt.period_s * 1e3)) + " ms";
+      if (pt.burst_seconds > 1e3 || pt.sustained_seconds > 1e3)
+        fail(origin, f, "seconds per unit above 1000: not a kernel measurement");
+      ps.points.push_back(std::move(pt));
+    }
+    p.power = std::move(ps);
+  }
+  if (j.contains("gemm_clock")) {
+    const Json& gc = j["gemm_clock"];
+    const std::string gp = "gemm_clock";
+    Profile::GemmClock g;
+    g.reference_mhz = number(need(gc, "reference_mhz", gp, origin), gp + ".reference_mhz", origin, 1);
+    if (g.reference_mhz > 1e5) fail(origin, gp + ".reference_mhz", "expected a clock below 100 GHz");
+    const Json& ex = need(gc, "exponent", gp, origin);
+    if (!ex.is_object()) fail(origin, gp + ".exponent", "expected an object of format -> exponent");
+    for (auto it = ex.begin(); it != ex.end(); ++it) {
+      const std::string f = gp + ".exponent." + it.key();
+      const double b = number(*it, f, origin, 0);
+      if (b > 2) fail(origin, f, "expected an exponent in [0, 2]");
+      g.exponent[parse_dtype(it.key(), f)] = b;
+    }
+    p.gemm_clock = std::move(g);
+  }
   if (j.contains("contention")) {
     const Json& cj = j["contention"];
     p.gemm_slowdown_under_comm =

@@ -246,6 +246,36 @@ struct Profile {
     std::string source;
   };
   std::optional<RowKernelTable> serving_kernels;
+  /// Sustained load ("power", infraplan-calibrate --only power): workloads held back to back for
+  /// seconds, with the clock and board power they settled at, beside the same workload timed in a
+  /// burst. hw::PowerModel fits the board's power law on the "fit" points; "holdout" points check it.
+  struct PowerPoint {
+    std::string label;         ///< e.g. "gemm bf16 8192x8192x8192 tn", "copy", "mixed bf16 ... idle"
+    std::string role;          ///< "fit" or "holdout"
+    bool eight_bit = false;    ///< an fp8 or int8 GEMM (its own energy per operation)
+    double flops = 0;          ///< per unit (one GEMM, one copy, one period of a mixture)
+    double bytes = 0;          ///< operand / copy bytes per unit
+    double burst_seconds = 0;  ///< per unit, timed as the grids time a cell, after an idle GPU
+    double sustained_seconds = 0;
+    double clock_mhz = 0;      ///< sustained SM clock
+    double power_w = 0;        ///< sustained board power
+    double period_s = 0;       ///< a mixture's period (0: a single workload)
+    double gemm_share = 1;     ///< a mixture's share of time in its GEMM
+  };
+  struct PowerSection {
+    double limit_w = 0;        ///< the enforced board power limit
+    double max_clock_mhz = 0;  ///< the highest SM clock
+    double idle_w = 0;         ///< board power with nothing to run (0: not read)
+    std::vector<PowerPoint> points;
+  };
+  std::optional<PowerSection> power;
+  /// The clock the GEMM tables refer to, for profiles whose tables carry no clock readings (derived
+  /// profiles): time × (reference / clock)^exponent per format ("gemm_clock").
+  struct GemmClock {
+    double reference_mhz = 0;
+    std::map<Dtype, double> exponent;
+  };
+  std::optional<GemmClock> gemm_clock;
 
   /// The GEMM table for `d`, or nullptr.
   const GemmTable* gemm_table(Dtype d) const;

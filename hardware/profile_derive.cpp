@@ -173,6 +173,25 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
         for (auto& v : sec) v = one + (v.get<double>() - one) * bw_ratio;
       }
   scale_nested(tables["memory_bound"]["seconds"], bw_ratio, scale_nested);
+  // Sustained clock under the board's power limit: the power law carries over to a GPU of the same
+  // chip and the same board limit only (an H100 SXM from an H200: GH100 at 700 W; the H100's HBM3
+  // draws differently from the H200's HBM3e, which the law's memory term does not know). The
+  // derived tables then say which clock they refer to, with the source's exponents.
+  out.erase("power");
+  out.erase("gemm_clock");
+  if (measured.contains("power") && from.compute_capability == to.compute_capability && from.tdp_watts > 0 &&
+      from.tdp_watts == to.tdp_watts) {
+    const CalibratedCostModel referred(check, from);
+    if (referred.reference_clock_mhz() > 0) {
+      out["power"] = measured["power"];
+      out["power"]["limit_w"] = to.tdp_watts;
+      out["power"]["derived_from"] = from.name + " (same chip and board power limit)";
+      Json ex = Json::object();
+      for (const auto& t : referred.profile().gemm)
+        if (to.supports(t.dtype)) ex[std::string(dtype_name(t.dtype))] = referred.clock_exponent(t.dtype);
+      out["gemm_clock"] = {{"reference_mhz", referred.reference_clock_mhz()}, {"exponent", ex}};
+    }
+  }
   return out;
 }
 

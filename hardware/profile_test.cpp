@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -152,6 +154,24 @@ TEST(Profile, ErrorsNameTheField) {
     j["serving_kernels"]["kernels"]["swiglu"][0]["seconds"][3] = -1.0;
     std::string e = error_of([&] { parse_profile(j, "x.json"); });
     EXPECT_NE(e.find("serving_kernels.kernels.swiglu[0].seconds"), std::string::npos) << e;
+  }
+  {
+    // The sustained-load section: each bad field named.
+    auto power_error = [&](const std::function<void(Json&)>& edit) {
+      Json j = h200_json();
+      edit(j["power"]);
+      return error_of([&] { parse_profile(j, "x.json"); });
+    };
+    std::string e = power_error([](Json& p) { p["points"][0]["role"] = "train"; });
+    EXPECT_NE(e.find("power.points[0].role"), std::string::npos) << e;
+    e = power_error([](Json& p) { p["points"][2]["sustained"]["clock_mhz"] = -5; });
+    EXPECT_NE(e.find("power.points[2].sustained.clock_mhz"), std::string::npos) << e;
+    e = power_error([](Json& p) { p["limit_w"] = 1e9; });
+    EXPECT_NE(e.find("power.limit_w"), std::string::npos) << e;
+    e = power_error([](Json& p) { p["points"][1]["kind"] = "matmul"; });
+    EXPECT_NE(e.find("power.points[1].kind"), std::string::npos) << e;
+    e = power_error([](Json& p) { p["points"][0]["burst"]["seconds"] = 0; });
+    EXPECT_NE(e.find("power.points[0].burst.seconds"), std::string::npos) << e;
   }
   {
     Json j = h200_json();

@@ -32,6 +32,9 @@ class RecordingCostModel : public CostModel {
   }
   double framework_op_seconds() const override { return inner_.framework_op_seconds(); }
   const Profile* measured_profile() const override { return inner_.measured_profile(); }
+  double reference_clock_mhz() const override { return inner_.reference_clock_mhz(); }
+  double clock_exponent(Dtype d) const override { return inner_.clock_exponent(d); }
+  const PowerModel* power_model() const override { return inner_.power_model(); }
 
   /// {"gemm_shapes": [{dtype, m, n, k, layout, calls, predicted_seconds}]}: one entry per distinct
   /// (format, m, n, k, layout), calls = GEMMs asked (batch counted), predicted_seconds = their total under

@@ -59,6 +59,9 @@ class SpreadCostModel final : public CostModel {
   }
   double framework_op_seconds() const override { return inner_.framework_op_seconds(); }
   const Profile* measured_profile() const override { return inner_.measured_profile(); }
+  double reference_clock_mhz() const override { return inner_.reference_clock_mhz(); }
+  double clock_exponent(Dtype d) const override { return inner_.clock_exponent(d); }
+  const PowerModel* power_model() const override { return inner_.power_model(); }
 
  private:
   CostEstimate scaled(CostEstimate e, const std::optional<Profile::SpreadBand>& b) const;

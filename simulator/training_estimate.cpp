@@ -2,6 +2,8 @@
 // run through a tiny in-order list schedule, then the pipeline schedule's bubble and the
 // exposed part of the data-parallel synchronisation.
 #include <algorithm>
+
+#include "hardware/clocked_cost_model.hpp"
 #include <map>
 #include <tuple>
 
@@ -94,9 +96,10 @@ void add(Priced& a, const Priced& b, double times = 1) {
 
 }  // namespace
 
-TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
-                                   const hw::CostModel& cost, const coll::CommModel& comm,
-                                   CommSecondsCache* shared) {
+namespace {
+
+TrainingEstimate estimate_once(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
+                               const hw::CostModel& cost, const coll::CommModel& comm, CommSecondsCache* shared) {
   TrainingEstimate e;
   const strat::OpContext ctx(m, t, cost);
   Pricer pr(t, comm, shared);
@@ -281,6 +284,27 @@ TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster&
   if (pp_exposed > 0) bd.exposed_comm["pp"] = pp_exposed;
   if (dp_exposed[0] + mb * z3[std::size_t(slow)] > 0) bd.exposed_comm["dp"] = dp_exposed[0] + mb * z3[std::size_t(slow)];
   bd.bubble = bubble;
+  return e;
+}
+
+}  // namespace
+
+TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
+                                   const hw::CostModel& cost, const coll::CommModel& comm, CommSecondsCache* shared,
+                                   bool sustained_clock) {
+  const hw::PowerModel* pm = sustained_clock ? cost.power_model() : nullptr;
+  if (!pm || !(cost.reference_clock_mhz() > 0)) return estimate_once(m, c, t, cost, comm, shared);
+  // As simulate_training: priced at the top clock for the demand, then at the sustained clock. The
+  // closed form knows its matmul FLOPs (HFU) but not its memory-bound bytes: its demand counts
+  // matmul work only (the event simulation counts both).
+  const hw::ClockedCostModel top(cost, pm->max_clock_mhz());
+  const TrainingEstimate at_top = estimate_once(m, c, t, top, comm, shared);
+  const double flops = at_top.hfu * peak_flops_of(c.gpu, t.precision) * at_top.iteration_time_s;
+  const StepClock sc = step_clock(*pm, cost.reference_clock_mhz(), flops, t.precision == strat::Precision::FP8Mixed,
+                                  0.0, at_top.iteration_time_s);
+  const hw::ClockedCostModel at(cost, sc.mhz);
+  TrainingEstimate e = estimate_once(m, c, t, at, comm, shared);
+  e.clock = sc;
   return e;
 }
 

@@ -1,5 +1,7 @@
 #include "simulator/training_sim.hpp"
 
+#include "hardware/clocked_cost_model.hpp"
+
 #include <algorithm>
 #include <array>
 #include <map>
@@ -29,8 +31,10 @@ Json TimeBreakdown::to_json() const {
 }
 
 Json TrainingEstimate::to_json() const {
-  return {{"iteration_time_s", iteration_time_s}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu}, {"hfu", hfu},
-          {"peak_bytes", peak_bytes}, {"fits", fits}, {"breakdown", breakdown.to_json()}};
+  Json j = {{"iteration_time_s", iteration_time_s}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu}, {"hfu", hfu},
+            {"peak_bytes", peak_bytes}, {"fits", fits}, {"breakdown", breakdown.to_json()}};
+  if (clock) j["clock"] = clock->to_json();
+  return j;
 }
 
 Json TrainingResult::to_json() const {
@@ -41,7 +45,7 @@ Json TrainingResult::to_json() const {
   Json bytes = Json::object(), sizes = Json::object();
   for (const auto& [k, v] : comm_bytes_per_gpu) bytes[k] = v;
   for (const auto& [k, v] : comm_size_per_gpu) sizes[k] = v;
-  return {{"mode", mode},
+  Json j = {{"mode", mode},
           {"backend", backend},
           {"simgrid_activities", simgrid_activities},
           {"iteration_time_s", iteration_time_s},
@@ -61,6 +65,8 @@ Json TrainingResult::to_json() const {
           {"ops", ops},
           {"lanes", lanes},
           {"warnings", warnings}};
+  if (clock) j["clock"] = clock->to_json();
+  return j;
 }
 
 double peak_flops_of(const hw::GpuSpec& g, strat::Precision p) {
@@ -198,8 +204,10 @@ std::int64_t work_graph_layer_steps(const model::ModelSpec& m, const hw::Cluster
   return lanes * t.micro_batches() * layers_per_lane * 2;
 }
 
-TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
-                                 const hw::CostModel& cost, const coll::CommModel& comm, const TrainingOptions& o) {
+namespace {
+
+TrainingResult simulate_once(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
+                             const hw::CostModel& cost, const coll::CommModel& comm, const TrainingOptions& o) {
   TrainingResult r;
   {
     strat::TrainingConfig copy = t;
@@ -267,6 +275,19 @@ TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c
       r.comm_bytes_per_gpu[k] += op.comm == strat::CommOp::SendRecv ? op.bytes : coll::bytes_per_rank(to_coll(op.comm), n, op.bytes);
     }
   }
+  {
+    // The busiest GPU's work: matmul FLOPs and memory-bound bytes per lane (communication aside).
+    std::vector<double> fl(g.lanes.size(), 0.0), by(g.lanes.size(), 0.0);
+    for (const auto& op : g.ops) {
+      if (op.group >= 0 || op.lane < 0 || std::size_t(op.lane) >= fl.size()) continue;
+      if (op.flops > 0)
+        fl[std::size_t(op.lane)] += op.flops;
+      else
+        by[std::size_t(op.lane)] += op.bytes;
+    }
+    for (std::size_t i = 0; i < fl.size(); ++i)
+      if (i == 0 || fl[i] > r.work_flops_per_gpu) r.work_flops_per_gpu = fl[i], r.work_bytes_per_gpu = by[i];
+  }
   r.critical_path = critical_path(g, x);
   r.ops = g.ops.size();
   r.lanes = g.lanes.size();
@@ -274,6 +295,26 @@ TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c
     r.graph = std::move(g);
     r.times = std::move(x);
   }
+  return r;
+}
+
+}  // namespace
+
+TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
+                                 const hw::CostModel& cost, const coll::CommModel& comm, const TrainingOptions& o) {
+  const hw::PowerModel* pm = o.sustained_clock ? cost.power_model() : nullptr;
+  if (!pm || !(cost.reference_clock_mhz() > 0)) return simulate_once(m, c, t, cost, comm, o);
+  // Priced at the top clock for the step's demand, then at the clock that demand sustains.
+  TrainingOptions top_o = o;
+  top_o.keep_graph = false;
+  const hw::ClockedCostModel top(cost, pm->max_clock_mhz());
+  const TrainingResult at_top = simulate_once(m, c, t, top, comm, top_o);
+  const StepClock sc = step_clock(*pm, cost.reference_clock_mhz(), at_top.work_flops_per_gpu,
+                                  t.precision == strat::Precision::FP8Mixed, at_top.work_bytes_per_gpu,
+                                  at_top.iteration_time_s);
+  const hw::ClockedCostModel at(cost, sc.mhz);
+  TrainingResult r = simulate_once(m, c, t, at, comm, o);
+  r.clock = sc;
   return r;
 }
 

@@ -12,6 +12,7 @@
 //    come out of the execution rather than a formula. Symmetric mode (one lane per pipeline
 //    stage) for any size; exact mode (every GPU) for small clusters.
 #include <map>
+#include <optional>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "strategies/memory_ledger.hpp"
 #include "strategies/training_config.hpp"
 #include "strategies/work_graph.hpp"
+#include "simulator/sustained_clock.hpp"
 #include "simulator/work_graph_executor.hpp"
 
 namespace infraplan::sim::train {
@@ -41,6 +43,9 @@ struct TrainingOptions {
   strat::WorkGraphOptions graph;       ///< bucket size, Ulysses CP (graph.exact is set by mode)
   bool keep_graph = false;             ///< keep the graph and times in the result (for traces)
   bool free_comm = false;              ///< every communication op takes 0 s (schedule checks)
+  /// Price the step at the clock the profile's power law gives it (simulator/sustained_clock.hpp);
+  /// false (default): at the clock the GEMM tables refer to. No effect without a power section.
+  bool sustained_clock = false;
 };
 
 /// Seconds of one iteration by what the GPU was doing (on the reported lane). The parts add up
@@ -71,6 +76,7 @@ struct TrainingEstimate {
   double peak_bytes = 0;   ///< largest per-GPU memory over stages (memory ledger)
   bool fits = true;        ///< peak_bytes ≤ GPU memory
   TimeBreakdown breakdown; ///< of the slowest stage
+  std::optional<StepClock> clock;  ///< the sustained clock (profiles with a power section)
   Json to_json() const;
 };
 
@@ -93,6 +99,10 @@ struct TrainingResult {
   std::map<std::string, double> comm_size_per_gpu;   ///< nccl-tests sizes summed per kind (busiest lane)
   std::size_t ops = 0, lanes = 0;
   std::vector<std::string> warnings;
+  /// The busiest GPU's (most matmul FLOPs) work per iteration: matmul FLOPs (recompute included)
+  /// and HBM bytes of its memory-bound kernels.
+  double work_flops_per_gpu = 0, work_bytes_per_gpu = 0;
+  std::optional<StepClock> clock;  ///< the sustained clock (profiles with a power section)
   strat::WorkGraph graph;        ///< filled when keep_graph
   ExecutionTimes times;          ///< filled when keep_graph
   Json to_json() const;
@@ -123,7 +133,7 @@ class CommSecondsCache {
 /// given, must belong to this cluster and `comm` (CommSecondsCache).
 TrainingEstimate estimate_training(const model::ModelSpec& m, const hw::Cluster& c, const strat::TrainingConfig& t,
                                    const hw::CostModel& cost, const coll::CommModel& comm,
-                                   CommSecondsCache* shared = nullptr);
+                                   CommSecondsCache* shared = nullptr, bool sustained_clock = false);
 
 /// Layer passes (forward and backward, over every lane and micro-batch) the event simulation of
 /// one iteration runs; simulate_training refuses more than limits::kMaxWorkGraphLayerSteps.

@@ -94,7 +94,11 @@ expect 2 "no 'training' object" -- simulate train --scenario scenarios/serve_pre
 expect 2 "needs --k" -- cost --gpu h200-sxm-141gb --op gemm --m 1 --n 1
 expect 2 "unknown --op 'gemv'" -- cost --gpu h200-sxm-141gb --op gemv
 expect 2 "clock-mhz" -- cost --gpu h200-sxm-141gb --op gemm --m 64 --n 64 --k 64 --clock-mhz 50
-expect 2 "has none" -- cost --gpu h100-sxm5-80gb --op gemm --m 64 --n 64 --k 64 --clock-mhz 1500
+expect 2 "has none" -- cost --gpu a100-sxm4-80gb --op gemm --m 64 --n 64 --k 64 --clock-mhz 1200
+expect 0 "the table refers to" -- cost --gpu h100-sxm5-80gb --op gemm --m 4096 --n 4096 --k 4096 --clock-mhz 1500
+expect 2 "needs a profile with a power section" -- simulate train --scenario scenarios/train_gpt3_175b_1024xa100.json --clock sustained
+expect 2 "valid: tables, sustained" -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --clock fast
+expect 0 "SM clock" -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --clock sustained
 expect 2 "applies to --op gemm only" -- cost --gpu h200-sxm-141gb --op launch --clock-mhz 1500
 expect 2 "a100-sxm4-80gb has no tensor-core support for fp8" -- cost --gpu a100-sxm4-80gb --op gemm --m 64 --n 64 --k 64 --dtype fp8 --roofline
 expect 2 "give exactly one of --gpus N or --rate R" -- plan serve --model llama3-8b --gpu h100-sxm5-80gb --isl 100 --osl 10 --ttft-ms 100 --tpot-ms 10

@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""Puts the "power" section printed by `infraplan-calibrate --only power` into a profile (the
+full calibration writes it itself), with a note of where it was measured.
+
+  bench/calib/power_to_profile.py PROFILE.json POWER.json "SOURCE (device, date, command)"
+"""
+import json
+import sys
+
+
+def main(argv):
+    if len(argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    profile_path, power_path, source = argv[1:]
+    section = json.load(open(power_path))["power"]
+    if not section.get("nvml") or not section.get("limit_w"):
+        raise SystemExit(f"{power_path}: no power readings (NVML was not available where it ran)")
+    section = {"source": source, **section}
+    profile = json.loads(open(profile_path).read())
+    profile["power"] = section
+    with open(profile_path, "w") as f:
+        json.dump(profile, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,74 @@
+#pragma once
+// The clock a GPU sustains under its board power limit, from the profile's sustained-load
+// measurements ("power", infraplan-calibrate --only power).
+//
+// Law: a workload that would do F16 TFLOP/s of 16-bit matmul work, F8 TFLOP/s of 8-bit work and
+// move B TB/s of operands at the top clock fmax draws, at clock f,
+//     P(f) = P0 + (e16·F16 + e8·F8 + eb·B) · (f / fmax)^γ
+// watts (a base that does not follow the clock, and the switching power of the work, whose energy
+// per operation and rate both fall with the clock and the voltage that goes with it). Above the
+// limit the GPU lowers its clock until P(f) = limit. P0, e16, e8, eb and γ are fitted on the
+// profile's "fit" points only: the clock of each power-capped point and the power of each point
+// that kept the top clock. A step of many kernels draws the time average of its kernels' draw (the
+// power limiter averages over far longer than a kernel: a GEMM alternating with an idle GPU every
+// few ms keeps the top clock where the GEMM alone is capped), so its work is summed over the step.
+#include <string>
+#include <vector>
+
+#include "hardware/profile.hpp"
+
+namespace infraplan::hw {
+
+/// A workload's rates at the top clock.
+struct PowerDemand {
+  double tflops16 = 0;  ///< 16-bit (bf16/fp16/tf32) matmul TFLOP/s
+  double tflops8 = 0;   ///< fp8/int8 matmul TFLOP/s
+  double TBps = 0;      ///< operand and memory-bound traffic, 1e12 B/s
+};
+
+class PowerModel {
+ public:
+  struct Params {
+    double base_w = 0;        ///< P0
+    double w_per_tflops16 = 0;  ///< e16 (J per 1e12 16-bit FLOP)
+    double w_per_tflops8 = 0;   ///< e8
+    double w_per_TBps = 0;      ///< eb (J per 1e12 B)
+    double exponent = 0;        ///< γ
+  };
+  /// A measured point against the law: the clock it settled at and the clock the law gives it
+  /// (from its burst rates), and its power.
+  struct Check {
+    std::string label, role;
+    double measured_mhz = 0, modelled_mhz = 0, power_w = 0;
+    /// False for mixtures whose GEMM phases outlast the limiter's averaging (kept out of the fit
+    /// and of max_clock_error: the law does not describe them).
+    bool averaged = true;
+  };
+
+  /// Fits the law on `p`'s fit points (at least 3, one of them power-capped); throws Error otherwise.
+  explicit PowerModel(const Profile::PowerSection& p);
+
+  const Params& params() const { return params_; }
+  double limit_w() const { return limit_w_; }
+  double max_clock_mhz() const { return max_mhz_; }
+  /// P(f) for demand `d` (rates at the top clock).
+  double power_w(const PowerDemand& d, double mhz) const;
+  /// The clock at which `d` draws the limit; the top clock when it stays under.
+  double sustained_clock_mhz(const PowerDemand& d) const;
+  /// Every point of the section (fit and held out), measured vs modelled.
+  const std::vector<Check>& checks() const { return checks_; }
+  /// Largest |modelled / measured − 1| of the clock over the averaged points of `role`.
+  double max_clock_error(const std::string& role) const;
+
+ private:
+  Params params_;
+  double limit_w_ = 0, max_mhz_ = 0;
+  std::vector<Check> checks_;
+};
+
+/// The demand of one point's burst (its rates at the top clock).
+PowerDemand burst_demand(const Profile::PowerPoint& p);
+/// A mixture's GEMM phase is short enough for the law's average draw (see power_model.cpp).
+bool phase_is_averaged(const Profile::PowerPoint& p);
+
+}  // namespace infraplan::hw

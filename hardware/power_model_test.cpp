@@ -1,0 +1,102 @@
+#include "hardware/power_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "common/error.hpp"
+#include "hardware/calibrated_cost_model.hpp"
+#include "hardware/clocked_cost_model.hpp"
+
+namespace infraplan::hw {
+namespace {
+
+const CalibratedCostModel& h200() {
+  static const auto cm = make_calibrated_cost_model("h200-sxm-141gb");
+  return *cm;
+}
+
+// The law fitted on the embedded H200 profile's sustained-load points: every point (fit and held
+// out) printed against it, as docs/calibration.md quotes them.
+TEST(PowerModel, FitsTheH200SustainedLoadPoints) {
+  const PowerModel* pm = h200().power_model();
+  ASSERT_NE(pm, nullptr);
+  const auto& p = pm->params();
+  std::printf("law: P = %.0f W + (%.3f W per TFLOP/s 16-bit + %.3f per TFLOP/s 8-bit + %.1f W per TB/s) x "
+              "(f / %.0f MHz)^%.2f, limit %.0f W\n",
+              p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, pm->max_clock_mhz(), p.exponent,
+              pm->limit_w());
+  std::printf("| role | workload | measured clock | modelled | error | power |\n|---|---|---|---|---|---|\n");
+  for (const auto& c : pm->checks())
+    std::printf("| %s%s | %s | %.0f MHz | %.0f MHz | %+.1f%% | %.0f W |\n", c.role.c_str(),
+                c.averaged ? "" : " (phases too long for the law)", c.label.c_str(),
+                c.measured_mhz, c.modelled_mhz, 100 * (c.modelled_mhz / c.measured_mhz - 1), c.power_w);
+  std::printf("max |clock error|: fit %.1f%%, held out %.1f%%\n", 100 * pm->max_clock_error("fit"),
+              100 * pm->max_clock_error("holdout"));
+  for (double v : {p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, p.exponent}) {
+    EXPECT_TRUE(std::isfinite(v));
+    EXPECT_GE(v, 0);
+  }
+  EXPECT_LT(p.base_w, pm->limit_w());
+  // Run of 2026-12-01 (docs/calibration.md, "Sustained clock under the power limit").
+  EXPECT_LT(pm->max_clock_error("holdout"), 0.08);
+}
+
+TEST(PowerModel, ClockFallsWithDemandAndMeetsTheLimit) {
+  const PowerModel* pm = h200().power_model();
+  ASSERT_NE(pm, nullptr);
+  PowerDemand light;
+  light.tflops16 = 50;
+  EXPECT_DOUBLE_EQ(pm->sustained_clock_mhz(light), pm->max_clock_mhz());
+  EXPECT_LE(pm->power_w(light, pm->max_clock_mhz()), pm->limit_w());
+  double last = pm->max_clock_mhz() + 1;
+  for (double tf : {400.0, 600.0, 800.0, 1000.0}) {
+    PowerDemand d;
+    d.tflops16 = tf;
+    const double f = pm->sustained_clock_mhz(d);
+    EXPECT_LE(f, last) << tf;
+    if (f < pm->max_clock_mhz()) {
+      EXPECT_NEAR(pm->power_w(d, f), pm->limit_w(), 0.5) << tf;
+    }
+    last = f;
+  }
+  // Memory traffic draws power too.
+  PowerDemand with_bytes;
+  with_bytes.tflops16 = 800, with_bytes.TBps = 2;
+  PowerDemand without;
+  without.tflops16 = 800;
+  EXPECT_LT(pm->sustained_clock_mhz(with_bytes), pm->sustained_clock_mhz(without));
+}
+
+// A GEMM priced at a clock below the tables' reference takes longer by the table's exponent, and the
+// derived H100 profile carries the law (same chip and board limit) while the A100 has none.
+TEST(PowerModel, ClockedCostModelAndDerivedProfiles) {
+  const CalibratedCostModel& cm = h200();
+  ASSERT_GT(cm.reference_clock_mhz(), 0);
+  GemmShape g;
+  g.m = g.n = g.k = 8192;
+  const double ref = cm.gemm(g).seconds;
+  const ClockedCostModel slow(cm, 0.8 * cm.reference_clock_mhz());
+  EXPECT_NEAR(slow.gemm(g).seconds / ref, std::pow(1 / 0.8, cm.clock_exponent(Dtype::BF16)), 1e-9);
+  EXPECT_DOUBLE_EQ(slow.memory_bound(1e9).seconds, cm.memory_bound(1e9).seconds);
+  const auto h100 = make_calibrated_cost_model("h100-sxm5-80gb");
+  ASSERT_NE(h100->power_model(), nullptr);
+  EXPECT_NEAR(h100->reference_clock_mhz(), cm.reference_clock_mhz(), 1e-6);
+  EXPECT_EQ(make_calibrated_cost_model("a100-sxm4-80gb")->power_model(), nullptr);
+}
+
+TEST(PowerModel, RefusesTooFewOrUncappedPoints) {
+  Profile::PowerSection s;
+  s.limit_w = 700, s.max_clock_mhz = 1980;
+  Profile::PowerPoint p;
+  p.role = "fit", p.flops = 1e9, p.bytes = 1e8, p.burst_seconds = 1e-3, p.sustained_seconds = 1e-3,
+  p.clock_mhz = 1980, p.power_w = 400;
+  s.points = {p, p, p};
+  EXPECT_THROW(PowerModel{s}, Error);  // none capped
+  s.points.resize(1);
+  EXPECT_THROW(PowerModel{s}, Error);
+}
+
+}  // namespace
+}  // namespace infraplan::hw

@@ -1,0 +1,47 @@
+#include "simulator/sustained_clock.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace infraplan::sim {
+
+StepClock step_clock(const hw::PowerModel& pm, double reference_mhz, double flops, bool eight_bit, double bytes,
+                     double seconds) {
+  StepClock c;
+  c.reference_mhz = reference_mhz;
+  c.max_mhz = pm.max_clock_mhz();
+  c.limit_w = pm.limit_w();
+  if (seconds > 0) {
+    (eight_bit ? c.demand.tflops8 : c.demand.tflops16) = flops * 1e-12 / seconds;
+    c.demand.TBps = bytes * 1e-12 / seconds;
+  }
+  c.mhz = pm.sustained_clock_mhz(c.demand);
+  c.power_w = pm.power_w(c.demand, c.mhz);
+  return c;
+}
+
+Json StepClock::to_json() const {
+  return {{"clock_mhz", mhz},
+          {"reference_clock_mhz", reference_mhz},
+          {"max_clock_mhz", max_mhz},
+          {"power_w", power_w},
+          {"limit_w", limit_w},
+          {"power_capped", capped()},
+          {"demand", {{"tflops16", demand.tflops16}, {"tflops8", demand.tflops8}, {"TBps", demand.TBps}}},
+          {"source",
+           "the profile's power law (power section, hardware/power_model.hpp) on the busiest GPU's matmul FLOPs "
+           "and memory-bound bytes over the step priced at the top clock"}};
+}
+
+std::string StepClock::summary() const {
+  char b[200];
+  if (capped())
+    std::snprintf(b, sizeof b, "%.0f MHz sustained (power-capped at %.0f W; GEMM tables refer to %.0f MHz)", mhz,
+                  limit_w, reference_mhz);
+  else
+    std::snprintf(b, sizeof b, "%.0f MHz (top clock: %.0f W of %.0f W; GEMM tables refer to %.0f MHz)", mhz,
+                  power_w, limit_w, reference_mhz);
+  return b;
+}
+
+}  // namespace infraplan::sim
