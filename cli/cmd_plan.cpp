@@ -31,6 +31,8 @@ const std::vector<OptionSpec> kTrainSpec = {
     {"profile", true, "hardware profile JSON (default: the GPU's embedded profile)"},
     {"roofline", false, "use datasheet peaks instead of a calibrated profile"},
     {"simgrid", false, "re-simulate the best candidates on SimGrid (flow-level network)"},
+    {"clock", true,
+     "tables (default) or sustained: price layouts at the clock the profile's power law gives them (docs/training.md)"},
     {"explain", false, "say why the winner wins and why the runner-ups lose"},
     {"json", false, "machine-readable output"},
 };
@@ -121,6 +123,15 @@ int plan_train(const std::vector<std::string>& argv) {
                    static_cast<long long>(visited));
     };
   auto cs = sim::make_cost_setup(r.cluster.gpu, profile, a.flag("roofline"));
+  {
+    const std::string clock = a.get("clock", "tables");
+    if (clock != "tables" && clock != "sustained")
+      throw Error(unknown_name_message("--clock", clock, {"tables", "sustained"}));
+    r.sustained_clock = clock == "sustained";
+    if (r.sustained_clock && !cs.cost->power_model())
+      throw Error("--clock sustained needs a profile with a power section (infraplan-calibrate --only power); " +
+                  cs.name + " has none (the embedded H200 and H100 profiles have one)");
+  }
   coll::CommModel comm(r.cluster, cs.comm);
   auto plan = plan::plan_training(r, *cs.cost, comm);
   if (tty) std::fprintf(stderr, "\r%60s\r", "");

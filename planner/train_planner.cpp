@@ -188,7 +188,8 @@ TrainPlan plan_training(const TrainPlanRequest& r, const hw::CostModel& cost, co
     for (std::size_t i = next++; i < feasible.size(); i = next++) {
       try {
         FeasibleLayout& f = feasible[i];
-        auto e = sim::train::estimate_training(r.model, r.cluster, f.cfg, cost, comm, &comm_cache);
+        auto e =
+            sim::train::estimate_training(r.model, r.cluster, f.cfg, cost, comm, &comm_cache, r.sustained_clock);
         TrainCandidate& c = all[i];
         c.cfg = f.cfg;
         c.estimate_s = c.iteration_time_s = e.iteration_time_s;
@@ -237,6 +238,7 @@ TrainPlan plan_training(const TrainPlanRequest& r, const hw::CostModel& cost, co
   // One representative pipeline with collectives on their real groups: exact per-GPU lanes
   // add nothing for a uniform layout and cost 10-100x more (simulator/training_sim.hpp).
   so.mode = sim::train::Mode::Symmetric;
+  so.sustained_clock = r.sustained_clock;
   auto simulate = [&](TrainCandidate& c) {
     // Beyond the event simulation's size limit the candidate keeps its closed-form estimate.
     if (sim::train::work_graph_layer_steps(r.model, r.cluster, c.cfg, false) > limits::kMaxWorkGraphLayerSteps)

@@ -26,6 +26,9 @@ struct TrainPlanRequest {
   std::string default_train_tokens_source;
   std::uint64_t seed = 1;   ///< Monte Carlo seed of the goodput estimate
   bool simgrid = false;     ///< re-simulate on SimGrid instead of the event executor
+  /// Price every layout at the clock the profile's power law gives it (--clock sustained;
+  /// simulator/sustained_clock.hpp) instead of the GEMM tables' reference clock.
+  bool sustained_clock = false;
   /// Called with (layouts visited, feasible so far) every few thousand layouts (progress line).
   std::function<void(std::int64_t, std::int64_t)> progress;
 };

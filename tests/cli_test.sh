@@ -99,6 +99,8 @@ expect 0 "the table refers to" -- cost --gpu h100-sxm5-80gb --op gemm --m 4096 -
 expect 2 "needs a profile with a power section" -- simulate train --scenario scenarios/train_gpt3_175b_1024xa100.json --clock sustained
 expect 2 "valid: tables, sustained" -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --clock fast
 expect 0 "SM clock" -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --clock sustained
+expect 2 "valid: tables, sustained" -- plan train --model llama3-8b --cluster dgx-h100:1 --seq 2048 --global-batch 16 --clock warm
+expect 2 "needs a profile with a power section" -- plan train --model llama3-8b --cluster dgx-a100-80gb:1 --seq 2048 --global-batch 16 --clock sustained
 expect 2 "applies to --op gemm only" -- cost --gpu h200-sxm-141gb --op launch --clock-mhz 1500
 expect 2 "a100-sxm4-80gb has no tensor-core support for fp8" -- cost --gpu a100-sxm4-80gb --op gemm --m 64 --n 64 --k 64 --dtype fp8 --roofline
 expect 2 "give exactly one of --gpus N or --rate R" -- plan serve --model llama3-8b --gpu h100-sxm5-80gb --isl 100 --osl 10 --ttft-ms 100 --tpot-ms 10
