@@ -126,6 +126,12 @@ class Unit {
       fill_random(x_.get(), std::size_t(double(x_.bytes()) / ib), e, seed + 1, sc, s);
       fill_random(wt_.get(), std::size_t(double(wt_.bytes()) / ib), e, seed + 2, sc, s);
     }
+    if (w.kind == "elementwise" || w.mix_with == "elementwise") {
+      // SwiGLU over a [rows, 2·ffn] bf16 tensor (fp32 math): a training step's elementwise kernel.
+      gu_ = DeviceBuffer<bf16>(std::size_t(kEwRows) * 2 * kEwFfn);
+      ew_out_ = DeviceBuffer<bf16>(std::size_t(kEwRows) * kEwFfn);
+      fill_random(gu_.get(), gu_.size(), Elem::BF16, seed + 4, 1.f, s);
+    }
     if (w.kind == "copy" || w.mix_with == "copy") {
       n4_ = std::size_t(w.copy_bytes / 16);
       src_ = DeviceBuffer<float4>(n4_);
@@ -136,6 +142,7 @@ class Unit {
   }
   std::string describe() const {
     if (w_.kind == "copy") return "copy " + std::to_string(std::int64_t(w_.copy_bytes)) + " B";
+    if (w_.kind == "elementwise") return "swiglu " + std::to_string(kEwRows) + "x" + std::to_string(kEwFfn);
     return std::string(gemm_dtype_name(w_.dtype)) + " " + std::to_string(w_.m) + "x" + std::to_string(w_.n) + "x" +
            std::to_string(w_.k) + " " + gemm_layout_name(w_.layout);
   }
@@ -144,26 +151,38 @@ class Unit {
     plan_->run(x_.get() + c * xb_, wt_.get() + c * wb_, y_.get() + c * yb_, s_);
   }
   void copy() const { copy_kernel(src_.get(), dst_.get(), n4_, s_); }
+  void elementwise() const { swiglu(gu_.get(), ew_out_.get(), kEwRows, kEwFfn, s_); }
+  /// HBM bytes of one elementwise kernel (reads gate and up, writes the product).
+  static double elementwise_bytes() { return 6.0 * kEwRows * double(kEwFfn); }
   /// The mixture's period: g GEMMs then c copies (or one wait kernel of `idle_ns`).
   void set_mix(int g, int c, unsigned idle_ns) { mix_g_ = g, mix_c_ = c, idle_ns_ = idle_ns; }
   void run(int i) const {
     if (w_.kind == "gemm") return gemm(i);
     if (w_.kind == "copy") return copy();
+    if (w_.kind == "elementwise") return elementwise();
     for (int j = 0; j < mix_g_; ++j) gemm(i * mix_g_ + j);
     if (w_.mix_with == "copy")
       for (int j = 0; j < mix_c_; ++j) copy();
+    else if (w_.mix_with == "elementwise")
+      for (int j = 0; j < mix_c_; ++j) elementwise();
     else
       wait_kernel(idle_ns_, 1, s_);
   }
   double flops_per_unit() const {
-    if (w_.kind == "copy") return 0;
+    if (w_.kind == "copy" || w_.kind == "elementwise") return 0;
     return 2.0 * double(w_.m) * double(w_.n) * double(w_.k) * (w_.kind == "mixed" ? mix_g_ : 1);
   }
   double bytes_per_unit() const {
     const double cp = 2.0 * double(n4_) * 16.0;
     if (w_.kind == "copy") return cp;
+    if (w_.kind == "elementwise") return 0;
     const double g = double(xb_ + wb_ + yb_);
     return w_.kind == "mixed" ? g * mix_g_ + (w_.mix_with == "copy" ? cp * mix_c_ : 0.0) : g;
+  }
+  /// Elementwise kernels' bytes per unit (their own class of draw: fp32 math on every element).
+  double elementwise_bytes_per_unit() const {
+    if (w_.kind == "elementwise") return elementwise_bytes();
+    return w_.mix_with == "elementwise" ? elementwise_bytes() * mix_c_ : 0.0;
   }
   int copies() const { return copies_; }
 
@@ -172,7 +191,9 @@ class Unit {
   PowerWorkload w_;
   cudaStream_t s_;
   std::unique_ptr<LtPlan> plan_;
+  static constexpr int kEwRows = 8192, kEwFfn = 14336;
   std::size_t xb_ = 0, wb_ = 0, yb_ = 0, n4_ = 0;
+  DeviceBuffer<bf16> gu_, ew_out_;
   int copies_ = 1;
   DeviceBuffer<unsigned char> x_, wt_, y_;
   DeviceBuffer<float4> src_, dst_;
@@ -240,6 +261,13 @@ std::vector<PowerWorkload> default_power_workloads() {
   mix("fit", "idle", 0.6, 256);
   mix("holdout", "idle", 0.8, 32);
   mix("holdout", "copy", 0.6, 64);
+  // Elementwise kernels (SwiGLU, fp32 math per element) draw more than a copy of the same bytes: a
+  // fit point of their own, and a transformer-like alternation held out.
+  PowerWorkload ew;
+  ew.kind = "elementwise", ew.role = "fit";
+  v.push_back(ew);
+  mix("holdout", "elementwise", 0.8, 4);
+  mix("holdout", "elementwise", 0.5, 4);
   return v;
 }
 
@@ -276,6 +304,10 @@ json measure_power(const LtHandle& lt, cudaStream_t s, double l2_bytes, const st
         const double tc = burst_seconds([&](int) { u.copy(); }, s, 1, clk.get());
         c = std::max(1, int(std::lround(rest / tc)));
         other = double(c) * tc;
+      } else if (w.mix_with == "elementwise") {
+        const double te = burst_seconds([&](int) { u.elementwise(); }, s, 1, clk.get());
+        c = std::max(1, int(std::lround(rest / te)));
+        other = double(c) * te;
       } else {
         idle_ns = unsigned(std::lround(rest * 1e9));
         other = double(idle_ns) * 1e-9;
@@ -356,18 +388,19 @@ json measure_power(const LtHandle& lt, cudaStream_t s, double l2_bytes, const st
     json p;
     p["kind"] = w.kind;
     p["role"] = w.role;
-    if (w.kind != "copy") {
+    if (w.kind == "gemm" || w.kind == "mixed") {
       p["dtype"] = gemm_dtype_name(w.dtype);
       p["layout"] = gemm_layout_name(w.layout);
       p["m"] = w.m, p["n"] = w.n, p["k"] = w.k;
     }
-    if (w.kind != "gemm" && w.mix_with != "idle") p["copy_bytes"] = w.copy_bytes;
+    if (w.kind == "copy" || w.mix_with == "copy") p["copy_bytes"] = w.copy_bytes;
     if (w.kind == "mixed") {
       p["gemm_share"] = w.gemm_share, p["mix_with"] = w.mix_with;
       for (auto it = mix_info.begin(); it != mix_info.end(); ++it) p[it.key()] = it.value();
     }
     p["flops"] = u.flops_per_unit();
     p["bytes"] = u.bytes_per_unit();
+    if (u.elementwise_bytes_per_unit() > 0) p["elementwise_bytes"] = u.elementwise_bytes_per_unit();
     p["burst"] = {{"seconds", burst}, {"clock_mhz", finite_or_null(burst_clock)}};
     p["sustained"] = {{"seconds", sustained},
                       {"replays", replay_ms.size()},

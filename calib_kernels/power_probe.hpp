@@ -22,9 +22,10 @@
 namespace infraplan::calib {
 
 /// One workload held back to back. A GEMM (kind "gemm"), a device-to-device copy of `copy_bytes`
-/// per side (kind "copy"), or a GEMM alternating with a copy or with an idle GPU (kind "mixed"):
-/// `gemm_share` of each ~4 ms period in the GEMM, the rest in the copy (`mix_with` "copy") or in
-/// a one-block wait kernel (`mix_with` "idle", a pipeline bubble's load).
+/// per side (kind "copy"), a SwiGLU over an 8192 × 2·14336 bf16 tensor (kind "elementwise"), or a
+/// GEMM alternating with a copy, an elementwise kernel or an idle GPU (kind "mixed"): `gemm_share`
+/// of each period in the GEMM, the rest in the copies / elementwise kernels (`mix_with` "copy",
+/// "elementwise") or in a one-block wait kernel (`mix_with` "idle", a pipeline bubble's load).
 struct PowerWorkload {
   std::string kind = "gemm";
   std::string role = "fit";  ///< "fit" (the model's parameters come from these) or "holdout"

@@ -9,10 +9,10 @@
 namespace infraplan::hw {
 namespace {
 
-constexpr int kParams = 5;
+constexpr int kParams = 6;
 using Vec = std::array<double, kParams>;
 
-PowerModel::Params to_params(const Vec& x) { return {x[0], x[1], x[2], x[3], x[4]}; }
+PowerModel::Params to_params(const Vec& x) { return {x[0], x[1], x[2], x[3], x[5], x[4]}; }
 
 /// Nelder–Mead on `f` from `x0` (deterministic: fixed start, steps and iteration count).
 template <class F>
@@ -72,7 +72,11 @@ Vec nelder_mead(F&& f, Vec x0, int iters) {
 }
 
 double law(const PowerModel::Params& p, const PowerDemand& d, double ratio) {
-  return p.base_w + (p.w_per_tflops16 * d.tflops16 + p.w_per_tflops8 * d.tflops8 + p.w_per_TBps * d.TBps) *
+  // Every term follows the SM clock. (Keeping the memory terms off the clock, as HBM has its own,
+  // fits the same points as well and predicts the held-out mixtures and the corpus steps no better:
+  // docs/calibration.md.)
+  return p.base_w + (p.w_per_tflops16 * d.tflops16 + p.w_per_tflops8 * d.tflops8 + p.w_per_TBps * d.TBps +
+                     p.w_per_ew_TBps * d.ew_TBps) *
                         std::pow(ratio, p.exponent);
 }
 
@@ -108,6 +112,7 @@ PowerDemand burst_demand(const Profile::PowerPoint& p) {
   const double rate = 1e-12 / p.burst_seconds;
   (p.eight_bit ? d.tflops8 : d.tflops16) = p.flops * rate;
   d.TBps = p.bytes * rate;
+  d.ew_TBps = p.elementwise_bytes * rate;
   return d;
 }
 
@@ -117,6 +122,7 @@ PowerModel::PowerModel(const Profile::PowerSection& s) : limit_w_(s.limit_w), ma
   for (const auto& p : s.points)
     if (p.role == "fit" && phase_is_averaged(p)) {
       fit.push_back(&p);
+      elementwise_ = elementwise_ || p.elementwise_bytes > 0;
       capped = capped || !(p.clock_mhz > max_mhz_ - kTopClockSlackMhz && p.power_w < limit_w_ - kUnderLimitW);
     }
   if (fit.size() < 3 || !capped)
@@ -128,7 +134,8 @@ PowerModel::PowerModel(const Profile::PowerSection& s) : limit_w_(s.limit_w), ma
     for (double v : x)
       if (v < 0) return 1e12;
     if (x[4] < 0.3 || x[4] > 4) return 1e12;
-    const Params p = to_params(x);
+    Params p = to_params(x);
+    if (!elementwise_) p.w_per_ew_TBps = p.w_per_TBps;
     double sum = 0;
     for (const auto* q : fit) {
       const PowerDemand d = burst_demand(*q);
@@ -141,9 +148,10 @@ PowerModel::PowerModel(const Profile::PowerSection& s) : limit_w_(s.limit_w), ma
     }
     return sum;
   };
-  Vec x{0.2 * limit_w_, 1.0, 0.6, 100.0, 1.5};
+  Vec x{0.2 * limit_w_, 1.0, 0.6, 100.0, 1.5, 100.0};
   for (int restart = 0; restart < 3; ++restart) x = nelder_mead(objective, x, 3000);
   params_ = to_params(x);
+  if (!elementwise_) params_.w_per_ew_TBps = params_.w_per_TBps;
   for (const auto& p : s.points)
     checks_.push_back(
         {p.label, p.role, p.clock_mhz, sustained_clock_mhz(burst_demand(p)), p.power_w, phase_is_averaged(p)});

@@ -2,9 +2,10 @@
 // The clock a GPU sustains under its board power limit, from the profile's sustained-load
 // measurements ("power", infraplan-calibrate --only power).
 //
-// Law: a workload that would do F16 TFLOP/s of 16-bit matmul work, F8 TFLOP/s of 8-bit work and
-// move B TB/s of operands at the top clock fmax draws, at clock f,
-//     P(f) = P0 + (e16·F16 + e8·F8 + eb·B) · (f / fmax)^γ
+// Law: a workload that would do F16 TFLOP/s of 16-bit matmul work, F8 TFLOP/s of 8-bit work, move
+// B TB/s of operands or copies and E TB/s through elementwise kernels at the top clock fmax draws,
+// at clock f,
+//     P(f) = P0 + (e16·F16 + e8·F8 + eb·B + eew·E) · (f / fmax)^γ
 // watts (a base that does not follow the clock, and the switching power of the work, whose energy
 // per operation and rate both fall with the clock and the voltage that goes with it). Above the
 // limit the GPU lowers its clock until P(f) = limit. P0, e16, e8, eb and γ are fitted on the
@@ -23,7 +24,8 @@ namespace infraplan::hw {
 struct PowerDemand {
   double tflops16 = 0;  ///< 16-bit (bf16/fp16/tf32) matmul TFLOP/s
   double tflops8 = 0;   ///< fp8/int8 matmul TFLOP/s
-  double TBps = 0;      ///< operand and memory-bound traffic, 1e12 B/s
+  double TBps = 0;      ///< operand and copy traffic, 1e12 B/s
+  double ew_TBps = 0;   ///< traffic of elementwise kernels (fp32 math per element), 1e12 B/s
 };
 
 class PowerModel {
@@ -33,6 +35,7 @@ class PowerModel {
     double w_per_tflops16 = 0;  ///< e16 (J per 1e12 16-bit FLOP)
     double w_per_tflops8 = 0;   ///< e8
     double w_per_TBps = 0;      ///< eb (J per 1e12 B)
+    double w_per_ew_TBps = 0;   ///< eew (J per 1e12 B of elementwise kernels; eb without such points)
     double exponent = 0;        ///< γ
   };
   /// A measured point against the law: the clock it settled at and the clock the law gives it
@@ -55,6 +58,8 @@ class PowerModel {
   double power_w(const PowerDemand& d, double mhz) const;
   /// The clock at which `d` draws the limit; the top clock when it stays under.
   double sustained_clock_mhz(const PowerDemand& d) const;
+  /// True when the fit had elementwise points (eew is then its own; else it equals eb).
+  bool knows_elementwise() const { return elementwise_; }
   /// Every point of the section (fit and held out), measured vs modelled.
   const std::vector<Check>& checks() const { return checks_; }
   /// Largest |modelled / measured − 1| of the clock over the averaged points of `role`.
@@ -63,6 +68,7 @@ class PowerModel {
  private:
   Params params_;
   double limit_w_ = 0, max_mhz_ = 0;
+  bool elementwise_ = false;
   std::vector<Check> checks_;
 };
 

@@ -23,10 +23,10 @@ TEST(PowerModel, FitsTheH200SustainedLoadPoints) {
   const PowerModel* pm = h200().power_model();
   ASSERT_NE(pm, nullptr);
   const auto& p = pm->params();
-  std::printf("law: P = %.0f W + (%.3f W per TFLOP/s 16-bit + %.3f per TFLOP/s 8-bit + %.1f W per TB/s) x "
-              "(f / %.0f MHz)^%.2f, limit %.0f W\n",
-              p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, pm->max_clock_mhz(), p.exponent,
-              pm->limit_w());
+  std::printf("law: P = %.0f W + (%.3f W per TFLOP/s 16-bit + %.3f per TFLOP/s 8-bit + %.1f W per TB/s copied + "
+              "%.1f W per TB/s elementwise) x (f / %.0f MHz)^%.2f, limit %.0f W\n",
+              p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, p.w_per_ew_TBps, pm->max_clock_mhz(),
+              p.exponent, pm->limit_w());
   std::printf("| role | workload | measured clock | modelled | error | power |\n|---|---|---|---|---|---|\n");
   for (const auto& c : pm->checks())
     std::printf("| %s%s | %s | %.0f MHz | %.0f MHz | %+.1f%% | %.0f W |\n", c.role.c_str(),
@@ -34,7 +34,7 @@ TEST(PowerModel, FitsTheH200SustainedLoadPoints) {
                 c.measured_mhz, c.modelled_mhz, 100 * (c.modelled_mhz / c.measured_mhz - 1), c.power_w);
   std::printf("max |clock error|: fit %.1f%%, held out %.1f%%\n", 100 * pm->max_clock_error("fit"),
               100 * pm->max_clock_error("holdout"));
-  for (double v : {p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, p.exponent}) {
+  for (double v : {p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, p.w_per_ew_TBps, p.exponent}) {
     EXPECT_TRUE(std::isfinite(v));
     EXPECT_GE(v, 0);
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 #include "hardware/cluster_profile.hpp"
 #include "hardware/profile_embedded.hpp"
@@ -662,10 +663,11 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       const std::string f = pp + ".points[" + std::to_string(i) + "]";
       Profile::PowerPoint pt;
       const Json& kind = need(q, "kind", f, origin);
-      if (!kind.is_string()) fail(origin, f + ".kind", "expected \"gemm\", \"copy\" or \"mixed\"");
+      if (!kind.is_string()) fail(origin, f + ".kind", "expected \"gemm\", \"copy\", \"elementwise\" or \"mixed\"");
       pt.label = kind.get<std::string>();
-      if (pt.label != "gemm" && pt.label != "copy" && pt.label != "mixed")
-        fail(origin, f + ".kind", "expected \"gemm\", \"copy\" or \"mixed\", got " + shown(kind));
+      if (pt.label != "gemm" && pt.label != "copy" && pt.label != "mixed" && pt.label != "elementwise")
+        fail(origin, f + ".kind",
+             "expected \"gemm\", \"copy\", \"elementwise\" or \"mixed\", got " + shown(kind));
       if (q.contains("dtype")) {
         const Json& dt = q["dtype"];
         if (!dt.is_string()) fail(origin, f + ".dtype", "expected a format name");
@@ -685,6 +687,10 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       pt.role = role.get<std::string>();
       pt.flops = number(need(q, "flops", f, origin), f + ".flops", origin, 0);
       pt.bytes = number(need(q, "bytes", f, origin), f + ".bytes", origin, 0);
+      if (q.contains("elementwise_bytes"))
+        pt.elementwise_bytes = number(q["elementwise_bytes"], f + ".elementwise_bytes", origin, 0);
+      else if (pt.label == "elementwise")
+        pt.elementwise_bytes = std::exchange(pt.bytes, 0.0);
       const Json& b = need(q, "burst", f, origin);
       const Json& su = need(q, "sustained", f, origin);
       pt.burst_seconds = number(need(b, "seconds", f + ".burst", origin), f + ".burst.seconds", origin, 1e-9);

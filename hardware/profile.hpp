@@ -255,6 +255,7 @@ struct Profile {
     bool eight_bit = false;    ///< an fp8 or int8 GEMM (its own energy per operation)
     double flops = 0;          ///< per unit (one GEMM, one copy, one period of a mixture)
     double bytes = 0;          ///< operand / copy bytes per unit
+    double elementwise_bytes = 0;  ///< bytes of elementwise kernels (fp32 math per element) per unit
     double burst_seconds = 0;  ///< per unit, timed as the grids time a cell, after an idle GPU
     double sustained_seconds = 0;
     double clock_mhz = 0;      ///< sustained SM clock

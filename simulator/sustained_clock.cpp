@@ -13,7 +13,9 @@ StepClock step_clock(const hw::PowerModel& pm, double reference_mhz, double flop
   c.limit_w = pm.limit_w();
   if (seconds > 0) {
     (eight_bit ? c.demand.tflops8 : c.demand.tflops16) = flops * 1e-12 / seconds;
-    c.demand.TBps = bytes * 1e-12 / seconds;
+    // A training step's memory-bound kernels are norms, activations, casts and optimizer updates:
+    // elementwise kernels, priced as such when the law knows them.
+    (pm.knows_elementwise() ? c.demand.ew_TBps : c.demand.TBps) = bytes * 1e-12 / seconds;
   }
   c.mhz = pm.sustained_clock_mhz(c.demand);
   c.power_w = pm.power_w(c.demand, c.mhz);
@@ -27,7 +29,11 @@ Json StepClock::to_json() const {
           {"power_w", power_w},
           {"limit_w", limit_w},
           {"power_capped", capped()},
-          {"demand", {{"tflops16", demand.tflops16}, {"tflops8", demand.tflops8}, {"TBps", demand.TBps}}},
+          {"demand",
+           {{"tflops16", demand.tflops16},
+            {"tflops8", demand.tflops8},
+            {"TBps", demand.TBps},
+            {"elementwise_TBps", demand.ew_TBps}}},
           {"source",
            "the profile's power law (power section, hardware/power_model.hpp) on the busiest GPU's matmul FLOPs "
            "and memory-bound bytes over the step priced at the top clock"}};

@@ -17,7 +17,7 @@ struct StepClock {
   hw::PowerDemand demand;    ///< the busiest GPU's rates at the top clock
   bool capped() const { return mhz < max_mhz - 0.5; }
   /// {clock_mhz, reference_clock_mhz, max_clock_mhz, power_w, limit_w, power_capped, demand:
-  /// {tflops16, tflops8, TBps}, source}.
+  /// {tflops16, tflops8, TBps, elementwise_TBps}, source}.
   Json to_json() const;
   /// One line for tables: "1,512 MHz sustained (power-capped: 700 W; tables at 1,759 MHz)".
   std::string summary() const;

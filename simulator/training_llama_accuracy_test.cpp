@@ -126,8 +126,9 @@ TEST(TrainingAccuracy, SustainedClockOfCorpusSteps) {
   ASSERT_NE(cost->power_model(), nullptr);
   {
     const auto& p = cost->power_model()->params();
-    std::printf("law: P0 %.0f W, %.3f W per 16-bit TFLOP/s, %.3f per 8-bit, %.1f W per TB/s, exponent %.2f\n",
-                p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, p.exponent);
+    std::printf("law: P0 %.0f W, %.3f W per 16-bit TFLOP/s, %.3f per 8-bit, %.1f W per TB/s copied, %.1f W per TB/s "
+                "elementwise, exponent %.2f\n",
+                p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, p.w_per_ew_TBps, p.exponent);
   }
   std::printf("| framework | model | precision | checkpointing | micro-batch | seq | measured clock | predicted | error | "
               "measured power | predicted | measured step | predicted | error | at the tables' clock |\n"
