@@ -77,6 +77,12 @@ int profile(const std::uint8_t* data, std::size_t size) {
     g.m = 4096, g.n = 4096, g.k = 4096;
     volatile double s = cm.gemm(g).seconds + cm.memory_bound(1 << 20).seconds;
     (void)s;
+    if (const hw::PowerModel* pm = cm.power_model()) {
+      hw::PowerDemand d;
+      d.tflops16 = 500, d.TBps = 1, d.ew_TBps = 1;
+      volatile double f = pm->sustained_clock_mhz(d) + pm->power_w(d, 1000);
+      (void)f;
+    }
   } catch (const Error&) {
   }
   return 0;

@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/clocked_cost_model.hpp"
+#include "hardware/gpu_spec.hpp"
 
 namespace infraplan::hw {
 namespace {
@@ -84,6 +85,21 @@ TEST(PowerModel, ClockedCostModelAndDerivedProfiles) {
   ASSERT_NE(h100->power_model(), nullptr);
   EXPECT_NEAR(h100->reference_clock_mhz(), cm.reference_clock_mhz(), 1e-6);
   EXPECT_EQ(make_calibrated_cost_model("a100-sxm4-80gb")->power_model(), nullptr);
+}
+
+// A user's profile with a small power section (the fuzzer's seed): parsed, fitted, answering.
+TEST(PowerModel, SmallUserSectionIsFitted) {
+  Profile p = load_profile_file(std::string(INFRAPLAN_SOURCE_DIR) + "/fuzz/seeds/fuzz_profile/power.json");
+  ASSERT_TRUE(p.power.has_value());
+  const GpuSpec& gpu = find_gpu(p.gpu);
+  CalibratedCostModel cm(std::move(p), gpu);
+  ASSERT_NE(cm.power_model(), nullptr);
+  EXPECT_NEAR(cm.reference_clock_mhz(), 1759, 1e-9);
+  PowerDemand heavy;
+  heavy.tflops16 = 800;
+  const double f = cm.power_model()->sustained_clock_mhz(heavy);
+  EXPECT_GT(f, 0);
+  EXPECT_LT(f, 1980);
 }
 
 TEST(PowerModel, RefusesTooFewOrUncappedPoints) {
