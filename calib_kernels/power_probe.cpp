@@ -126,6 +126,17 @@ class Unit {
       fill_random(x_.get(), std::size_t(double(x_.bytes()) / ib), e, seed + 1, sc, s);
       fill_random(wt_.get(), std::size_t(double(wt_.bytes()) / ib), e, seed + 2, sc, s);
     }
+    if (w.kind == "attention") {
+      // Causal prefill attention, batch kAttB × kAttS tokens, 32 query / 8 KV heads of 128 (the
+      // project's FlashAttention-2-style kernel): a training step's attention.
+      const std::size_t qe = std::size_t(kAttB) * kAttS * 32 * 128, ke = std::size_t(kAttB) * kAttS * 8 * 128;
+      q_ = DeviceBuffer<bf16>(qe), k_ = DeviceBuffer<bf16>(ke), v_ = DeviceBuffer<bf16>(ke), o_ = DeviceBuffer<bf16>(qe);
+      for (auto* b : {&q_, &k_, &v_}) fill_random(b->get(), b->size(), Elem::BF16, seed + 5, 1.f, s);
+      std::vector<int> cu;
+      for (int i = 0; i <= kAttB; ++i) cu.push_back(i * kAttS);
+      cu_ = DeviceBuffer<int>(cu.size());
+      CALIB_CUDA(cudaMemcpy(cu_.get(), cu.data(), cu.size() * sizeof(int), cudaMemcpyHostToDevice));
+    }
     if (w.kind == "elementwise" || w.mix_with == "elementwise") {
       // SwiGLU over a [rows, 2·ffn] bf16 tensor (fp32 math): a training step's elementwise kernel.
       gu_ = DeviceBuffer<bf16>(std::size_t(kEwRows) * 2 * kEwFfn);
@@ -143,6 +154,7 @@ class Unit {
   std::string describe() const {
     if (w_.kind == "copy") return "copy " + std::to_string(std::int64_t(w_.copy_bytes)) + " B";
     if (w_.kind == "elementwise") return "swiglu " + std::to_string(kEwRows) + "x" + std::to_string(kEwFfn);
+    if (w_.kind == "attention") return "attention " + std::to_string(kAttB) + "x" + std::to_string(kAttS);
     return std::string(gemm_dtype_name(w_.dtype)) + " " + std::to_string(w_.m) + "x" + std::to_string(w_.n) + "x" +
            std::to_string(w_.k) + " " + gemm_layout_name(w_.layout);
   }
@@ -152,6 +164,12 @@ class Unit {
   }
   void copy() const { copy_kernel(src_.get(), dst_.get(), n4_, s_); }
   void elementwise() const { swiglu(gu_.get(), ew_out_.get(), kEwRows, kEwFfn, s_); }
+  void attention() const {
+    PrefillArgs a;
+    a.q = q_.get(), a.k = k_.get(), a.v = v_.get(), a.o = o_.get(), a.cu_seqlens = cu_.get();
+    a.num_seqs = kAttB, a.max_seqlen = kAttS, a.heads = 32, a.kv_heads = 8, a.head_dim = 128, a.causal = true;
+    attention_prefill(a, s_);
+  }
   /// HBM bytes of one elementwise kernel (reads gate and up, writes the product).
   static double elementwise_bytes() { return 6.0 * kEwRows * double(kEwFfn); }
   /// The mixture's period: g GEMMs then c copies (or one wait kernel of `idle_ns`).
@@ -160,6 +178,7 @@ class Unit {
     if (w_.kind == "gemm") return gemm(i);
     if (w_.kind == "copy") return copy();
     if (w_.kind == "elementwise") return elementwise();
+    if (w_.kind == "attention") return attention();
     for (int j = 0; j < mix_g_; ++j) gemm(i * mix_g_ + j);
     if (w_.mix_with == "copy")
       for (int j = 0; j < mix_c_; ++j) copy();
@@ -170,12 +189,15 @@ class Unit {
   }
   double flops_per_unit() const {
     if (w_.kind == "copy" || w_.kind == "elementwise") return 0;
+    if (w_.kind == "attention")  // QKᵀ and PV under the causal mask (diagonal included)
+      return 4.0 * kAttB * 32.0 * (double(kAttS) * (kAttS + 1) / 2) * 128.0;
     return 2.0 * double(w_.m) * double(w_.n) * double(w_.k) * (w_.kind == "mixed" ? mix_g_ : 1);
   }
   double bytes_per_unit() const {
     const double cp = 2.0 * double(n4_) * 16.0;
     if (w_.kind == "copy") return cp;
     if (w_.kind == "elementwise") return 0;
+    if (w_.kind == "attention") return 2.0 * double(q_.bytes() + k_.bytes() + v_.bytes());
     const double g = double(xb_ + wb_ + yb_);
     return w_.kind == "mixed" ? g * mix_g_ + (w_.mix_with == "copy" ? cp * mix_c_ : 0.0) : g;
   }
@@ -192,6 +214,9 @@ class Unit {
   cudaStream_t s_;
   std::unique_ptr<LtPlan> plan_;
   static constexpr int kEwRows = 8192, kEwFfn = 14336;
+  static constexpr int kAttB = 4, kAttS = 4096;
+  DeviceBuffer<bf16> q_, k_, v_, o_;
+  DeviceBuffer<int> cu_;
   std::size_t xb_ = 0, wb_ = 0, yb_ = 0, n4_ = 0;
   DeviceBuffer<bf16> gu_, ew_out_;
   int copies_ = 1;
@@ -268,6 +293,11 @@ std::vector<PowerWorkload> default_power_workloads() {
   v.push_back(ew);
   mix("holdout", "elementwise", 0.8, 4);
   mix("holdout", "elementwise", 0.5, 4);
+  // Attention (matmul work on tensor cores with softmax between): held out against the law's
+  // 16-bit matmul term.
+  PowerWorkload att;
+  att.kind = "attention", att.role = "holdout";
+  v.push_back(att);
   return v;
 }
 

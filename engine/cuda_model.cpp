@@ -375,6 +375,17 @@ void CudaModel::warm_up() {
   p.sample_rows = {q - 1};
   if (o_.autotune_gemms) tune_gemms(o_.max_tokens);
   run(p);
+  // Every 64-row bucket of every weight asked of cuBLASLt's heuristic now (~0.5 ms each), not at
+  // the first mixed step that brings its row count.
+  {
+    const WeightLayout& L = w_.layout();
+    for (LayerTensor t : {LayerTensor::Qkv, LayerTensor::O, LayerTensor::GateUp, LayerTensor::Down}) {
+      const TensorSlot& W = L.layer(0, t);
+      stats_.bucket_queries += gemm_.warm_buckets(int(W.rows), int(W.cols), false, o_.max_tokens);
+    }
+    const TensorSlot& head = L.lm_head();
+    stats_.bucket_queries += gemm_.warm_buckets(int(head.rows), int(head.cols), true, o_.max_seqs);
+  }
   if (!o_.cuda_graphs) return;
   for (int B : graph_sizes_) {
     if (graphs_.count(B)) continue;

@@ -38,6 +38,7 @@ struct CudaModelOptions {
 struct CudaModelStats {
   std::int64_t eager_steps = 0, graph_steps = 0, graph_captures = 0, block_copies = 0;
   std::int64_t tuned_gemms = 0;  ///< GEMM shapes autotuned
+  std::int64_t bucket_queries = 0;  ///< heuristic queries for 64-row buckets at warm-up
   double tuned_heuristic_s = 0;  ///< their summed time with the heuristic's first algorithm, seconds
   double tuned_best_s = 0;       ///< and with the chosen one
 };

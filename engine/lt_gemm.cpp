@@ -129,6 +129,18 @@ std::pair<double, double> LtGemm::tune(const __nv_bfloat16* X, const __nv_bfloat
 
 void LtGemm::prepare(int m, int n, int k, bool out_f32) { plan(m, n, k, out_f32); }
 
+int LtGemm::warm_buckets(int n, int k, bool out_f32, int max_rows) {
+  int queries = 0;
+  for (int bucket = 128; bucket < max_rows + 64; bucket += 64) {
+    const auto key = std::make_tuple(bucket, n, k, out_f32);
+    if (bucket_algos_.count(key)) continue;
+    auto bp = describe(bucket, n, k, out_f32);
+    bucket_algos_.emplace(key, ranked(*bp, 1).front());
+    ++queries;
+  }
+  return queries;
+}
+
 void LtGemm::run(const __nv_bfloat16* X, const __nv_bfloat16* W, void* Y, int m, int n, int k, bool out_f32,
                  cudaStream_t stream) {
   if (m <= 0) return;

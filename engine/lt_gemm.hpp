@@ -31,6 +31,9 @@ class LtGemm {
            cudaStream_t stream);
   /// Makes the plan of this shape now (before a graph capture).
   void prepare(int m, int n, int k, bool out_f32);
+  /// Asks the heuristic now for every 64-row bucket of (n, k) from 128 up to `max_rows` rows, so
+  /// that no step later waits on a query (mixed steps bring new row counts). Returns the queries.
+  int warm_buckets(int n, int k, bool out_f32, int max_rows);
   /// Times up to `candidates` of cuBLASLt's ranked algorithms for this shape on these buffers
   /// (valid for it; not during a capture) and keeps the fastest for every later run of the
   /// shape. Returns {heuristic's first choice, chosen} times, seconds (median of 3 runs each).

@@ -665,9 +665,10 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       const Json& kind = need(q, "kind", f, origin);
       if (!kind.is_string()) fail(origin, f + ".kind", "expected \"gemm\", \"copy\", \"elementwise\" or \"mixed\"");
       pt.label = kind.get<std::string>();
-      if (pt.label != "gemm" && pt.label != "copy" && pt.label != "mixed" && pt.label != "elementwise")
+      if (pt.label != "gemm" && pt.label != "copy" && pt.label != "mixed" && pt.label != "elementwise" &&
+          pt.label != "attention")
         fail(origin, f + ".kind",
-             "expected \"gemm\", \"copy\", \"elementwise\" or \"mixed\", got " + shown(kind));
+             "expected \"gemm\", \"copy\", \"elementwise\", \"attention\" or \"mixed\", got " + shown(kind));
       if (q.contains("dtype")) {
         const Json& dt = q["dtype"];
         if (!dt.is_string()) fail(origin, f + ".dtype", "expected a format name");
