@@ -1,0 +1,69 @@
+#include <gtest/gtest.h>
+
+#include "hardware/calibrated_cost_model.hpp"
+#include "hardware/roofline_cost_model.hpp"
+#include "simulator/training_sim.hpp"
+
+namespace infraplan::sim::train {
+namespace {
+
+struct H200 {
+  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
+  std::unique_ptr<hw::CalibratedCostModel> cost = hw::make_calibrated_cost_model("h200-sxm-141gb");
+  coll::CommModel comm{c};
+  H200() { c.gpus_per_node = 1; }
+  strat::TrainingConfig step(const model::ModelSpec& m, std::int64_t micro_batch, std::int64_t seq) {
+    strat::TrainingConfig t;
+    t.seq_len = seq, t.micro_batch = micro_batch, t.global_batch = micro_batch;
+    t.precision = strat::Precision::BF16Pure;
+    t.recompute = model::Recompute::Full;
+    strat::resolve_training(t, m, c);
+    return t;
+  }
+};
+
+// A heavy step is priced below the tables' clock (capped), a light one at the top clock; the event
+// simulation and the closed form agree on the clock within a few percent; off by default.
+TEST(SustainedClock, HeavyStepsCappedLightStepsAtTheTopClock) {
+  H200 h;
+  const auto big = model::preset("llama3-8b");
+  const auto t = h.step(big, 2, 4096);
+  TrainingOptions o;
+  EXPECT_FALSE(simulate_training(big, h.c, t, *h.cost, h.comm, o).clock.has_value());
+  o.sustained_clock = true;
+  const TrainingResult r = simulate_training(big, h.c, t, *h.cost, h.comm, o);
+  ASSERT_TRUE(r.clock.has_value());
+  EXPECT_TRUE(r.clock->capped());
+  EXPECT_LT(r.clock->mhz, r.clock->reference_mhz);
+  EXPECT_NEAR(r.clock->power_w, r.clock->limit_w, 1.0);
+  // Slower GEMMs: the step takes longer than at the tables' clock.
+  EXPECT_GT(r.iteration_time_s, simulate_training(big, h.c, t, *h.cost, h.comm).iteration_time_s);
+  const TrainingEstimate e = estimate_training(big, h.c, t, *h.cost, h.comm, nullptr, true);
+  ASSERT_TRUE(e.clock.has_value());
+  EXPECT_NEAR(e.clock->mhz / r.clock->mhz, 1.0, 0.05);
+  // Deterministic.
+  EXPECT_EQ(simulate_training(big, h.c, t, *h.cost, h.comm, o).iteration_time_s, r.iteration_time_s);
+
+  model::ModelSpec small = model::preset("llama2-7b");
+  small.hidden = 512, small.heads = 8, small.kv_heads = 8, small.head_dim = 64, small.ffn_hidden = 1408;
+  small.layers = 4, small.vocab = 4096;
+  const auto ts = h.step(small, 1, 512);
+  const TrainingResult rs = simulate_training(small, h.c, ts, *h.cost, h.comm, o);
+  ASSERT_TRUE(rs.clock.has_value());
+  EXPECT_FALSE(rs.clock->capped());
+  EXPECT_DOUBLE_EQ(rs.clock->mhz, rs.clock->max_mhz);
+}
+
+TEST(SustainedClock, NoPowerSectionNoClock) {
+  H200 h;
+  const hw::RooflineCostModel roof(h.c.gpu);
+  const auto m = model::preset("llama3-8b");
+  const auto t = h.step(m, 1, 2048);
+  TrainingOptions o;
+  o.sustained_clock = true;
+  EXPECT_FALSE(simulate_training(m, h.c, t, roof, h.comm, o).clock.has_value());
+  EXPECT_FALSE(estimate_training(m, h.c, t, roof, h.comm, nullptr, true).clock.has_value());
+}
+
+}  // namespace
+}  // namespace infraplan::sim::train
