@@ -767,14 +767,9 @@ void Calibrator::gemm_sweeps() {
   Rng rng{opt_.seed ^ 0x6e33};
   for (GemmDtype d : dtypes) {
     std::string dn = gemm_dtype_name(d);
-    Elem e = d == GemmDtype::BF16   ? Elem::BF16
-             : d == GemmDtype::FP16 ? Elem::F16
-             : d == GemmDtype::TF32 ? Elem::F32
-             : d == GemmDtype::FP8  ? Elem::FP8E4M3
-                                    : Elem::INT8;
     double ib = gemm_in_bytes(d), ob = gemm_out_bytes(d);
-    fill_random(X.get(), std::size_t(arena / ib), e, opt_.seed + 11, d == GemmDtype::INT8 ? 8.f : 1.f, s);
-    fill_random(W.get(), std::size_t(arena / ib), e, opt_.seed + 12, d == GemmDtype::INT8 ? 8.f : 1.f, s);
+    fill_gemm_operand(X.get(), std::size_t(arena / ib), d, opt_.seed + 11, s);
+    fill_gemm_operand(W.get(), std::size_t(arena / ib), d, opt_.seed + 12, s);
     double best = 0;
     // The multiprocessor clock just before and just after each measurement (MHz): under a power
     // cap the clock of a heavy GEMM depends on what ran before it, and the table keeps both readings

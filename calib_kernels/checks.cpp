@@ -246,12 +246,6 @@ CheckResult check_cublas(std::uint64_t seed, GemmDtype d) {
   double tol = d == GemmDtype::INT8 ? 0 : (d == GemmDtype::TF32 ? 2e-3 : 1e-2);
   Acc a(std::string("cublaslt_") + gemm_dtype_name(d), tol);
   LtHandle h;
-  Elem e = d == GemmDtype::BF16   ? Elem::BF16
-           : d == GemmDtype::FP16 ? Elem::F16
-           : d == GemmDtype::TF32 ? Elem::F32
-           : d == GemmDtype::FP8  ? Elem::FP8E4M3
-                                  : Elem::INT8;
-  float scale = d == GemmDtype::INT8 ? 8.f : 1.f;
   // fp8 needs N (the output's leading dimension in cuBLAS's view) a multiple of 16; odd M and K elsewhere.
   std::vector<std::array<int, 3>> shapes = {{1, 64, 64}, {257, 129, 96}, {128, 256, 512}, {77, 33, 48}};
   if (d == GemmDtype::FP8) shapes = {{1, 64, 64}, {257, 128, 96}, {128, 256, 512}, {77, 48, 48}};
@@ -266,8 +260,8 @@ CheckResult check_cublas(std::uint64_t seed, GemmDtype d) {
     std::size_t ib = std::size_t(gemm_in_bytes(d)), ob = std::size_t(gemm_out_bytes(d));
     DeviceBuffer<unsigned char> X(std::size_t(M) * ld * ib), W(std::size_t(N) * ld * ib),
         Y(std::size_t(M) * plan.ldy() * ob);
-    fill_random(X.get(), std::size_t(M) * ld, e, seed++, scale, nullptr);
-    fill_random(W.get(), std::size_t(N) * ld, e, seed++, scale, nullptr);
+    fill_gemm_operand(X.get(), std::size_t(M) * ld, d, seed++, nullptr);
+    fill_gemm_operand(W.get(), std::size_t(N) * ld, d, seed++, nullptr);
     poison(Y.get(), Y.bytes());
     plan.run(X.get(), W.get(), Y.get(), nullptr);
     auto hx = to_host(X), hw = to_host(W), hy = to_host(Y);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "calib_kernels/cuda_util.hpp"
+#include "calib_kernels/kernels.hpp"
 
 namespace infraplan::calib {
 
@@ -179,6 +180,15 @@ void LtPlan::run(const void* X, const void* W, void* Y, cudaStream_t stream) con
   const void* beta = d_ == GemmDtype::INT8 ? static_cast<const void*>(&beta_i) : &beta_f;
   CALIB_CUBLAS(cublasLtMatmul(h_.get(), op_, alpha, W, a_, X, b_, beta, Y, c_, Y, c_, &algo_, h_.workspace(),
                               h_.workspace_bytes(), stream));
+}
+
+void fill_gemm_operand(void* p, std::size_t elements, GemmDtype d, std::uint64_t seed, cudaStream_t stream) {
+  const Elem e = d == GemmDtype::BF16   ? Elem::BF16
+                 : d == GemmDtype::FP16 ? Elem::F16
+                 : d == GemmDtype::TF32 ? Elem::F32
+                 : d == GemmDtype::FP8  ? Elem::FP8E4M3
+                                        : Elem::INT8;
+  fill_random(p, elements, e, seed, d == GemmDtype::INT8 ? 8.f : 1.f, stream);
 }
 
 }  // namespace infraplan::calib

@@ -15,15 +15,9 @@ GemmTimer::GemmTimer(cudaStream_t stream, double l2_bytes, std::size_t arena_byt
     : s_(stream), l2_(l2_bytes), arena_(arena_bytes), x_(arena_bytes), w_(arena_bytes), y_(arena_bytes), clk_(6) {}
 
 void GemmTimer::fill(GemmDtype d, std::uint64_t seed) {
-  Elem e = d == GemmDtype::BF16   ? Elem::BF16
-           : d == GemmDtype::FP16 ? Elem::F16
-           : d == GemmDtype::TF32 ? Elem::F32
-           : d == GemmDtype::FP8  ? Elem::FP8E4M3
-                                  : Elem::INT8;
   const double ib = gemm_in_bytes(d);
-  const float scale = d == GemmDtype::INT8 ? 8.f : 1.f;
-  fill_random(x_.get(), std::size_t(double(arena_) / ib), e, seed, scale, s_);
-  fill_random(w_.get(), std::size_t(double(arena_) / ib), e, seed + 1, scale, s_);
+  fill_gemm_operand(x_.get(), std::size_t(double(arena_) / ib), d, seed, s_);
+  fill_gemm_operand(w_.get(), std::size_t(double(arena_) / ib), d, seed + 1, s_);
   CALIB_CUDA(cudaStreamSynchronize(s_));
 }
 

@@ -117,14 +117,8 @@ class Unit {
       x_ = DeviceBuffer<unsigned char>(xb_ * copies_);
       wt_ = DeviceBuffer<unsigned char>(wb_ * copies_);
       y_ = DeviceBuffer<unsigned char>(yb_ * copies_);
-      const Elem e = w.dtype == GemmDtype::BF16   ? Elem::BF16
-                     : w.dtype == GemmDtype::FP16 ? Elem::F16
-                     : w.dtype == GemmDtype::TF32 ? Elem::F32
-                     : w.dtype == GemmDtype::FP8  ? Elem::FP8E4M3
-                                                  : Elem::INT8;
-      const float sc = w.dtype == GemmDtype::INT8 ? 8.f : 1.f;
-      fill_random(x_.get(), std::size_t(double(x_.bytes()) / ib), e, seed + 1, sc, s);
-      fill_random(wt_.get(), std::size_t(double(wt_.bytes()) / ib), e, seed + 2, sc, s);
+      fill_gemm_operand(x_.get(), std::size_t(double(x_.bytes()) / ib), w.dtype, seed + 1, s);
+      fill_gemm_operand(wt_.get(), std::size_t(double(wt_.bytes()) / ib), w.dtype, seed + 2, s);
     }
     if (w.kind == "attention") {
       // Causal prefill attention, batch kAttB × kAttS tokens, 32 query / 8 KV heads of 128 (the

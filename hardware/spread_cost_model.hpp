@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "hardware/cost_model.hpp"
+#include "hardware/forwarding_cost_model.hpp"
 #include "hardware/profile.hpp"
 
 namespace infraplan::hw {
@@ -32,12 +32,11 @@ SpreadBands spread_bands(const Profile& p);
 /// Answers through `inner`, each GEMM, attention and memory-bound op (queued or not) scaled by
 /// (1 + low) when `edge` is Low, (1 + high) when High; launch, graph-kernel and host floors and
 /// kinds without a band as `inner`.
-class SpreadCostModel final : public CostModel {
+class SpreadCostModel final : public ForwardingCostModel {
  public:
   enum class Edge { Low, High };
   SpreadCostModel(const CostModel& inner, SpreadBands bands, Edge edge)
-      : inner_(inner), bands_(std::move(bands)), edge_(edge) {}
-  const GpuSpec& gpu() const override { return inner_.gpu(); }
+      : ForwardingCostModel(inner), bands_(std::move(bands)), edge_(edge) {}
   CostEstimate gemm(const GemmShape& s) const override { return scaled(inner_.gemm(s), bands_.gemm); }
   CostEstimate attention_prefill(const AttentionPrefillShape& s) const override {
     return scaled(inner_.attention_prefill(s), bands_.attention);
@@ -48,24 +47,12 @@ class SpreadCostModel final : public CostModel {
   CostEstimate memory_bound(double bytes) const override {
     return scaled(inner_.memory_bound(bytes), bands_.memory);
   }
-  double launch_overhead_seconds() const override { return inner_.launch_overhead_seconds(); }
   CostEstimate memory_bound_queued(double bytes) const override {
     return scaled(inner_.memory_bound_queued(bytes), bands_.memory);
   }
-  double graph_kernel_seconds() const override { return inner_.graph_kernel_seconds(); }
-  double eager_kernel_gap_seconds() const override { return inner_.eager_kernel_gap_seconds(); }
-  std::optional<double> row_kernel_seconds(const std::string& kind, double rows, double width) const override {
-    return inner_.row_kernel_seconds(kind, rows, width);
-  }
-  double framework_op_seconds() const override { return inner_.framework_op_seconds(); }
-  const Profile* measured_profile() const override { return inner_.measured_profile(); }
-  double reference_clock_mhz() const override { return inner_.reference_clock_mhz(); }
-  double clock_exponent(Dtype d) const override { return inner_.clock_exponent(d); }
-  const PowerModel* power_model() const override { return inner_.power_model(); }
 
  private:
   CostEstimate scaled(CostEstimate e, const std::optional<Profile::SpreadBand>& b) const;
-  const CostModel& inner_;
   SpreadBands bands_;
   Edge edge_;
 };

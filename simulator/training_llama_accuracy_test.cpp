@@ -46,6 +46,21 @@ strat::Framework framework_of_impl(const std::string& impl) {
   return strat::Framework::PytorchEager;
 }
 
+/// The one-GPU step a corpus row measured, resolved on `c`.
+strat::TrainingConfig config_of(const Json& row, const model::ModelSpec& m, const hw::Cluster& c) {
+  strat::TrainingConfig t;
+  t.seq_len = row.at("seq_len").get<std::int64_t>();
+  t.micro_batch = row.at("micro_batch").get<std::int64_t>();
+  t.global_batch = t.micro_batch;
+  t.precision = row.at("precision").get<std::string>() == "amp-bf16" ? strat::Precision::AmpBF16
+                                                                     : strat::Precision::BF16Pure;
+  t.framework = framework_of_impl(row.at("impl").get<std::string>());
+  t.recompute = row.at("checkpointing").get<std::string>() == "none" ? model::Recompute::None
+                                                                     : model::Recompute::Full;
+  strat::resolve_training(t, m, c);
+  return t;
+}
+
 struct Split {
   double step = 0, memory = 0, step_max = 0, memory_max = 0;
   int n = 0;
@@ -66,16 +81,7 @@ TEST(TrainingAccuracy, LlamaCorpusOnH200) {
   for (const auto& row : d.at("configs")) {
     if (!row.contains("step_seconds_median")) continue;
     const model::ModelSpec m = llama_of(row);
-    strat::TrainingConfig t;
-    t.seq_len = row.at("seq_len").get<std::int64_t>();
-    t.micro_batch = row.at("micro_batch").get<std::int64_t>();
-    t.global_batch = t.micro_batch;
-    t.precision = row.at("precision").get<std::string>() == "amp-bf16" ? strat::Precision::AmpBF16
-                                                                       : strat::Precision::BF16Pure;
-    t.framework = framework_of_impl(row.at("impl").get<std::string>());
-    t.recompute = row.at("checkpointing").get<std::string>() == "none" ? model::Recompute::None
-                                                                       : model::Recompute::Full;
-    strat::resolve_training(t, m, c);
+    const strat::TrainingConfig t = config_of(row, m, c);
     const TrainingResult r = simulate_training(m, c, t, *cost, comm);
     const double meas_t = row.at("step_seconds_median").get<double>();
     const double meas_m = row.at("max_memory_allocated_bytes").get<double>();
@@ -139,16 +145,7 @@ TEST(TrainingAccuracy, SustainedClockOfCorpusSteps) {
   for (const auto& row : rows) {
     if (!row.contains("sm_clock_mhz")) continue;
     const model::ModelSpec m = llama_of(row);
-    strat::TrainingConfig t;
-    t.seq_len = row.at("seq_len").get<std::int64_t>();
-    t.micro_batch = row.at("micro_batch").get<std::int64_t>();
-    t.global_batch = t.micro_batch;
-    t.precision = row.at("precision").get<std::string>() == "amp-bf16" ? strat::Precision::AmpBF16
-                                                                       : strat::Precision::BF16Pure;
-    t.framework = framework_of_impl(row.at("impl").get<std::string>());
-    t.recompute = row.at("checkpointing").get<std::string>() == "none" ? model::Recompute::None
-                                                                       : model::Recompute::Full;
-    strat::resolve_training(t, m, c);
+    const strat::TrainingConfig t = config_of(row, m, c);
     TrainingOptions sustained;
     sustained.sustained_clock = true;
     const TrainingResult r = simulate_training(m, c, t, *cost, comm, sustained);
