@@ -11,6 +11,7 @@
 #include "engine/bench_serve.hpp"
 #include "engine/gpu_info.hpp"
 #include "engine/kernel_bench.hpp"
+#include "engine/attention_bench.hpp"
 #include "engine/step_bench.hpp"
 #include "common/error.hpp"
 
@@ -20,7 +21,8 @@ int main(int argc, char** argv) {
     std::printf(
         "Usage: infraplan-bench serve --scenario F [--json] [--json-out F] [--trace F] [--requests F] [--steps F]\n"
         "       infraplan-bench step --model NAME [--batches 1,8,64] [--context N] [--prefill N] [--kernels]\n"
-        "       infraplan-bench kernels --model NAME [--json-out F]\n\n"
+        "       infraplan-bench kernels --model NAME [--json-out F]\n"
+        "       infraplan-bench attention --model NAME [--json-out F]\n\n"
         "The serving mini-engine's CUDA backend on this machine's GPU (docs/serving.md).\n");
     return args.empty() ? 2 : 0;
   }
@@ -30,8 +32,9 @@ int main(int argc, char** argv) {
     if (cmd == "serve") return infraplan::engine::bench_serve_main(rest);
     if (cmd == "step") return infraplan::engine::step_bench_main(rest);
     if (cmd == "kernels") return infraplan::engine::kernel_bench_main(rest);
+    if (cmd == "attention") return infraplan::engine::attention_bench_main(rest);
     std::fprintf(stderr, "infraplan-bench: %s\n",
-                 infraplan::unknown_name_message("command", cmd, {"serve", "step"}).c_str());
+                 infraplan::unknown_name_message("command", cmd, {"serve", "step", "kernels", "attention"}).c_str());
     return 2;
   } catch (const infraplan::engine::NoGpu& e) {
     std::fprintf(stderr, "infraplan-bench %s: %s\n", cmd.c_str(), e.what());

@@ -277,6 +277,8 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
     }
   }
   if (profile_.power && reference_clock_mhz_ > 0) power_.emplace(*profile_.power);
+  if (profile_.serving_attention && !profile_.serving_attention->prefill.empty())
+    paged_.emplace(*profile_.serving_attention, profile_.sms);
   fleet_ = true;
   // Exact workload shapes: each pass referred to the reference clock with its format's exponent,
   // then the median (as the held-out shapes are reported).
@@ -685,8 +687,30 @@ CostEstimate CalibratedCostModel::attention_decode(const AttentionDecodeShape& s
     e.source = CostSource::Extrapolated;
     e.detail = "decode: bandwidth efficiency of the nearest table point";
   }
+  // Prefix sharing: blocks several sequences read come from HBM once (serving_attention's ρ).
+  if (paged_ && s.unique_context_tokens >= 0 && s.unique_context_tokens < s.total_context_tokens &&
+      s.total_context_tokens > 0) {
+    e.seconds *= paged_->decode_share_factor(double(s.unique_context_tokens) / double(s.total_context_tokens));
+    e.detail += "; shared prefix blocks read once (serving_attention)";
+  }
   e.achieved = bytes / e.seconds;
   e.ceiling = profile_.ceilings.copy_GBps * 1e9;
+  return e;
+}
+
+std::optional<CostEstimate> CalibratedCostModel::attention_prefill_launch(const AttentionPrefillLaunch& l) const {
+  if (!paged_ || l.head_dim != 128 || l.dtype != Dtype::BF16 || l.chunks.empty() || l.heads <= 0) return std::nullopt;
+  CostEstimate e;
+  e.seconds = std::max(paged_->prefill_launch_seconds(l.chunks, l.heads), 1e-7);
+  double flops = 0;
+  for (const auto& [q, cached] : l.chunks) {
+    AttentionPrefillShape p{1, q, q + cached, l.heads, l.kv_heads, l.head_dim, true, l.dtype};
+    flops += p.flops();
+  }
+  e.achieved = flops / e.seconds;
+  e.ceiling = profile_.ceilings.gemm_TFLOPs.count(Dtype::BF16) ? profile_.ceilings.gemm_TFLOPs.at(Dtype::BF16) * 1e12 : 0;
+  e.source = CostSource::Measured;
+  e.detail = "paged prefill launch model (serving_attention): " + std::to_string(l.chunks.size()) + " chunk(s)";
   return e;
 }
 

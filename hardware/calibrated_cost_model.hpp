@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hardware/cost_model.hpp"
+#include "hardware/paged_attention_model.hpp"
 #include "hardware/power_model.hpp"
 #include "hardware/profile.hpp"
 
@@ -88,6 +89,11 @@ class CalibratedCostModel final : public CostModel {
   /// The fitted exponent β of the clock referral t_ref = t · (clock / reference)^β for a format's
   /// table (0 without clock readings or without a table).
   double clock_exponent(Dtype d) const override;
+  /// The paged prefill launch model (hardware/paged_attention_model.hpp) for bf16, head_dim 128,
+  /// the engine kernel's shapes; nullopt without a "serving_attention" section.
+  std::optional<CostEstimate> attention_prefill_launch(const AttentionPrefillLaunch& l) const override;
+  /// Fitted on the profile's "serving_attention" section; nullptr without one.
+  const PagedAttentionModel* paged_attention() const { return paged_ ? &*paged_ : nullptr; }
   /// Fitted on the profile's "power" section; nullptr without one.
   const PowerModel* power_model() const override { return power_ ? &*power_ : nullptr; }
   /// (mhz / reference)^β: how a time measured at `mhz` compares with the prediction (1 when either
@@ -111,6 +117,7 @@ class CalibratedCostModel final : public CostModel {
       rows_;
   double reference_clock_mhz_ = 0;
   std::optional<PowerModel> power_;
+  std::optional<PagedAttentionModel> paged_;
   /// Fleet scale and timing correction apply (off while the constructor fits on the fit points,
   /// which were timed with the tables).
   bool fleet_ = false;

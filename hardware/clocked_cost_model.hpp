@@ -19,6 +19,11 @@ class ClockedCostModel final : public ForwardingCostModel {
   CostEstimate attention_prefill(const AttentionPrefillShape& s) const override {
     return scaled(inner_.attention_prefill(s), factor(Dtype::BF16));
   }
+  std::optional<CostEstimate> attention_prefill_launch(const AttentionPrefillLaunch& l) const override {
+    auto e = inner_.attention_prefill_launch(l);
+    if (e) *e = scaled(*e, factor(Dtype::BF16));
+    return e;
+  }
 
  private:
   static CostEstimate scaled(CostEstimate e, double f);

@@ -2,10 +2,12 @@
 // CostModel: how long one GPU op takes. Implementations: RooflineCostModel (datasheet peaks) and
 // the calibrated model built from a measured or derived Profile. Everything that needs a kernel
 // duration (training work graphs, the serving engine, the planner) goes through this interface.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hardware/gpu_spec.hpp"
 #include "common/dtype.hpp"
@@ -70,9 +72,19 @@ struct AttentionDecodeShape {
   std::int64_t batch = 1, total_context_tokens = 0;
   std::int64_t heads = 0, kv_heads = 0, head_dim = 0;
   Dtype kv_dtype = Dtype::BF16;
+  /// Distinct cached tokens the batch reads (sequences sharing prefix blocks read them once from
+  /// HBM); -1 = every sequence's context is its own.
+  std::int64_t unique_context_tokens = -1;
   /// Bytes of K and V read from HBM.
   double kv_bytes() const;
   double flops() const;
+};
+
+/// One launch of a paged prefill-attention kernel over every prefill chunk of a serving step.
+struct AttentionPrefillLaunch {
+  std::vector<std::array<std::int64_t, 2>> chunks;  ///< {new tokens, cached tokens} per chunk
+  std::int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  Dtype dtype = Dtype::BF16;
 };
 
 class CostModel {
@@ -83,6 +95,12 @@ class CostModel {
   virtual CostEstimate gemm(const GemmShape& s) const = 0;
   virtual CostEstimate attention_prefill(const AttentionPrefillShape& s) const = 0;
   virtual CostEstimate attention_decode(const AttentionDecodeShape& s) const = 0;
+  /// One launch over several prefill chunks as a serving engine's paged kernel runs it; nullopt
+  /// when the model has no measurement of that kernel (callers then price each chunk with
+  /// attention_prefill).
+  virtual std::optional<CostEstimate> attention_prefill_launch(const AttentionPrefillLaunch& /*l*/) const {
+    return std::nullopt;
+  }
   /// A memory-bound kernel moving `bytes` (read + written) through HBM.
   virtual CostEstimate memory_bound(double bytes) const = 0;
   /// Seconds to launch one kernel (host → GPU) when nothing hides it.

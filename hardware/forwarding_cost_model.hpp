@@ -17,6 +17,9 @@ class ForwardingCostModel : public CostModel {
     return inner_.attention_prefill(s);
   }
   CostEstimate attention_decode(const AttentionDecodeShape& s) const override { return inner_.attention_decode(s); }
+  std::optional<CostEstimate> attention_prefill_launch(const AttentionPrefillLaunch& l) const override {
+    return inner_.attention_prefill_launch(l);
+  }
   CostEstimate memory_bound(double bytes) const override { return inner_.memory_bound(bytes); }
   double launch_overhead_seconds() const override { return inner_.launch_overhead_seconds(); }
   CostEstimate memory_bound_queued(double bytes) const override { return inner_.memory_bound_queued(bytes); }

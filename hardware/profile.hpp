@@ -246,6 +246,26 @@ struct Profile {
     std::string source;
   };
   std::optional<RowKernelTable> serving_kernels;
+  /// The serving engine's paged attention kernels in the shapes a step gives them ("serving_attention",
+  /// infraplan-bench attention): prefill launches of one or more chunks after cached prefixes, and
+  /// decode batches whose sequences share prefix blocks beside the same batch without sharing.
+  struct ServingAttention {
+    struct Prefill {
+      int heads = 0, kv_heads = 0;
+      std::vector<std::array<std::int64_t, 2>> chunks;  ///< {new tokens, cached tokens} per chunk
+      double seconds = 0;
+    };
+    struct Decode {
+      int heads = 0, kv_heads = 0;
+      std::int64_t batch = 0, context = 0, shared_prefix = 0, groups = 0;
+      std::int64_t unique_blocks = 0;  ///< distinct 16-token KV blocks the batch reads
+      double seconds = 0;
+    };
+    std::vector<Prefill> prefill;
+    std::vector<Decode> decode;
+    std::string source;
+  };
+  std::optional<ServingAttention> serving_attention;
   /// Sustained load ("power", infraplan-calibrate --only power): workloads held back to back for
   /// seconds, with the clock and board power they settled at, beside the same workload timed in a
   /// burst. hw::PowerModel fits the board's power law on the "fit" points; "holdout" points check it.

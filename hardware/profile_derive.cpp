@@ -173,6 +173,11 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
         for (auto& v : sec) v = one + (v.get<double>() - one) * bw_ratio;
       }
   scale_nested(tables["memory_bound"]["seconds"], bw_ratio, scale_nested);
+  // The engine's paged attention kernels walk their key tiles one CTA at a time, bound by latency
+  // more than bandwidth: kept for a GPU of the same chip (the same multiprocessors and clocks), not
+  // carried to another architecture.
+  if (out.contains("serving_attention") && from.compute_capability != to.compute_capability)
+    out.erase("serving_attention");
   // Sustained clock under the board's power limit: the power law carries over to a GPU of the same
   // chip and the same board limit only (an H100 SXM from an H200: GH100 at 700 W; the H100's HBM3
   // draws differently from the H200's HBM3e, which the law's memory term does not know). The

@@ -41,6 +41,11 @@ class SpreadCostModel final : public ForwardingCostModel {
   CostEstimate attention_prefill(const AttentionPrefillShape& s) const override {
     return scaled(inner_.attention_prefill(s), bands_.attention);
   }
+  std::optional<CostEstimate> attention_prefill_launch(const AttentionPrefillLaunch& l) const override {
+    auto e = inner_.attention_prefill_launch(l);
+    if (e) *e = scaled(*e, bands_.attention);
+    return e;
+  }
   CostEstimate attention_decode(const AttentionDecodeShape& s) const override {
     return scaled(inner_.attention_decode(s), bands_.attention);
   }

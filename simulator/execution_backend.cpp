@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "simulator/sequence.hpp"
 
 namespace infraplan::sim::serve {
 
@@ -166,11 +167,17 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
       m_.mla.enabled() ? m_.mla.kv_lora_rank + m_.mla.qk_rope_head_dim : m_.head_dim;
   const double L = double(m_.layers);
   double attn_layer = 0;  // one layer's attention kernels, seconds
+  double prefill_sum = 0;  // the prefill chunks priced one by one
+  hw::AttentionPrefillLaunch launch{{}, tp_heads_, tp_kv_heads_, head_dim, attn_dtype};
+  // Decodes whose sequences share prefix blocks (prefix caching) read those blocks once.
+  std::vector<std::int32_t> shared_ids;
+  std::int64_t shared_tokens = 0, block_size = 16;
   for (const BatchItem& it : b.items) {
     T += it.q_tokens;
     if (it.samples) rows += it.prefill ? 1 : it.q_tokens;
     if (it.prefill) {
       ++prefills;
+      launch.chunks.push_back({it.q_tokens, std::max<std::int64_t>(0, it.context - it.q_tokens)});
       const std::int64_t key = (it.q_tokens << 32) ^ it.context;
       auto f = prefill_attn_cache_.find(key);
       double a;
@@ -182,15 +189,32 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
         a = cm_.attention_prefill(p).seconds;
         if (prefill_attn_cache_.size() < 200000) prefill_attn_cache_.emplace(key, a);
       }
-      attn_layer += a;
+      prefill_sum += a;
     } else {
       ++decodes;
       decode_ctx += it.context;
       q_max = std::max(q_max, it.q_tokens);
+      if (it.seq && it.seq->shared_blocks > 0) {
+        const std::int64_t n = std::min<std::int64_t>(it.seq->shared_blocks, std::int64_t(it.seq->block_table.size()));
+        shared_ids.insert(shared_ids.end(), it.seq->block_table.begin(), it.seq->block_table.begin() + n);
+        block_size = it.seq->block_size();
+        shared_tokens += std::min(it.context, n * block_size);
+      }
     }
+  }
+  if (prefills > 0) {
+    // One launch for every chunk where the profile measured the engine's kernel that way.
+    const auto l = cm_.attention_prefill_launch(launch);
+    attn_layer += l ? l->seconds : prefill_sum;
   }
   if (decodes > 0) {
     hw::AttentionDecodeShape d{decodes, decode_ctx, tp_heads_ * q_max, tp_kv_heads_, head_dim, s_.kv_dtype};
+    if (!shared_ids.empty()) {
+      std::sort(shared_ids.begin(), shared_ids.end());
+      const auto distinct = std::unique(shared_ids.begin(), shared_ids.end()) - shared_ids.begin();
+      d.unique_context_tokens =
+          std::clamp<std::int64_t>(decode_ctx - shared_tokens + std::int64_t(distinct) * block_size, 0, decode_ctx);
+    }
     attn_layer += cm_.attention_decode(d).seconds;
   }
   const int attn_launches = (prefills > 0 ? 1 : 0) + (decodes > 0 ? 1 : 0);

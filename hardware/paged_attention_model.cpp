@@ -1,0 +1,177 @@
+#include "hardware/paged_attention_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <queue>
+#include <sstream>
+
+#include "common/error.hpp"
+
+namespace infraplan::hw {
+namespace {
+
+constexpr std::int64_t kQueryRows = 128;  // query rows per CTA
+constexpr std::int64_t kKeyTile = 64;     // keys per tile
+constexpr int kCtasPerSm = 2;             // 96 KiB of shared memory each
+// Above this many CTAs the longest-first deal is replaced by its bound (average queue + longest
+// CTA): the two agree within one CTA's tiles, a small part of such a launch.
+constexpr std::size_t kExactCtas = std::size_t(1) << 16;
+
+/// Key tiles of every CTA of a launch (per_head: one entry per CTA of one head, times heads).
+std::vector<double> launch_tiles(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads) {
+  std::vector<double> tiles;
+  for (const auto& [q, cached] : chunks) {
+    const std::int64_t blocks = (q + kQueryRows - 1) / kQueryRows;
+    for (std::int64_t j = 0; j < blocks; ++j) {
+      const std::int64_t last = cached + std::min(kQueryRows * (j + 1), q);
+      const double n = double((last + kKeyTile - 1) / kKeyTile);
+      tiles.insert(tiles.end(), std::size_t(heads), n);
+    }
+  }
+  return tiles;
+}
+
+std::string chunk_label(const std::vector<std::array<std::int64_t, 2>>& chunks, int heads) {
+  std::ostringstream o;
+  o << "prefill h" << heads << " ";
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    std::size_t same = i;
+    while (same + 1 < chunks.size() && chunks[same + 1] == chunks[i]) ++same;
+    if (i) o << "+";
+    if (same > i) o << (same - i + 1) << "x";
+    o << chunks[i][0] << "@" << chunks[i][1];
+    i = same;
+  }
+  return o.str();
+}
+
+}  // namespace
+
+double cta_makespan(std::vector<double> tiles, double per_cta, int slots) {
+  if (tiles.empty() || slots <= 0) return 0;
+  for (double& t : tiles) t += per_cta;
+  if (tiles.size() <= std::size_t(slots)) return *std::max_element(tiles.begin(), tiles.end());
+  if (tiles.size() > kExactCtas) {
+    double total = 0, longest = 0;
+    for (double t : tiles) total += t, longest = std::max(longest, t);
+    return total / slots + longest;
+  }
+  std::sort(tiles.begin(), tiles.end(), std::greater<>());
+  std::priority_queue<double, std::vector<double>, std::greater<>> q;
+  for (int i = 0; i < slots; ++i) q.push(0.0);
+  double span = 0;
+  for (double t : tiles) {
+    const double at = q.top() + t;
+    q.pop();
+    q.push(at);
+    span = std::max(span, at);
+  }
+  return span;
+}
+
+PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int sms) {
+  if (sms <= 0) throw Error("serving_attention: the profile's device has no multiprocessor count");
+  params_.slots = kCtasPerSm * sms;
+  struct Pt {
+    const Profile::ServingAttention::Prefill* p;
+    bool fit;
+  };
+  std::vector<Pt> pts;
+  for (const auto& p : s.prefill) pts.push_back({&p, p.chunks.size() == 1});
+  const auto nfit = std::count_if(pts.begin(), pts.end(), [](const Pt& p) { return p.fit; });
+  if (nfit < 3) throw Error("serving_attention: need at least 3 single-chunk prefill points to fit the launch model");
+  // Weighted least squares in relative error for (t0, t_tile) at each per-CTA cost and shared-SM
+  // slow-down on a grid.
+  double best = INFINITY;
+  for (int ci = 0; ci <= 16; ++ci)
+   for (int si = 0; si <= 20; ++si) {
+    const double c = 0.25 * ci, shared = 1.0 + 0.05 * si;
+    double sw = 0, swx = 0, swxx = 0, swy = 0, swxy = 0;
+    std::vector<double> xs;
+    for (const Pt& p : pts) {
+      if (!p.fit) continue;
+      const std::vector<double> tiles = launch_tiles(p.p->chunks, p.p->heads);
+      const double x = cta_makespan(tiles, c, params_.slots) * occupancy_factor(tiles.size(), shared);
+      const double y = p.p->seconds, w = 1.0 / (y * y);
+      sw += w, swx += w * x, swxx += w * x * x, swy += w * y, swxy += w * x * y;
+      xs.push_back(x);
+    }
+    const double det = sw * swxx - swx * swx;
+    double t0 = det > 0 ? (swy * swxx - swx * swxy) / det : 0;
+    double a = det > 0 ? (sw * swxy - swx * swy) / det : 0;
+    if (t0 < 0 || !(a > 0)) t0 = 0, a = swxy / swxx;
+    double err = 0;
+    std::size_t i = 0;
+    for (const Pt& p : pts)
+      if (p.fit) {
+        const double r = (t0 + a * xs[i++]) / p.p->seconds - 1;
+        err += r * r;
+      }
+    if (err < best - 1e-15)
+      best = err, params_.t0 = t0, params_.t_tile = a, params_.c_cta = c, params_.shared_slowdown = shared;
+  }
+  for (const Pt& p : pts)
+    checks_.push_back({chunk_label(p.p->chunks, p.p->heads), p.fit ? "fit" : "holdout", p.p->seconds,
+                       prefill_launch_seconds(p.p->chunks, p.p->heads)});
+
+  // Decode sharing: each shared batch against the same batch without sharing.
+  struct Pair {
+    double u, r;
+    bool fit;
+    std::string label;
+  };
+  std::vector<Pair> pairs;
+  for (const auto& d : s.decode) {
+    if (d.groups >= d.batch || d.shared_prefix == 0) continue;
+    for (const auto& o : s.decode)
+      if (o.groups == o.batch && o.batch == d.batch && o.context == d.context && o.heads == d.heads &&
+          o.kv_heads == d.kv_heads) {
+        const double all = double(d.batch) * double((d.context + 15) / 16);
+        std::ostringstream l;
+        l << "decode h" << d.heads << "/" << d.kv_heads << " b" << d.batch << " ctx" << d.context << " shared "
+          << d.shared_prefix << " in " << d.groups << (d.groups == 1 ? " group" : " groups");
+        pairs.push_back({double(d.unique_blocks) / all, d.seconds / o.seconds, d.groups == 1, l.str()});
+        break;
+      }
+  }
+  double num = 0, den = 0;
+  for (const Pair& p : pairs)
+    if (p.fit) num += (p.r - p.u) * (1 - p.u), den += (1 - p.u) * (1 - p.u);
+  if (den > 0) {
+    params_.rho = std::clamp(num / den, 0.05, 1.0);
+    params_.has_decode = true;
+    for (const Pair& p : pairs)
+      checks_.push_back({p.label, p.fit ? "fit" : "holdout", p.r, decode_share_factor(p.u)});
+  }
+}
+
+double PagedAttentionModel::prefill_launch_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks,
+                                                   std::int64_t heads) const {
+  if (chunks.empty() || heads <= 0) return 0;
+  const std::vector<double> tiles = launch_tiles(chunks, heads);
+  return params_.t0 + params_.t_tile * cta_makespan(tiles, params_.c_cta, params_.slots) *
+                          occupancy_factor(tiles.size(), params_.shared_slowdown);
+}
+
+double PagedAttentionModel::occupancy_factor(std::size_t ctas, double shared) const {
+  // The share of multiprocessors that hold two CTAs: none up to one CTA per multiprocessor, all
+  // from two per multiprocessor on.
+  const double sms = params_.slots / 2.0;
+  const double two = std::clamp((double(ctas) - sms) / sms, 0.0, 1.0);
+  return 1.0 + (shared - 1.0) * two;
+}
+
+double PagedAttentionModel::decode_share_factor(double unique_fraction) const {
+  const double u = std::clamp(unique_fraction, 0.0, 1.0);
+  return params_.has_decode ? u + params_.rho * (1 - u) : 1.0;
+}
+
+double PagedAttentionModel::max_error(const std::string& kind, const std::string& role) const {
+  double m = 0;
+  for (const Check& c : checks_)
+    if (c.role == role && c.label.rfind(kind, 0) == 0) m = std::max(m, std::fabs(c.modelled / c.measured - 1));
+  return m;
+}
+
+}  // namespace infraplan::hw

@@ -1,0 +1,78 @@
+#pragma once
+// The serving engine's paged attention kernels as a step launches them, from the profile's
+// "serving_attention" measurements (infraplan-bench attention).
+//
+// Prefill: every prefill chunk of a step goes into one launch of a FlashAttention-2-style kernel
+// (engine/paged_prefill_attention.cu): one CTA per 128 query rows of one head of one chunk, which
+// walks the chunk's keys 64 at a time up to its last row's position — a chunk of q new tokens after
+// c cached ones gives ceil(q / 128) · heads CTAs, the j-th doing ceil((c + min(128 (j + 1), q)) / 64)
+// key tiles. Two CTAs fit on a multiprocessor (96 KiB of shared memory each); the launch takes
+//     t = t0 + t_tile · makespan · (1 + (s − 1) · f2)
+// where makespan is the longest queue, in tiles plus a per-CTA cost of c_cta tiles, when the CTAs
+// are dealt longest first onto 2 × SMs slots, f2 the share of multiprocessors that hold two CTAs
+// (0 up to one CTA per multiprocessor, 1 from two on) and s the tile time of two CTAs sharing a
+// multiprocessor against one alone. t0, t_tile, c_cta and s are fitted on the single-chunk
+// points (role "fit"); the launches of several chunks are held out. A short chunk after a long
+// cached prefix is slow for its FLOPs (32 CTAs walking 17 tiles each leave most of the GPU idle),
+// and several chunks share a launch (their CTAs fill the GPU together): neither follows from a
+// table of q = kv shapes, which is what the per-chunk price assumed.
+//
+// Decode: sequences that share prefix blocks (prefix caching) read each shared block from HBM
+// once; the other reads hit L2 and cost a fraction ρ of an HBM read. A batch whose distinct blocks
+// are a fraction u of the blocks it reads takes (u + ρ (1 − u)) of the time of the same batch
+// without sharing. ρ is fitted on the points where the whole batch shares one prefix; the points
+// with several groups are held out.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hardware/profile.hpp"
+
+namespace infraplan::hw {
+
+class PagedAttentionModel {
+ public:
+  struct Params {
+    double t0 = 0;       ///< seconds per launch
+    double t_tile = 0;   ///< seconds per key tile of one CTA
+    double c_cta = 0;    ///< per-CTA cost, in tiles
+    /// Tile time of two CTAs sharing a multiprocessor against one alone (1 … 2: they share its
+    /// tensor cores and load pipes).
+    double shared_slowdown = 1;
+    int slots = 0;       ///< resident CTAs (2 × SMs)
+    double rho = 1;      ///< cost of an L2-hit KV read against an HBM read (decode sharing)
+    bool has_decode = false;
+  };
+  /// A measured point against the model.
+  struct Check {
+    std::string label, role;  ///< role: "fit" or "holdout"
+    double measured = 0, modelled = 0;
+  };
+
+  /// Fits on `s`; `sms` = the GPU's multiprocessors. Throws Error without at least 3 single-chunk
+  /// prefill points.
+  PagedAttentionModel(const Profile::ServingAttention& s, int sms);
+
+  /// One launch over `chunks` ({new tokens, cached tokens}) with `heads` query heads (this GPU's).
+  double prefill_launch_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads) const;
+  /// Time factor of a decode batch whose distinct KV blocks are `unique_fraction` of those it reads.
+  double decode_share_factor(double unique_fraction) const;
+
+  const Params& params() const { return params_; }
+  const std::vector<Check>& checks() const { return checks_; }
+  /// Largest |modelled / measured − 1| over the checks of `role` whose label starts with `kind`
+  /// ("prefill" or "decode").
+  double max_error(const std::string& kind, const std::string& role) const;
+
+ private:
+  /// Tile time against a CTA alone on its multiprocessor, for a launch of `ctas` CTAs.
+  double occupancy_factor(std::size_t ctas, double shared) const;
+  Params params_;
+  std::vector<Check> checks_;
+};
+
+/// Makespan, in tiles, of CTAs of `tiles` (each + per_cta) dealt longest first onto `slots` queues.
+double cta_makespan(std::vector<double> tiles, double per_cta, int slots);
+
+}  // namespace infraplan::hw
