@@ -63,6 +63,10 @@ struct EnginePreset {
   /// Greedy sampling by the mini-engine's own argmax kernel (one block per row), priced from
   /// the profile's serving_kernels.argmax table when present.
   bool argmax_sampling = false;
+  /// Prefill attention by the mini-engine's own paged kernel, every chunk of a step in one launch,
+  /// priced from the profile's serving_attention launch model when present (otherwise, and for the
+  /// other engines, each chunk from the attention-prefill tables).
+  bool own_paged_prefill = false;
   double host_step_us = 50;  ///< host work per step (scheduling, input preparation), µs
   double host_seq_us = 0;    ///< host work per scheduled sequence, µs
   /// The host prepares step n + 1 while step n runs (SGLang's overlap scheduler, TensorRT-LLM's

@@ -204,7 +204,7 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
   }
   if (prefills > 0) {
     // One launch for every chunk where the profile measured the engine's kernel that way.
-    const auto l = cm_.attention_prefill_launch(launch);
+    const auto l = o_.engine.own_paged_prefill ? cm_.attention_prefill_launch(launch) : std::nullopt;
     attn_layer += l ? l->seconds : prefill_sum;
   }
   if (decodes > 0) {
