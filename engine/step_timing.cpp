@@ -114,7 +114,8 @@ Json StepTimingLog::summary_json() const {
   const std::vector<std::pair<int, int>> bands = {{1, 1}, {2, 8}, {9, 32}, {33, 128}, {129, 1 << 30}};
   for (const bool g : {true, false}) {
     Json k = Json::object();
-    for (const auto& [lo, hi] : bands) {
+    for (const auto& band : bands) {
+      const int lo = band.first, hi = band.second;  // named copies: lambdas capture them (clang 14)
       Json r = ratio_summary(steps_, [&](const StepTiming& t) { return t.graph == g && t.seqs >= lo && t.seqs <= hi; });
       if (!r.is_null()) k[std::to_string(lo) + (hi > lo ? "-" + (hi < (1 << 30) ? std::to_string(hi) : std::string("")) : "")] = r;
     }
