@@ -169,8 +169,9 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
   double attn_layer = 0;  // one layer's attention kernels, seconds
   double prefill_sum = 0;  // the prefill chunks priced one by one
   hw::AttentionPrefillLaunch launch{{}, tp_heads_, tp_kv_heads_, head_dim, attn_dtype};
-  // Decodes whose sequences share prefix blocks (prefix caching) read those blocks once.
-  std::vector<std::int32_t> shared_ids;
+  // Decodes whose sequences share prefix blocks (prefix caching) read those blocks once: each
+  // distinct shared prefix (by its first block) counted once, at the longest share of it.
+  std::vector<std::pair<std::int32_t, std::int64_t>> shared_ids;  // {first block, shared blocks}
   std::int64_t shared_tokens = 0, block_size = 16;
   for (const BatchItem& it : b.items) {
     T += it.q_tokens;
@@ -196,7 +197,7 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
       q_max = std::max(q_max, it.q_tokens);
       if (it.seq && it.seq->shared_blocks > 0) {
         const std::int64_t n = std::min<std::int64_t>(it.seq->shared_blocks, std::int64_t(it.seq->block_table.size()));
-        shared_ids.insert(shared_ids.end(), it.seq->block_table.begin(), it.seq->block_table.begin() + n);
+        if (n > 0) shared_ids.emplace_back(it.seq->block_table.front(), n);
         block_size = it.seq->block_size();
         shared_tokens += std::min(it.context, n * block_size);
       }
@@ -211,7 +212,10 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
     hw::AttentionDecodeShape d{decodes, decode_ctx, tp_heads_ * q_max, tp_kv_heads_, head_dim, s_.kv_dtype};
     if (!shared_ids.empty()) {
       std::sort(shared_ids.begin(), shared_ids.end());
-      const auto distinct = std::unique(shared_ids.begin(), shared_ids.end()) - shared_ids.begin();
+      std::int64_t distinct = 0;
+      for (std::size_t i = 0; i < shared_ids.size(); ++i)
+        if (i + 1 == shared_ids.size() || shared_ids[i + 1].first != shared_ids[i].first)
+          distinct += shared_ids[i].second;  // the longest share of this prefix (sorted last)
       d.unique_context_tokens =
           std::clamp<std::int64_t>(decode_ctx - shared_tokens + std::int64_t(distinct) * block_size, 0, decode_ctx);
     }
