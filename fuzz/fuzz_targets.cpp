@@ -77,6 +77,15 @@ int profile(const std::uint8_t* data, std::size_t size) {
     g.m = 4096, g.n = 4096, g.k = 4096;
     volatile double s = cm.gemm(g).seconds + cm.memory_bound(1 << 20).seconds;
     (void)s;
+    hw::AttentionPrefillLaunch l{{{150, 1024}, {4096, 0}}, 32, 8, 128, Dtype::BF16};
+    if (auto e = cm.attention_prefill_launch(l)) {
+      volatile double t = e->seconds;
+      (void)t;
+    }
+    hw::AttentionDecodeShape shared{32, 32 * 1100, 32, 8, 128, Dtype::BF16};
+    shared.unique_context_tokens = 4096;
+    volatile double dt = cm.attention_decode(shared).seconds;
+    (void)dt;
     if (const hw::PowerModel* pm = cm.power_model()) {
       hw::PowerDemand d;
       d.tflops16 = 500, d.TBps = 1, d.ew_TBps = 1;

@@ -32,6 +32,30 @@ std::vector<double> launch_tiles(const std::vector<std::array<std::int64_t, 2>>&
   return tiles;
 }
 
+/// CTAs of a launch (as a double: a hostile profile or question may ask for billions).
+double launch_ctas(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads) {
+  double n = 0;
+  for (const auto& [q, cached] : chunks) n += double((q + kQueryRows - 1) / kQueryRows) * double(heads);
+  return n;
+}
+
+/// The launch's makespan in tiles (per-CTA cost included) and its CTA count: the longest-first deal
+/// up to kExactCtas CTAs, above it the bound from the tile total in closed form (the CTAs are not
+/// listed).
+double launch_makespan(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads, double per_cta,
+                       int slots, double* ctas) {
+  *ctas = launch_ctas(chunks, heads);
+  if (*ctas <= double(kExactCtas)) return cta_makespan(launch_tiles(chunks, heads), per_cta, slots);
+  double total = 0, longest = 0;
+  for (const auto& [q, cached] : chunks) {
+    const double blocks = double((q + kQueryRows - 1) / kQueryRows);
+    // Σ_j ceil((cached + 128 (j + 1)) / 64) over the query blocks, from above.
+    total += double(heads) * (blocks * (double(cached) / kKeyTile + 1 + per_cta) + blocks * (blocks + 1));
+    longest = std::max(longest, std::ceil(double(cached + q) / kKeyTile) + per_cta);
+  }
+  return total / slots + longest;
+}
+
 std::string chunk_label(const std::vector<std::array<std::int64_t, 2>>& chunks, int heads) {
   std::ostringstream o;
   o << "prefill h" << heads << " ";
@@ -91,8 +115,9 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
     std::vector<double> xs;
     for (const Pt& p : pts) {
       if (!p.fit) continue;
-      const std::vector<double> tiles = launch_tiles(p.p->chunks, p.p->heads);
-      const double x = cta_makespan(tiles, c, params_.slots) * occupancy_factor(tiles.size(), shared);
+      double ctas = 0;
+      const double span = launch_makespan(p.p->chunks, p.p->heads, c, params_.slots, &ctas);
+      const double x = span * occupancy_factor(ctas, shared);
       const double y = p.p->seconds, w = 1.0 / (y * y);
       sw += w, swx += w * x, swxx += w * x * x, swy += w * y, swxy += w * x * y;
       xs.push_back(x);
@@ -149,16 +174,16 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
 double PagedAttentionModel::prefill_launch_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks,
                                                    std::int64_t heads) const {
   if (chunks.empty() || heads <= 0) return 0;
-  const std::vector<double> tiles = launch_tiles(chunks, heads);
-  return params_.t0 + params_.t_tile * cta_makespan(tiles, params_.c_cta, params_.slots) *
-                          occupancy_factor(tiles.size(), params_.shared_slowdown);
+  double ctas = 0;
+  const double span = launch_makespan(chunks, heads, params_.c_cta, params_.slots, &ctas);
+  return params_.t0 + params_.t_tile * span * occupancy_factor(ctas, params_.shared_slowdown);
 }
 
-double PagedAttentionModel::occupancy_factor(std::size_t ctas, double shared) const {
+double PagedAttentionModel::occupancy_factor(double ctas, double shared) const {
   // The share of multiprocessors that hold two CTAs: none up to one CTA per multiprocessor, all
   // from two per multiprocessor on.
   const double sms = params_.slots / 2.0;
-  const double two = std::clamp((double(ctas) - sms) / sms, 0.0, 1.0);
+  const double two = std::clamp((ctas - sms) / sms, 0.0, 1.0);
   return 1.0 + (shared - 1.0) * two;
 }
 

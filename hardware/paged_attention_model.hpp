@@ -67,7 +67,7 @@ class PagedAttentionModel {
 
  private:
   /// Tile time against a CTA alone on its multiprocessor, for a launch of `ctas` CTAs.
-  double occupancy_factor(std::size_t ctas, double shared) const;
+  double occupancy_factor(double ctas, double shared) const;
   Params params_;
   std::vector<Check> checks_;
 };

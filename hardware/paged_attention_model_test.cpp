@@ -3,6 +3,7 @@
 // on the embedded H200 profile's "serving_attention" measurements.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "common/error.hpp"
@@ -93,6 +94,26 @@ TEST(PagedAttention, ProfileSectionErrorsNameTheField) {
   bad = j;
   bad["serving_attention"]["prefill"] = Json::array({bad["serving_attention"]["prefill"][0]});
   EXPECT_THROW(CalibratedCostModel(parse_profile(bad, "bad.json"), find_gpu("h200-sxm-141gb")), Error);
+}
+
+}  // namespace
+}  // namespace infraplan::hw
+
+namespace infraplan::hw {
+namespace {
+
+TEST(PagedAttention, HugeLaunchesAreBoundedNotListed) {
+  // 4096 chunks of 2^24 tokens over 65536 heads: the closed-form bound, finite, at once.
+  AttentionPrefillLaunch l{std::vector<std::array<std::int64_t, 2>>(4096, {std::int64_t(1) << 24, std::int64_t(1) << 24}),
+                           65536, 8, 128, Dtype::BF16};
+  const auto e = make_calibrated_cost_model("h200-sxm-141gb", "")->attention_prefill_launch(l);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(std::isfinite(e->seconds));
+  EXPECT_GT(e->seconds, 1e3);
+  // Just above the exact deal's limit the bound stays near the dealt makespan.
+  AttentionPrefillLaunch a{{{65536, 0}}, 128, 8, 128, Dtype::BF16}, b{{{65536 + 128, 0}}, 128, 8, 128, Dtype::BF16};
+  const auto cm = make_calibrated_cost_model("h200-sxm-141gb", "");
+  EXPECT_NEAR(cm->attention_prefill_launch(b)->seconds / cm->attention_prefill_launch(a)->seconds, 1.0, 0.05);
 }
 
 }  // namespace
