@@ -687,6 +687,15 @@ CostEstimate CalibratedCostModel::attention_decode(const AttentionDecodeShape& s
     e.source = CostSource::Extrapolated;
     e.detail = "decode: bandwidth efficiency of the nearest table point";
   }
+  // The engine's own kernel as a step runs it (serving_attention's grid), where measured.
+  if (paged_ && s.engine_kernel && s.batch > 0) {
+    if (auto g = paged_->decode_seconds(double(s.batch), double(s.total_context_tokens) / double(s.batch),
+                                        s.heads, s.kv_heads)) {
+      e.seconds = *g;
+      e.source = CostSource::Measured;
+      e.detail = "engine decode kernel (serving_attention grid), log-space interpolation";
+    }
+  }
   // Prefix sharing: blocks several sequences read come from HBM once (serving_attention's ρ).
   if (paged_ && s.unique_context_tokens >= 0 && s.unique_context_tokens < s.total_context_tokens &&
       s.total_context_tokens > 0) {

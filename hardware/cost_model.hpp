@@ -75,6 +75,9 @@ struct AttentionDecodeShape {
   /// Distinct cached tokens the batch reads (sequences sharing prefix blocks read them once from
   /// HBM); -1 = every sequence's context is its own.
   std::int64_t unique_context_tokens = -1;
+  /// Priced as the serving engine's own kernel runs it in a step (its split rule, KV read from HBM)
+  /// where the profile measured that ("serving_attention"), else from the decode table.
+  bool engine_kernel = false;
   /// Bytes of K and V read from HBM.
   double kv_bytes() const;
   double flops() const;

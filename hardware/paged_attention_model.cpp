@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <queue>
 #include <sstream>
 
@@ -160,6 +161,31 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
         break;
       }
   }
+  // Unshared grids: every (heads, KV heads) with a full batch × context rectangle of points.
+  {
+    std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::pair<double, double>, double>> pts_by;
+    for (const auto& d : s.decode)
+      if (d.shared_prefix == 0 && d.groups == d.batch)
+        pts_by[{d.heads, d.kv_heads}][{double(d.batch), double(d.context)}] = d.seconds;
+    for (const auto& [hk, cells] : pts_by) {
+      DecodeGrid g;
+      g.heads = hk.first, g.kv_heads = hk.second;
+      for (const auto& [bc, sec] : cells) g.batch.push_back(bc.first), g.context.push_back(bc.second);
+      std::sort(g.batch.begin(), g.batch.end());
+      g.batch.erase(std::unique(g.batch.begin(), g.batch.end()), g.batch.end());
+      std::sort(g.context.begin(), g.context.end());
+      g.context.erase(std::unique(g.context.begin(), g.context.end()), g.context.end());
+      if (g.batch.size() < 2 || g.context.size() < 2) continue;
+      bool full = true;
+      for (double b : g.batch)
+        for (double c : g.context) {
+          auto it = cells.find({b, c});
+          full = full && it != cells.end();
+          g.seconds.push_back(it == cells.end() ? NAN : it->second);
+        }
+      if (full) grids_.push_back(std::move(g));
+    }
+  }
   double num = 0, den = 0;
   for (const Pair& p : pairs)
     if (p.fit) num += (p.r - p.u) * (1 - p.u), den += (1 - p.u) * (1 - p.u);
@@ -169,6 +195,34 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
     for (const Pair& p : pairs)
       checks_.push_back({p.label, p.fit ? "fit" : "holdout", p.r, decode_share_factor(p.u)});
   }
+}
+
+std::optional<double> PagedAttentionModel::decode_seconds(double batch, double context, std::int64_t heads,
+                                                         std::int64_t kv_heads) const {
+  for (const DecodeGrid& g : grids_) {
+    if (g.heads != heads || g.kv_heads != kv_heads) continue;
+    if (batch < g.batch.front() || batch > g.batch.back() || context < g.context.front() ||
+        context > g.context.back())
+      return std::nullopt;
+    auto locate = [](const std::vector<double>& ax, double x, std::size_t& i, double& w) {
+      i = 0;
+      while (i + 2 < ax.size() && x > ax[i + 1]) ++i;
+      w = ax.size() < 2 ? 0 : std::clamp(std::log(x / ax[i]) / std::log(ax[i + 1] / ax[i]), 0.0, 1.0);
+    };
+    std::size_t bi = 0, ci = 0;
+    double bw = 0, cw = 0;
+    locate(g.batch, batch, bi, bw);
+    locate(g.context, context, ci, cw);
+    const std::size_t nc = g.context.size();
+    auto at = [&](std::size_t b, std::size_t c) {
+      return std::log(g.seconds[std::min(b, g.batch.size() - 1) * nc + std::min(c, nc - 1)]);
+    };
+    const double v = (1 - bw) * ((1 - cw) * at(bi, ci) + cw * at(bi, ci + 1)) +
+                     bw * ((1 - cw) * at(bi + 1, ci) + cw * at(bi + 1, ci + 1));
+    if (!std::isfinite(v)) return std::nullopt;
+    return std::exp(v);
+  }
+  return std::nullopt;
 }
 
 double PagedAttentionModel::prefill_launch_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks,

@@ -21,8 +21,10 @@
 // once; the other reads hit L2 and cost a fraction ρ of an HBM read. A batch whose distinct blocks
 // are a fraction u of the blocks it reads takes (u + ρ (1 − u)) of the time of the same batch
 // without sharing. ρ is fitted on the points where the whole batch shares one prefix; the points
-// with several groups are held out.
+// with several groups are held out. Unshared decode over a batch × context grid, timed with the
+// engine's split rule and the KV in HBM, is kept as a grid per (heads, KV heads) and interpolated.
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,6 +58,10 @@ class PagedAttentionModel {
 
   /// One launch over `chunks` ({new tokens, cached tokens}) with `heads` query heads (this GPU's).
   double prefill_launch_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads) const;
+  /// Seconds of the engine's decode kernel for `batch` sequences of `context` tokens each (no
+  /// sharing), interpolated in log space over the measured batch × context grid of the same heads
+  /// and KV heads; nullopt outside the grid or without one.
+  std::optional<double> decode_seconds(double batch, double context, std::int64_t heads, std::int64_t kv_heads) const;
   /// Time factor of a decode batch whose distinct KV blocks are `unique_fraction` of those it reads.
   double decode_share_factor(double unique_fraction) const;
 
@@ -66,6 +72,12 @@ class PagedAttentionModel {
   double max_error(const std::string& kind, const std::string& role) const;
 
  private:
+  struct DecodeGrid {
+    std::int64_t heads = 0, kv_heads = 0;
+    std::vector<double> batch, context;  ///< ascending axes
+    std::vector<double> seconds;         ///< [batch][context], NaN = not measured
+  };
+  std::vector<DecodeGrid> grids_;
   /// Tile time against a CTA alone on its multiprocessor, for a launch of `ctas` CTAs.
   double occupancy_factor(double ctas, double shared) const;
   Params params_;

@@ -68,7 +68,7 @@ EnginePreset engine_preset(const std::string& name, int max_num_seqs, const std:
     p.eager_issue = EagerIssue::Cuda;
     p.sampling_kernels = 1;  // greedy argmax on the GPU
     p.argmax_sampling = true;
-    p.own_paged_prefill = true;
+    p.own_paged_attention = true;
     // Measured host time per step (bench serve --steps on scenarios/calib_host_llama2_7b_h200.json,
     // two runs on the H200 machine, docs/serving.md "Host time"): 21 µs + 0.60 µs and 19 µs +
     // 0.88 µs per scheduled sequence over decode graph steps of 1-256 sequences.

@@ -63,10 +63,12 @@ struct EnginePreset {
   /// Greedy sampling by the mini-engine's own argmax kernel (one block per row), priced from
   /// the profile's serving_kernels.argmax table when present.
   bool argmax_sampling = false;
-  /// Prefill attention by the mini-engine's own paged kernel, every chunk of a step in one launch,
-  /// priced from the profile's serving_attention launch model when present (otherwise, and for the
-  /// other engines, each chunk from the attention-prefill tables).
-  bool own_paged_prefill = false;
+  /// Attention by the mini-engine's own paged kernels, priced from the profile's serving_attention
+  /// measurements when present: every prefill chunk of a step in one launch (the launch model),
+  /// decode as the engine splits it with the KV in HBM (the measured grid). Otherwise, and for the
+  /// other engines, prefill chunk by chunk from the attention-prefill tables and decode from the
+  /// decode table.
+  bool own_paged_attention = false;
   double host_step_us = 50;  ///< host work per step (scheduling, input preparation), µs
   double host_seq_us = 0;    ///< host work per scheduled sequence, µs
   /// The host prepares step n + 1 while step n runs (SGLang's overlap scheduler, TensorRT-LLM's

@@ -205,11 +205,12 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
   }
   if (prefills > 0) {
     // One launch for every chunk where the profile measured the engine's kernel that way.
-    const auto l = o_.engine.own_paged_prefill ? cm_.attention_prefill_launch(launch) : std::nullopt;
+    const auto l = o_.engine.own_paged_attention ? cm_.attention_prefill_launch(launch) : std::nullopt;
     attn_layer += l ? l->seconds : prefill_sum;
   }
   if (decodes > 0) {
     hw::AttentionDecodeShape d{decodes, decode_ctx, tp_heads_ * q_max, tp_kv_heads_, head_dim, s_.kv_dtype};
+    d.engine_kernel = o_.engine.own_paged_attention;
     if (!shared_ids.empty()) {
       std::sort(shared_ids.begin(), shared_ids.end());
       std::int64_t distinct = 0;
