@@ -1,6 +1,7 @@
 // derive_profile: a profile for a GPU nobody has measured yet, from one that was measured.
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
@@ -178,6 +179,21 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   // carried to another architecture.
   if (out.contains("serving_attention") && from.compute_capability != to.compute_capability)
     out.erase("serving_attention");
+  // Decode streams the KV cache: per (heads, KV heads) the fastest point's time is latency (kept),
+  // what a point takes beyond it streams HBM (scaled), as for the row kernels.
+  if (out.contains("serving_attention") && out["serving_attention"].contains("decode")) {
+    std::map<std::pair<std::int64_t, std::int64_t>, double> fastest;
+    for (const auto& d : out["serving_attention"]["decode"]) {
+      const auto key = std::make_pair(d["heads"].get<std::int64_t>(), d["kv_heads"].get<std::int64_t>());
+      const double t = d["seconds"].get<double>();
+      auto it = fastest.find(key);
+      if (it == fastest.end() || t < it->second) fastest[key] = t;
+    }
+    for (auto& d : out["serving_attention"]["decode"]) {
+      const double one = fastest[{d["heads"].get<std::int64_t>(), d["kv_heads"].get<std::int64_t>()}];
+      d["seconds"] = one + (d["seconds"].get<double>() - one) * bw_ratio;
+    }
+  }
   // Sustained clock under the board's power limit: the power law carries over to a GPU of the same
   // chip and the same board limit only (an H100 SXM from an H200: GH100 at 700 W; the H100's HBM3
   // draws differently from the H200's HBM3e, which the law's memory term does not know). The
