@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "engine/engine_kernels.hpp"
 #include "engine/gpu_info.hpp"
+#include "engine/in_step_timing.hpp"
 #include "engine/llama_config.hpp"
 #include "model/model_spec.hpp"
 
@@ -123,29 +124,13 @@ int attention_bench_main(const std::vector<std::string>& argv) {
   calib::DeviceBuffer<int> meta(std::size_t(3 * (max_chunks + max_batch) + 1 +
                                             std::max(max_chunks, max_batch) * max_blocks_per_seq));
 
-  int l2 = 0, dev = 0;
-  CALIB_CUDA(cudaGetDevice(&dev));
-  CALIB_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  const std::size_t flush_bytes = std::max<std::size_t>(std::size_t(2) * std::size_t(l2), std::size_t(64) << 20);
-  calib::DeviceBuffer<unsigned char> flush(flush_bytes);
-  auto flush_l2 = [&] { CALIB_CUDA(cudaMemsetAsync(flush.get(), 1, flush_bytes, s)); };
   calib::TimingOptions opt;
   opt.warmup = 3;
   opt.min_iters = 15;
   opt.max_iters = 60;
   opt.budget_ms = 30;
-  // The kernel's time in a step: the sample (L2 overwritten, then the kernel) less the same sample
-  // without it.
-  auto time_kernel = [&](const std::function<void()>& run) {
-    const double base = calib::time_graph_median_seconds([&](int) { flush_l2(); }, s, opt);
-    const double with = calib::time_graph_median_seconds(
-        [&](int) {
-          flush_l2();
-          run();
-        },
-        s, opt);
-    return std::max(with - base, 1e-7);
-  };
+  const InStepTimer timer(s, opt);
+  auto time_kernel = [&](const std::function<void()>& run) { return timer.seconds(run); };
 
   Json jp = Json::array(), jd = Json::array();
   cli::Table tp({"prefill chunks (q@cached)", "CTAs", "µs"});

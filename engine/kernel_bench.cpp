@@ -12,6 +12,7 @@
 #include "cli/table.hpp"
 #include "engine/engine_kernels.hpp"
 #include "engine/gpu_info.hpp"
+#include "engine/in_step_timing.hpp"
 #include "engine/llama_config.hpp"
 #include "common/error.hpp"
 #include "model/model_spec.hpp"
@@ -115,33 +116,15 @@ int kernel_bench_main(const std::vector<std::string>& argv) {
   // and wrote the kernel's main input: every sample overwrites 2 × L2 (a memset), writes that
   // input (a device copy, as the GEMM's output would be), then runs the kernel; the same sample
   // without the kernel is subtracted.
-  int l2 = 0, dev = 0;
-  CALIB_CUDA(cudaGetDevice(&dev));
-  CALIB_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  const std::size_t flush_bytes = std::max<std::size_t>(std::size_t(2) * std::size_t(l2), std::size_t(64) << 20);
-  calib::DeviceBuffer<unsigned char> flush(flush_bytes);
-  auto flush_l2 = [&] { CALIB_CUDA(cudaMemsetAsync(flush.get(), 1, flush_bytes, s)); };
   calib::TimingOptions fopt = opt;
   fopt.min_iters = 15;
   fopt.max_iters = 60;
   fopt.budget_ms = 20;
+  const InStepTimer timer(s, fopt);
   for (std::size_t i = 0; i < kernels.size(); ++i)
     for (int rows : kRows) {
       const Kernel& k = kernels[i];
-      const double base = calib::time_graph_median_seconds(
-          [&](int) {
-            flush_l2();
-            k.input(rows);
-          },
-          s, fopt);
-      const double with_kernel = calib::time_graph_median_seconds(
-          [&](int) {
-            flush_l2();
-            k.input(rows);
-            k.run(rows);
-          },
-          s, fopt);
-      secs[i].push_back(std::max(with_kernel - base, 1e-7));
+      secs[i].push_back(timer.seconds([&] { k.run(rows); }, [&] { k.input(rows); }));
     }
   for (std::size_t r = 0; r < kRows.size(); ++r) {
     std::vector<std::string> row = {std::to_string(kRows[r])};

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "hardware/log_interpolation.hpp"
 
 namespace infraplan::hw {
 namespace {
@@ -204,23 +205,13 @@ std::optional<double> PagedAttentionModel::decode_seconds(double batch, double c
     if (batch < g.batch.front() || batch > g.batch.back() || context < g.context.front() ||
         context > g.context.back())
       return std::nullopt;
-    auto locate = [](const std::vector<double>& ax, double x, std::size_t& i, double& w) {
-      i = 0;
-      while (i + 2 < ax.size() && x > ax[i + 1]) ++i;
-      w = ax.size() < 2 ? 0 : std::clamp(std::log(x / ax[i]) / std::log(ax[i + 1] / ax[i]), 0.0, 1.0);
-    };
-    std::size_t bi = 0, ci = 0;
-    double bw = 0, cw = 0;
-    locate(g.batch, batch, bi, bw);
-    locate(g.context, context, ci, cw);
+    const Pos pb = locate(g.batch, batch), pc = locate(g.context, context);
     const std::size_t nc = g.context.size();
-    auto at = [&](std::size_t b, std::size_t c) {
-      return std::log(g.seconds[std::min(b, g.batch.size() - 1) * nc + std::min(c, nc - 1)]);
-    };
-    const double v = (1 - bw) * ((1 - cw) * at(bi, ci) + cw * at(bi, ci + 1)) +
-                     bw * ((1 - cw) * at(bi + 1, ci) + cw * at(bi + 1, ci + 1));
+    auto at = [&](std::size_t bi, std::size_t ci) { return g.seconds[bi * nc + ci]; };
+    const double v = lerp_log(lerp_log(at(pb.i0, pc.i0), at(pb.i0, pc.i1), pc.w),
+                              lerp_log(at(pb.i1, pc.i0), at(pb.i1, pc.i1), pc.w), pb.w);
     if (!std::isfinite(v)) return std::nullopt;
-    return std::exp(v);
+    return v;
   }
   return std::nullopt;
 }

@@ -654,13 +654,19 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     Profile::ServingAttention t;
     if (sa.contains("source") && sa["source"].is_string()) t.source = sa["source"].get<std::string>();
     constexpr std::int64_t kMaxTokens = std::int64_t(1) << 24;
+    // Every point: the head shape it was timed with and its kernel time.
+    auto heads_and_seconds = [&](const Json& q, const std::string& f, int& heads, int& kv_heads, double& seconds) {
+      heads = int(integer(need(q, "heads", f, origin), f + ".heads", origin, 1, kMaxHeadsOrDim));
+      kv_heads = int(integer(need(q, "kv_heads", f, origin), f + ".kv_heads", origin, 1, heads));
+      seconds = number(need(q, "seconds", f, origin), f + ".seconds", origin, 1e-9);
+      if (seconds > 10) fail(origin, f + ".seconds", "expected a kernel time below 10 s");
+    };
     const Json& pre = need(sa, "prefill", sp, origin);
     if (!pre.is_array()) fail(origin, sp + ".prefill", "expected an array of {heads, kv_heads, chunks, seconds}");
     for (std::size_t i = 0; i < pre.size(); ++i) {
       const std::string f = sp + ".prefill[" + std::to_string(i) + "]";
       Profile::ServingAttention::Prefill pt;
-      pt.heads = int(integer(need(pre[i], "heads", f, origin), f + ".heads", origin, 1, kMaxHeadsOrDim));
-      pt.kv_heads = int(integer(need(pre[i], "kv_heads", f, origin), f + ".kv_heads", origin, 1, pt.heads));
+      heads_and_seconds(pre[i], f, pt.heads, pt.kv_heads, pt.seconds);
       const Json& ch = need(pre[i], "chunks", f, origin);
       if (!ch.is_array() || ch.empty() || ch.size() > 4096)
         fail(origin, f + ".chunks", "expected 1 to 4096 [new tokens, cached tokens] pairs");
@@ -670,8 +676,6 @@ Profile parse_profile(const Json& j, const std::string& origin) {
         pt.chunks.push_back({integer(ch[ci][0], cf + "[0]", origin, 1, kMaxTokens),
                              integer(ch[ci][1], cf + "[1]", origin, 0, kMaxTokens)});
       }
-      pt.seconds = number(need(pre[i], "seconds", f, origin), f + ".seconds", origin, 1e-9);
-      if (pt.seconds > 10) fail(origin, f + ".seconds", "expected a kernel time below 10 s");
       t.prefill.push_back(std::move(pt));
     }
     const Json& dec = need(sa, "decode", sp, origin);
@@ -679,16 +683,13 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     for (std::size_t i = 0; i < dec.size(); ++i) {
       const std::string f = sp + ".decode[" + std::to_string(i) + "]";
       Profile::ServingAttention::Decode pt;
-      pt.heads = int(integer(need(dec[i], "heads", f, origin), f + ".heads", origin, 1, kMaxHeadsOrDim));
-      pt.kv_heads = int(integer(need(dec[i], "kv_heads", f, origin), f + ".kv_heads", origin, 1, pt.heads));
+      heads_and_seconds(dec[i], f, pt.heads, pt.kv_heads, pt.seconds);
       pt.batch = integer(need(dec[i], "batch", f, origin), f + ".batch", origin, 1, 1 << 20);
       pt.context = integer(need(dec[i], "context", f, origin), f + ".context", origin, 1, kMaxTokens);
       pt.shared_prefix = integer(need(dec[i], "shared_prefix", f, origin), f + ".shared_prefix", origin, 0, pt.context);
       pt.groups = integer(need(dec[i], "groups", f, origin), f + ".groups", origin, 1, pt.batch);
       const std::int64_t all = pt.batch * ((pt.context + 15) / 16);
       pt.unique_blocks = integer(need(dec[i], "unique_blocks", f, origin), f + ".unique_blocks", origin, 1, all);
-      pt.seconds = number(need(dec[i], "seconds", f, origin), f + ".seconds", origin, 1e-9);
-      if (pt.seconds > 10) fail(origin, f + ".seconds", "expected a kernel time below 10 s");
       t.decode.push_back(pt);
     }
     p.serving_attention = std::move(t);

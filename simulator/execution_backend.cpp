@@ -158,6 +158,23 @@ const SimulatedBackend::Head& SimulatedBackend::head(std::int64_t T, std::int64_
   return head_cache_.emplace(key, hd).first->second;
 }
 
+double SimulatedBackend::chunk_by_chunk_prefill_seconds(const hw::AttentionPrefillLaunch& l) {
+  double sum = 0;
+  for (const auto& [q, cached] : l.chunks) {
+    const std::int64_t context = q + cached, key = (q << 32) ^ context;
+    auto f = prefill_attn_cache_.find(key);
+    if (f != prefill_attn_cache_.end()) {
+      sum += f->second;
+      continue;
+    }
+    hw::AttentionPrefillShape p{1, q, context, l.heads, l.kv_heads, l.head_dim, true, l.dtype};
+    const double a = cm_.attention_prefill(p).seconds;
+    if (prefill_attn_cache_.size() < 200000) prefill_attn_cache_.emplace(key, a);
+    sum += a;
+  }
+  return sum;
+}
+
 StepCost SimulatedBackend::step(const BatchShape& b) {
   StepCost c;
   std::int64_t T = b.padding_seqs, rows = b.padding_seqs, decodes = b.padding_seqs;
@@ -167,7 +184,6 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
       m_.mla.enabled() ? m_.mla.kv_lora_rank + m_.mla.qk_rope_head_dim : m_.head_dim;
   const double L = double(m_.layers);
   double attn_layer = 0;  // one layer's attention kernels, seconds
-  double prefill_sum = 0;  // the prefill chunks priced one by one
   hw::AttentionPrefillLaunch launch{{}, tp_heads_, tp_kv_heads_, head_dim, attn_dtype};
   // Decodes whose sequences share prefix blocks (prefix caching) read those blocks once: each
   // distinct shared prefix (by its first block) counted once, at the longest share of it.
@@ -179,18 +195,6 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
     if (it.prefill) {
       ++prefills;
       launch.chunks.push_back({it.q_tokens, std::max<std::int64_t>(0, it.context - it.q_tokens)});
-      const std::int64_t key = (it.q_tokens << 32) ^ it.context;
-      auto f = prefill_attn_cache_.find(key);
-      double a;
-      if (f != prefill_attn_cache_.end()) {
-        a = f->second;
-      } else {
-        hw::AttentionPrefillShape p{1,        it.q_tokens, it.context, tp_heads_, tp_kv_heads_,
-                                    head_dim, true,        attn_dtype};
-        a = cm_.attention_prefill(p).seconds;
-        if (prefill_attn_cache_.size() < 200000) prefill_attn_cache_.emplace(key, a);
-      }
-      prefill_sum += a;
     } else {
       ++decodes;
       decode_ctx += it.context;
@@ -204,9 +208,10 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
     }
   }
   if (prefills > 0) {
-    // One launch for every chunk where the profile measured the engine's kernel that way.
+    // One launch for every chunk where the profile measured the engine's kernel that way, else
+    // each chunk from the attention-prefill tables.
     const auto l = o_.engine.own_paged_attention ? cm_.attention_prefill_launch(launch) : std::nullopt;
-    attn_layer += l ? l->seconds : prefill_sum;
+    attn_layer += l ? l->seconds : chunk_by_chunk_prefill_seconds(launch);
   }
   if (decodes > 0) {
     hw::AttentionDecodeShape d{decodes, decode_ctx, tp_heads_ * q_max, tp_kv_heads_, head_dim, s_.kv_dtype};

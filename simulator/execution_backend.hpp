@@ -126,6 +126,8 @@ class SimulatedBackend final : public ExecutionBackend {
   };
   const Dense& dense(std::int64_t tokens);
   const Head& head(std::int64_t tokens, std::int64_t rows);
+  /// One layer's prefill attention with every chunk of `l` priced on its own (memoised).
+  double chunk_by_chunk_prefill_seconds(const hw::AttentionPrefillLaunch& l);
   /// A memory-bound kernel's GPU time with no launch gap, at least the graph floor.
   double kernel_seconds(double bytes) const;
   /// A row kernel (one block per row) from the profile's measured serving_kernels table, else
