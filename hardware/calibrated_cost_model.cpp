@@ -249,7 +249,10 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
       clock_exponent_[ti] = it == profile_.gemm_clock->exponent.end() ? 0.0 : it->second;
     }
   }
-  if (profile_.power && reference_clock_mhz_ > 0) power_.emplace(*profile_.power);
+  if (profile_.power && reference_clock_mhz_ > 0) {
+    power_.emplace(*profile_.power);
+    limiter_tau_s_ = PowerLimiter::fit_time_constant(*power_, *profile_.power, &limiter_checks_).value_or(0.0);
+  }
   if (profile_.serving_attention && !profile_.serving_attention->prefill.empty())
     paged_.emplace(*profile_.serving_attention, profile_.sms);
   fleet_ = true;

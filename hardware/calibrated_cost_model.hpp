@@ -20,6 +20,7 @@
 
 #include "hardware/cost_model.hpp"
 #include "hardware/paged_attention_model.hpp"
+#include "hardware/power_limiter.hpp"
 #include "hardware/power_model.hpp"
 #include "hardware/profile.hpp"
 
@@ -96,6 +97,10 @@ class CalibratedCostModel final : public CostModel {
   const PagedAttentionModel* paged_attention() const { return paged_ ? &*paged_ : nullptr; }
   /// Fitted on the profile's "power" section; nullptr without one.
   const PowerModel* power_model() const override { return power_ ? &*power_ : nullptr; }
+  double power_limiter_tau_s() const override { return limiter_tau_s_; }
+  double idle_power_w() const override { return profile_.power ? profile_.power->idle_w : 0.0; }
+  /// The profile's mixtures against the fitted limiter (empty without one).
+  const std::vector<PowerLimiter::Check>& power_limiter_checks() const { return limiter_checks_; }
   /// (mhz / reference)^β: how a time measured at `mhz` compares with the prediction (1 when either
   /// clock is unknown). A GEMM measured at `mhz` is predicted as gemm(s).seconds / clock_factor.
   double clock_factor(Dtype d, double mhz) const;
@@ -117,6 +122,8 @@ class CalibratedCostModel final : public CostModel {
       rows_;
   double reference_clock_mhz_ = 0;
   std::optional<PowerModel> power_;
+  double limiter_tau_s_ = 0;
+  std::vector<PowerLimiter::Check> limiter_checks_;
   std::optional<PagedAttentionModel> paged_;
   /// Fleet scale and timing correction apply (off while the constructor fits on the fit points,
   /// which were timed with the tables).

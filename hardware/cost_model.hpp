@@ -141,6 +141,11 @@ class CostModel {
   /// The board's power law (hardware/power_model.hpp) fitted on the profile's sustained-load
   /// measurements, or nullptr (no such measurement: times stay at the reference clock).
   virtual const PowerModel* power_model() const { return nullptr; }
+  /// The power limiter's averaging time constant (hardware/power_limiter.hpp), fitted on the
+  /// profile's GEMM-and-idle mixtures; 0 when the profile has none.
+  virtual double power_limiter_tau_s() const { return 0; }
+  /// Board power with nothing to run, W (0: not measured).
+  virtual double idle_power_w() const { return 0; }
 };
 
 }  // namespace infraplan::hw

@@ -33,6 +33,8 @@ class ForwardingCostModel : public CostModel {
   double reference_clock_mhz() const override { return inner_.reference_clock_mhz(); }
   double clock_exponent(Dtype d) const override { return inner_.clock_exponent(d); }
   const PowerModel* power_model() const override { return inner_.power_model(); }
+  double power_limiter_tau_s() const override { return inner_.power_limiter_tau_s(); }
+  double idle_power_w() const override { return inner_.idle_power_w(); }
 
  protected:
   const CostModel& inner_;

@@ -712,6 +712,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       const Json& kind = need(q, "kind", f, origin);
       if (!kind.is_string()) fail(origin, f + ".kind", "expected \"gemm\", \"copy\", \"elementwise\" or \"mixed\"");
       pt.label = kind.get<std::string>();
+      const std::string kind_name = pt.label;
       if (pt.label != "gemm" && pt.label != "copy" && pt.label != "mixed" && pt.label != "elementwise" &&
           pt.label != "attention")
         fail(origin, f + ".kind",
@@ -728,7 +729,13 @@ Profile parse_profile(const Json& j, const std::string& origin) {
                     std::to_string(integer(q["n"], f + ".n", origin, 1, kMaxDim)) + "x" +
                     std::to_string(integer(q["k"], f + ".k", origin, 1, kMaxDim));
       if (q.contains("layout") && q["layout"].is_string()) pt.label += " " + q["layout"].get<std::string>();
-      if (q.contains("mix_with") && q["mix_with"].is_string()) pt.label += " + " + q["mix_with"].get<std::string>();
+      if (kind_name == "mixed") pt.gemm_label = "gemm" + pt.label.substr(kind_name.size());
+      if (q.contains("mix_with") && q["mix_with"].is_string()) {
+        pt.mix_with = q["mix_with"].get<std::string>();
+        if (pt.mix_with != "idle" && pt.mix_with != "copy" && pt.mix_with != "elementwise")
+          fail(origin, f + ".mix_with", "expected \"idle\", \"copy\" or \"elementwise\", got " + shown(q["mix_with"]));
+        pt.label += " + " + pt.mix_with;
+      }
       const Json& role = need(q, "role", f, origin);
       if (!role.is_string() || (role.get<std::string>() != "fit" && role.get<std::string>() != "holdout"))
         fail(origin, f + ".role", "expected \"fit\" or \"holdout\", got " + shown(role));
@@ -754,6 +761,14 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       if (q.contains("gemm_share")) pt.gemm_share = number(q["gemm_share"], f + ".gemm_share", origin, 0);
       if (pt.gemm_share > 1) fail(origin, f + ".gemm_share", "expected a share of time in [0, 1]");
       if (pt.period_s > 0) pt.label += " @ " + std::to_string(std::lround(pt.period_s * 1e3)) + " ms";
+      if (q.contains("gemm_burst_seconds") && q.contains("gemms_per_period") && q.contains("other_burst_seconds")) {
+        const double g = number(q["gemm_burst_seconds"], f + ".gemm_burst_seconds", origin, 0);
+        const double n = double(integer(q["gemms_per_period"], f + ".gemms_per_period", origin, 1, 1 << 20));
+        pt.other_phase_seconds = number(q["other_burst_seconds"], f + ".other_burst_seconds", origin, 0);
+        pt.gemm_phase_seconds = g * n;
+        if (pt.gemm_phase_seconds > 1e3 || pt.other_phase_seconds > 1e3)
+          fail(origin, f, "a mixture's phases above 1000 s: not a kernel measurement");
+      }
       if (pt.burst_seconds > 1e3 || pt.sustained_seconds > 1e3)
         fail(origin, f, "seconds per unit above 1000: not a kernel measurement");
       ps.points.push_back(std::move(pt));

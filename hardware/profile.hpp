@@ -282,6 +282,12 @@ struct Profile {
     double power_w = 0;        ///< sustained board power
     double period_s = 0;       ///< a mixture's period (0: a single workload)
     double gemm_share = 1;     ///< a mixture's share of time in its GEMM
+    /// Mixtures: what alternates with the GEMM ("idle", "copy", "elementwise"), the GEMM phase and the
+    /// other phase per period at the top clock (gemms_per_period × gemm_burst_seconds,
+    /// other_burst_seconds; 0 when not recorded), and the label of the GEMM run on its own.
+    std::string mix_with;
+    double gemm_phase_seconds = 0, other_phase_seconds = 0;
+    std::string gemm_label;
   };
   struct PowerSection {
     double limit_w = 0;        ///< the enforced board power limit
