@@ -29,11 +29,26 @@ const std::vector<OptionSpec> kSpec = {
     {"trace", true, "write a Chrome/Perfetto trace of engine steps and KV transfers to this file"},
     {"requests", true, "write one CSV row per request (latencies, cache hits, preemptions) to this file"},
     {"seed", true, "override the workload seed"},
+    {"clock", true,
+     "sustained (default where the profile has a power law: each step at the clocks the board's power limiter gives it, "
+     "docs/serving.md) or tables (every step at the clock the GEMM tables refer to)"},
     {"roofline", false, "datasheet roofline instead of the GPU's calibrated profile"},
     GemmShapesOut::option(),
 };
 
 }  // namespace
+
+bool serving_power_limited(const Args& a, const hw::CostModel& cost) {
+  const bool law = cost.power_model() && cost.power_limiter_tau_s() > 0;
+  const auto clock = a.get("clock");
+  if (!clock) return law;
+  if (*clock != "tables" && *clock != "sustained")
+    throw Error(unknown_name_message("--clock", *clock, {"tables", "sustained"}));
+  if (*clock == "sustained" && !law)
+    throw Error("--clock sustained needs a profile with a power section whose mixtures give the limiter's time constant "
+                "(infraplan-calibrate --only power); this cost model has none");
+  return *clock == "sustained";
+}
 
 int cmd_simulate_serve(const std::vector<std::string>& argv) {
   Args a(argv, kSpec);
@@ -62,6 +77,7 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   shapes.declare(out);
   if (trace_path) o.trace = &trace;
   o.keep_requests = true;
+  o.power_limited = serving_power_limited(a, *cs.cost);
   auto r = sim::serve::simulate_serving(setup, shapes.cost(), o);
   const auto range = sim::serving_range(setup, *cs.cost, cs.spread);
   // Everything is computed before anything is written: an error leaves no partial output.

@@ -28,6 +28,9 @@ const std::vector<OptionSpec> kSpec = {
     {"json", false, "machine-readable output: {predicted, measured, comparison}"},
     {"out", true, "also write the JSON output to this file"},
     {"seed", true, "override the workload seed (both runs)"},
+    {"clock", true,
+     "sustained (default where the profile has a power law: each step at the clocks the board's power limiter gives it, "
+     "docs/serving.md) or tables (every step at the clock the GEMM tables refer to)"},
     {"roofline", false, "predict with the datasheet roofline instead of the GPU's calibrated profile"},
     {"weights", true,
      "bench: Hugging Face model folder (config.json + *.safetensors) instead of random weights"},
@@ -99,6 +102,7 @@ int cmd_validate(const std::vector<std::string>& argv) {
   auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, a.flag("roofline"));
   sim::serve::SimOptions o;
   o.keep_requests = false;
+  o.power_limited = serving_power_limited(a, *cs.cost);
   auto predicted = sim::serve::simulate_serving(setup, *cs.cost, o);
   const Json pj = predicted.metrics.to_json(false);
   const auto cmp = sim::serve::compare_serving_metrics(pj, measured["metrics"]);

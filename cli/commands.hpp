@@ -6,7 +6,13 @@
 
 #include "common/json_util.hpp"
 
+namespace infraplan::hw {
+class CostModel;
+}
+
 namespace infraplan::cli {
+
+class Args;
 
 using CommandFn = int (*)(const std::vector<std::string>& args);
 
@@ -44,6 +50,9 @@ int cmd_plan_serve(const std::vector<std::string>& args);
 int cmd_simulate(const std::vector<std::string>& args);
 int cmd_simulate_train(const std::vector<std::string>& args);
 /// `simulate serve --scenario F`: the serving simulator (cli/cmd_simulate_serve.cpp).
+/// `--clock` of simulate serve / validate serve: true when simulated steps follow the power limiter
+/// (the default where the cost model has a power law; "sustained" without one is an error).
+bool serving_power_limited(const Args& a, const hw::CostModel& cost);
 int cmd_simulate_serve(const std::vector<std::string>& args);
 /// `report --scenario F | --from result.json`: an HTML or Markdown report (cli/cmd_report.cpp).
 int cmd_report(const std::vector<std::string>& args);

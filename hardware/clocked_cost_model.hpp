@@ -1,9 +1,10 @@
 #pragma once
 // A CostModel that answers through another one at a given SM clock: GEMM and attention-prefill
 // times follow the clock as the profile measured (t · (reference / clock)^exponent, the format's
-// exponent; attention takes bf16's), memory-bound kernels, decode attention and everything host-side
-// stay as they are. The training simulator prices a step at the clock the power law gives it
-// (simulator/sustained_clock.hpp).
+// exponent, for a GEMM's compute-bound share; attention takes bf16's), memory-bound kernels, decode
+// attention and everything host-side stay as they are. The training simulator prices a step at the
+// clock the power law gives it (simulator/sustained_clock.hpp); the serving simulator each step at
+// the clocks the power limiter gives it (simulator/execution_backend.hpp).
 #include "hardware/forwarding_cost_model.hpp"
 
 namespace infraplan::hw {
@@ -15,7 +16,13 @@ class ClockedCostModel final : public ForwardingCostModel {
   double clock_mhz() const { return mhz_; }
   /// The time factor of a format at this clock (1 without a reference clock).
   double factor(Dtype d) const;
-  CostEstimate gemm(const GemmShape& s) const override { return scaled(inner_.gemm(s), factor(s.dtype)); }
+  /// A GEMM's time follows the clock in its compute-bound share only: t(f) = t_ref · ((1 − φ) +
+  /// φ · (reference / f)^β) with φ = t_ref / t_bytes − 1 clamped to [0, 1], t_bytes its operand
+  /// bytes at the measured copy rate: a GEMM that takes twice its bytes' time or more follows the
+  /// clock fully, a weight-streaming GEMM of a few rows (t_ref ≈ t_bytes) keeps its time.
+  CostEstimate gemm(const GemmShape& s) const override;
+  /// φ above for `s` priced at the reference clock as `ref_seconds`.
+  double compute_share(const GemmShape& s, double ref_seconds) const;
   CostEstimate attention_prefill(const AttentionPrefillShape& s) const override {
     return scaled(inner_.attention_prefill(s), factor(Dtype::BF16));
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "hardware/clocked_cost_model.hpp"
 #include "simulator/sequence.hpp"
 
 namespace infraplan::sim::serve {
@@ -19,6 +20,21 @@ SimulatedBackend::SimulatedBackend(const model::ModelSpec& m, const strat::Servi
     : m_(m), s_(s), cm_(cm), comm_(comm), o_(o) {
   tp_heads_ = std::max<std::int64_t>(1, m_.heads / s_.tp);
   tp_kv_heads_ = m_.mla.enabled() ? 1 : std::max<std::int64_t>(1, m_.kv_heads / s_.tp);
+  if (o_.power_limited && cm_.power_model() && cm_.power_limiter_tau_s() > 0 && cm_.reference_clock_mhz() > 0)
+    limiter_.emplace(cm_.power_model()->limit_w(),
+                     cm_.idle_power_w() > 0 ? cm_.idle_power_w() : 0.15 * cm_.power_model()->limit_w(),
+                     cm_.power_limiter_tau_s());
+  use_clock(0);
+}
+
+void SimulatedBackend::use_clock(double mhz) {
+  const int key = int(std::lround(mhz));
+  auto [it, fresh] = pricing_.try_emplace(key);
+  if (fresh) {
+    if (key > 0) it->second.clocked = std::make_unique<hw::ClockedCostModel>(cm_, double(key));
+    it->second.cm = key > 0 ? it->second.clocked.get() : &cm_;
+  }
+  cur_ = &it->second;
 }
 
 double SimulatedBackend::weight_gemm_seconds(std::int64_t m, std::int64_t n, std::int64_t k) const {
@@ -27,6 +43,7 @@ double SimulatedBackend::weight_gemm_seconds(std::int64_t m, std::int64_t n, std
   k = std::max<std::int64_t>(k, 1);
   const Dtype d = strat::gemm_dtype(s_.weights);
   hw::GemmShape g{m, n, k, d, 1};
+  const hw::CostModel& cm_ = *cur_->cm;
   if (d != Dtype::INT4) return cm_.gemm(g).seconds;
   // W4A16: weights stream at 0.5 B (+ group scales) and are dequantised on chip to fp16; the
   // math runs on the 16-bit tensor cores and the dequantisation costs extra issue slots.
@@ -38,17 +55,19 @@ double SimulatedBackend::weight_gemm_seconds(std::int64_t m, std::int64_t n, std
 }
 
 double SimulatedBackend::kernel_seconds(double bytes) const {
+  const hw::CostModel& cm_ = *cur_->cm;
   return std::max(cm_.memory_bound_queued(bytes).seconds, cm_.graph_kernel_seconds());
 }
 
 double SimulatedBackend::row_kernel_seconds(const char* kind, double rows, double width, double bytes) const {
-  if (auto t = cm_.row_kernel_seconds(kind, rows, width)) return *t;
+  if (auto t = cur_->cm->row_kernel_seconds(kind, rows, width)) return *t;
   return kernel_seconds(bytes);
 }
 
 const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
-  auto it = dense_cache_.find(T);
-  if (it != dense_cache_.end()) return it->second;
+  auto it = cur_->dense_cache.find(T);
+  if (it != cur_->dense_cache.end()) return it->second;
+  const hw::CostModel& cm_ = *cur_->cm;
   Dense d;
   const LayerKernels& k = o_.engine.layer;
   const std::int64_t h = m_.hidden, tp = s_.tp;
@@ -92,6 +111,24 @@ const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
   }
   const double L = double(m_.layers), Lmoe = double(m_.moe_layers());
   d.gemm = (L * attn + (L - Lmoe) * dense_ffn + Lmoe * moe_ffn) / L;
+  {  // matmul work and operand bytes per layer (MoE layers: the routed tokens' share of the experts)
+    const double wb = dtype_bytes(strat::gemm_dtype(s_.weights)), Tf = double(T), hf = double(h);
+    auto work = [&](double rows, double n, double depth, double times) {
+      d.flops += times * 2.0 * rows * n * depth;
+      d.gemm_bytes += times * (n * depth * wb + rows * (n + depth) * 2.0);
+    };
+    work(Tf, double(qd + 2 * kvd) / double(tp), hf, 1);
+    work(Tf, hf, double(qd) / double(tp), 1);
+    const double dense_share = (L - Lmoe) / L, moe_share = Lmoe / L;
+    const double ffn_w = double(m_.ffn_hidden) / double(tp), up = swiglu ? 2.0 : 1.0;
+    work(Tf, up * ffn_w, hf, dense_share);
+    work(Tf, hf, ffn_w, dense_share);
+    if (m_.moe.enabled()) {
+      const double rows = Tf * double(m_.moe.top_k), ew = double(m_.moe.expert_ffn_hidden) / double(s_.ep > 1 ? 1 : tp);
+      work(rows / double(std::max<std::int64_t>(1, s_.ep)), up * ew, hf, moe_share);
+      work(rows / double(std::max<std::int64_t>(1, s_.ep)), hf, ew, moe_share);
+    }
+  }
   d.launches = int(std::lround((L * attn_gemms + (L - Lmoe) * ffn_gemms + Lmoe * moe_gemms) / L));
   // Memory-bound kernels, each at its own GPU time (bf16 activations, bytes read + written).
   const double Td = double(T), act = 2.0;
@@ -116,13 +153,15 @@ const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
   d.memory += swiglu && k.activation == 1 ? row_kernel_seconds("swiglu", Td, ffn_width, act_bytes)
                                            : k.activation * kernel_seconds(act_bytes);
   d.launches += k.memory_kernels();
+  d.memory_bytes = k.norms * Td * hw * act * 4.0 + rope_bytes + Td * 2.0 * double(kvd) / double(tp) * (act + kv_elem) +
+                   act_bytes;
   if (comm_ && tp > 1) {
     d.comm = 2.0 * comm_->all_reduce_seconds(2.0 * double(T * h), int(tp));
     d.launches += 2;
   }
   if (comm_ && s_.pp > 1)
     d.comm += double(s_.pp - 1) * comm_->all_reduce_seconds(2.0 * double(T * h), 2) / 2.0 / L;
-  return dense_cache_.emplace(T, d).first->second;
+  return cur_->dense_cache.emplace(T, d).first->second;
 }
 
 double SimulatedBackend::dense_layer_seconds(std::int64_t tokens) {
@@ -132,8 +171,9 @@ double SimulatedBackend::dense_layer_seconds(std::int64_t tokens) {
 
 const SimulatedBackend::Head& SimulatedBackend::head(std::int64_t T, std::int64_t rows) {
   const std::int64_t key = (T << 32) ^ rows;
-  auto it = head_cache_.find(key);
-  if (it != head_cache_.end()) return it->second;
+  auto it = cur_->head_cache.find(key);
+  if (it != cur_->head_cache.end()) return it->second;
+  const hw::CostModel& cm_ = *cur_->cm;
   Head hd;
   const double h = double(m_.hidden);
   hd.memory = kernel_seconds(double(T) * h * 2.0 * 2.0);   // embedding gather
@@ -144,6 +184,10 @@ const SimulatedBackend::Head& SimulatedBackend::head(std::int64_t T, std::int64_
         cm_.gemm({rows, std::max<std::int64_t>(1, m_.vocab / s_.tp), m_.hidden, Dtype::BF16, 1}).seconds;
     // Sampling: each kernel passes over the fp32 logits (cast, softmax / top-k / top-p, argmax).
     const double logits_bytes = double(rows) * double(m_.vocab) * 4.0;
+    const double vocab = double(std::max<std::int64_t>(1, m_.vocab / s_.tp));
+    hd.flops = 2.0 * double(rows) * vocab * h;
+    hd.gemm_bytes = vocab * h * 2.0 + double(rows) * (vocab + h) * 2.0;
+    hd.memory_bytes = logits_bytes * 2.0;
     if (o_.engine.argmax_sampling && o_.engine.sampling_kernels >= 1)  // the engine's own argmax kernel
       hd.memory += row_kernel_seconds("argmax", double(rows), double(m_.vocab), logits_bytes) +
                    (o_.engine.sampling_kernels - 1) * kernel_seconds(logits_bytes * 2.0);
@@ -155,27 +199,29 @@ const SimulatedBackend::Head& SimulatedBackend::head(std::int64_t T, std::int64_
       hd.launches += 1;
     }
   }
-  return head_cache_.emplace(key, hd).first->second;
+  hd.memory_bytes += double(T) * h * 2.0 * 4.0;
+  return cur_->head_cache.emplace(key, hd).first->second;
 }
 
 double SimulatedBackend::chunk_by_chunk_prefill_seconds(const hw::AttentionPrefillLaunch& l) {
   double sum = 0;
   for (const auto& [q, cached] : l.chunks) {
     const std::int64_t context = q + cached, key = (q << 32) ^ context;
-    auto f = prefill_attn_cache_.find(key);
-    if (f != prefill_attn_cache_.end()) {
+    auto f = cur_->prefill_attn_cache.find(key);
+    if (f != cur_->prefill_attn_cache.end()) {
       sum += f->second;
       continue;
     }
     hw::AttentionPrefillShape p{1, q, context, l.heads, l.kv_heads, l.head_dim, true, l.dtype};
-    const double a = cm_.attention_prefill(p).seconds;
-    if (prefill_attn_cache_.size() < 200000) prefill_attn_cache_.emplace(key, a);
+    const double a = cur_->cm->attention_prefill(p).seconds;
+    if (cur_->prefill_attn_cache.size() < 200000) cur_->prefill_attn_cache.emplace(key, a);
     sum += a;
   }
   return sum;
 }
 
-StepCost SimulatedBackend::step(const BatchShape& b) {
+StepCost SimulatedBackend::price(const BatchShape& b, Work& work) {
+  const hw::CostModel& cm_ = *cur_->cm;
   StepCost c;
   std::int64_t T = b.padding_seqs, rows = b.padding_seqs, decodes = b.padding_seqs;
   std::int64_t decode_ctx = b.padding_context, q_max = 1, prefills = 0;
@@ -195,6 +241,10 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
     if (it.prefill) {
       ++prefills;
       launch.chunks.push_back({it.q_tokens, std::max<std::int64_t>(0, it.context - it.q_tokens)});
+      // QKᵀ and PV over the chunk's causal keys, and its q, k, v read once.
+      const double q = double(it.q_tokens), keys = double(it.context - it.q_tokens) + 0.5 * (q + 1.0);
+      work.flops += L * 4.0 * q * keys * double(tp_heads_ * head_dim);
+      work.bytes += L * 2.0 * double(it.context) * double(tp_kv_heads_ * head_dim) * dtype_bytes(s_.kv_dtype);
     } else {
       ++decodes;
       decode_ctx += it.context;
@@ -226,6 +276,8 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
           std::clamp<std::int64_t>(decode_ctx - shared_tokens + std::int64_t(distinct) * block_size, 0, decode_ctx);
     }
     attn_layer += cm_.attention_decode(d).seconds;
+    const double read = d.unique_context_tokens >= 0 ? double(d.unique_context_tokens) : double(decode_ctx);
+    work.bytes += L * 2.0 * read * double(tp_kv_heads_ * head_dim) * dtype_bytes(s_.kv_dtype);
   }
   const int attn_launches = (prefills > 0 ? 1 : 0) + (decodes > 0 ? 1 : 0);
   // How the step is launched: a captured graph (decode-only steps, or all but attention with
@@ -245,6 +297,9 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
     c.other_s = L * d.memory + hd.memory;
     c.attention_s = L * attn_layer;
     c.launches = int(L) * (d.launches + attn_launches) + hd.launches;
+    work.flops += L * d.flops + hd.flops;
+    work.bytes += L * d.gemm_bytes + hd.gemm_bytes;
+    work.memory_bytes += L * d.memory_bytes + hd.memory_bytes;
     const double gpu_layer = d.gemm + d.comm + d.memory + attn_layer;
     const double issue = o_.engine.eager_issue == EagerIssue::Cuda ? cm_.launch_overhead_seconds()
                                                                    : cm_.framework_op_seconds();
@@ -278,6 +333,60 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
   const double gpu = c.gemm_s + c.attention_s + c.comm_s + c.other_s + c.launch_s;
   c.host_s = o_.engine.host_overlap ? std::max(0.0, host - gpu) : host;
   c.total_s = gpu + c.host_s;
+  return c;
+}
+
+StepCost SimulatedBackend::step(const BatchShape& b) {
+  Work work;
+  if (!limiter_) {
+    use_clock(0);
+    return price(b, work);
+  }
+  // Under the power limiter: the step at the top clock, its draw there, and (when that is above
+  // the limit) the step at the clock the law gives its work; the limiter says how much of it runs
+  // at each. The host's share of the step and the time since the last one leave the GPU idle.
+  const hw::PowerModel& law = *cm_.power_model();
+  const double top_mhz = law.max_clock_mhz();
+  use_clock(top_mhz);
+  const StepCost top = price(b, work);
+  const double top_gpu = top.total_s - top.host_s;
+  hw::PowerDemand demand;
+  if (top_gpu > 0) {
+    const double eight = strat::gemm_dtype(s_.weights) == Dtype::FP8 || strat::gemm_dtype(s_.weights) == Dtype::INT8;
+    (eight ? demand.tflops8 : demand.tflops16) = work.flops / top_gpu * 1e-12;
+    demand.TBps = work.bytes / top_gpu * 1e-12;
+    demand.ew_TBps = work.memory_bytes / top_gpu * 1e-12;
+  }
+  const double draw = law.power_w(demand, top_mhz);
+  // The GPU's clock moves in 15 MHz steps: the capped clock rounded down to one.
+  const double cap_mhz = std::max(15.0, std::floor(law.sustained_clock_mhz(demand) / 15.0) * 15.0);
+  StepCost capped = top;
+  if (cap_mhz < top_mhz) {
+    Work ignored;
+    use_clock(cap_mhz);
+    capped = price(b, ignored);
+  }
+  if (b.start_s >= 0 && last_end_s_ >= 0) limiter_->idle(b.start_s - last_end_s_);
+  const auto r = limiter_->run({draw, top_gpu, capped.total_s - capped.host_s});
+  const double a = r.top_fraction;
+  StepCost c = top;
+  auto mix = [a](double x, double y) { return a * x + (1.0 - a) * y; };
+  c.gemm_s = mix(top.gemm_s, capped.gemm_s);
+  c.attention_s = mix(top.attention_s, capped.attention_s);
+  c.comm_s = mix(top.comm_s, capped.comm_s);
+  c.other_s = mix(top.other_s, capped.other_s);
+  c.launch_s = mix(top.launch_s, capped.launch_s);
+  const double gpu = c.gemm_s + c.attention_s + c.comm_s + c.other_s + c.launch_s;
+  const double host =
+      (o_.engine.host_step_us + o_.engine.host_seq_us * double(b.items.size() + b.padding_seqs)) * 1e-6;
+  c.host_s = o_.engine.host_overlap ? std::max(0.0, host - gpu) : host;
+  c.total_s = gpu + c.host_s;
+  c.clock_mhz = mix(top_mhz, cap_mhz);
+  limiter_->idle(c.host_s);
+  if (b.start_s >= 0) last_end_s_ = b.start_s + c.total_s;
+  else if (last_end_s_ >= 0) last_end_s_ += c.total_s;
+  else last_end_s_ = c.total_s;
+  use_clock(0);
   return c;
 }
 

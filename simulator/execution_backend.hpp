@@ -13,10 +13,12 @@
 // and tokens, runs the step on the GPU and reports the measured time.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "hardware/cost_model.hpp"
+#include "hardware/power_limiter.hpp"
 #include "model/model_spec.hpp"
 #include "simulator/block_copy.hpp"
 #include "simulator/engine_preset.hpp"
@@ -43,6 +45,9 @@ struct BatchShape {
   std::int64_t padding_seqs = 0;     ///< static batching: finished members still computed (1 token each)
   std::int64_t padding_context = 0;  ///< their KV length, tokens
   std::vector<BlockCopy> block_copies;  ///< copy-on-write copies planned with this step
+  /// When the step starts, simulated seconds (< 0: straight after the previous one). A backend
+  /// that follows the board's power limiter counts the time between steps as idle.
+  double start_s = -1;
 };
 
 /// Time split of one step, seconds: total = gemm + attention + comm + other + launch + host.
@@ -55,6 +60,7 @@ struct StepCost {
   double host_s = 0;     ///< per-step host work not hidden behind the GPU
   int graph_tokens = 0;  ///< captured size a graph replay computed (padding included); 0 = eager
   int launches = 0;      ///< kernels launched (graph replays count their kernels)
+  double clock_mhz = 0;  ///< mean SM clock of the step under the power limiter; 0 = the tables' clock
 };
 
 class ExecutionBackend {
@@ -93,6 +99,11 @@ struct BackendOptions {
   int quant_group = 128;               ///< int4 group size (dequantisation cost)
   double w4a16_dequant_factor = 1.15;  ///< compute-bound W4A16 GEMMs run this much slower than fp16
   /// The default engine without per-step host work (a proposer's steps run inside the target's).
+  /// Follow the board's power limiter (hardware/power_limiter.hpp): each step at the top clock until
+  /// the running average of power reaches the limit, then at the clock the power law gives its work.
+  /// Needs a cost model with a power law and a limiter time constant; otherwise steps stay at the
+  /// clock the GEMM tables refer to.
+  bool power_limited = false;
   static BackendOptions without_host() {
     BackendOptions o;
     o.engine.host_step_us = o.engine.host_seq_us = 0;
@@ -119,10 +130,25 @@ class SimulatedBackend final : public ExecutionBackend {
   struct Dense {  // one layer's kernels besides attention, GPU seconds
     double gemm = 0, comm = 0, memory = 0;
     int launches = 0;
+    double flops = 0, gemm_bytes = 0, memory_bytes = 0;  // what the board's power follows
   };
   struct Head {  // the step's kernels outside the layers (embedding, final norm, LM head, sampling)
     double gemm = 0, comm = 0, memory = 0;
     int launches = 0;
+    double flops = 0, gemm_bytes = 0, memory_bytes = 0;
+  };
+  /// Work of a step the board's power follows: matmul FLOPs, operand and KV bytes, bytes through
+  /// memory-bound kernels.
+  struct Work {
+    double flops = 0, bytes = 0, memory_bytes = 0;
+  };
+  /// Prices at one clock: the cost model at that clock and the memoised per-layer costs.
+  struct Pricing {
+    std::unique_ptr<hw::CostModel> clocked;  // null: the tables' clock (cm_)
+    const hw::CostModel* cm = nullptr;
+    std::unordered_map<std::int64_t, Dense> dense_cache;
+    std::unordered_map<std::int64_t, Head> head_cache;            // key: tokens·2^32 + rows
+    std::unordered_map<std::int64_t, double> prefill_attn_cache;  // key: q_len·2^32 + context
   };
   const Dense& dense(std::int64_t tokens);
   const Head& head(std::int64_t tokens, std::int64_t rows);
@@ -133,6 +159,10 @@ class SimulatedBackend final : public ExecutionBackend {
   /// A row kernel (one block per row) from the profile's measured serving_kernels table, else
   /// priced by its bytes as kernel_seconds() does.
   double row_kernel_seconds(const char* kind, double rows, double width, double bytes) const;
+  /// The step priced at the current clock (cur_), and its work.
+  StepCost price(const BatchShape& b, Work& work);
+  /// Makes the prices at `mhz` current (0: the tables' clock).
+  void use_clock(double mhz);
 
   model::ModelSpec m_;
   strat::ServingConfig s_;
@@ -140,9 +170,10 @@ class SimulatedBackend final : public ExecutionBackend {
   const TpCommModel* comm_;
   BackendOptions o_;
   std::int64_t tp_heads_, tp_kv_heads_;
-  std::unordered_map<std::int64_t, Dense> dense_cache_;
-  std::unordered_map<std::int64_t, Head> head_cache_;            // key: tokens·2^32 + rows
-  std::unordered_map<std::int64_t, double> prefill_attn_cache_;  // key: q_len·2^32 + context
+  std::unordered_map<int, Pricing> pricing_;  // by clock in MHz (0: the tables')
+  Pricing* cur_ = nullptr;
+  std::optional<hw::PowerLimiter> limiter_;
+  double last_end_s_ = -1;
 };
 
 }  // namespace infraplan::sim::serve

@@ -90,6 +90,7 @@ std::optional<StepInfo> ServingEngine::start_step(double now) {
   shape_.padding_seqs = current_.padding_seqs;
   shape_.padding_context = current_.padding_context;
   shape_.block_copies = bm_.take_block_copies();
+  shape_.start_s = now;
   for (const auto& e : current_.seqs) {
     shape_.items.push_back({e.q_tokens, e.context, e.prefill, e.samples, e.seq});
     if (e.seq->first_scheduled_s < 0) e.seq->first_scheduled_s = now;
@@ -100,6 +101,7 @@ std::optional<StepInfo> ServingEngine::start_step(double now) {
     info.duration_s = c.total_s;
     info.graph_tokens = c.graph_tokens;
     info.launches = c.launches;
+    info.clock_mhz = c.clock_mhz;
     if (spec_proposer_) info.duration_s += spec_proposer_->propose_seconds(shape_);
   }
   const double swap_bytes =

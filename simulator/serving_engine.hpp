@@ -41,6 +41,7 @@ struct StepInfo {
   double swap_s = 0;
   int graph_tokens = 0;  ///< captured size the step replayed (0 = eager)
   int launches = 0;      ///< kernels the step launched
+  double clock_mhz = 0;  ///< mean SM clock under the power limiter (0: the tables' clock)
 };
 
 class ServingEngine {

@@ -189,6 +189,7 @@ void Simulation::build() {
         BackendOptions bo;
         bo.engine = e.engine;
         bo.quant_group = s_.serving.quant_group;
+        bo.power_limited = o_.power_limited;
         backend = std::make_unique<SimulatedBackend>(m, sc, cm_, comm, bo);
       }
       const int idx = int(engines_.size());
@@ -236,14 +237,15 @@ void Simulation::try_start(double now, int inst) {
     const char* what = info->prefill_tokens == 0              ? "decode"
                        : info->prefill_tokens == info->tokens ? "prefill"
                                                               : "mixed";
-    o_.trace->span(inst, 0, what, "step", origin_s_ + now, info->duration_s,
-                   {{"tokens", info->tokens},
-                    {"prefill_tokens", info->prefill_tokens},
-                    {"seqs", info->seqs},
-                    {"padding_seqs", info->padding_seqs},
-                    {"swap_ms", info->swap_s * 1e3},
-                    {"graph_tokens", info->graph_tokens},
-                    {"launches", info->launches}});
+    Json args = {{"tokens", info->tokens},
+                 {"prefill_tokens", info->prefill_tokens},
+                 {"seqs", info->seqs},
+                 {"padding_seqs", info->padding_seqs},
+                 {"swap_ms", info->swap_s * 1e3},
+                 {"graph_tokens", info->graph_tokens},
+                 {"launches", info->launches}};
+    if (info->clock_mhz > 0) args["clock_mhz"] = std::round(info->clock_mhz);
+    o_.trace->span(inst, 0, what, "step", origin_s_ + now, info->duration_s, args);
   }
 }
 

@@ -84,6 +84,10 @@ struct SimOptions {
   BackendFactory backend_factory;
   /// Set together with a real backend: steps take real time and arrivals wait for the clock.
   RunClock* clock = nullptr;
+  /// Simulated steps follow the board's power limiter (BackendOptions::power_limited) where the
+  /// profile has a power law and a limiter time constant; false: every step at the clock the GEMM
+  /// tables refer to.
+  bool power_limited = true;
 };
 
 /// One instance of the deployment.
