@@ -131,6 +131,40 @@ class Unit {
       cu_ = DeviceBuffer<int>(cu.size());
       CALIB_CUDA(cudaMemcpy(cu_.get(), cu.data(), cu.size() * sizeof(int), cudaMemcpyHostToDevice));
     }
+    if (w.kind == "decode") {
+      // Paged decode attention, kDecB sequences of kDecCtx cached tokens, 32 query / 8 KV heads of
+      // 128, 16-token blocks in shuffled order (the project's paged decode kernel): a serving
+      // decode step's attention. The KV read (~1 GiB) is far beyond L2.
+      constexpr int kv = 8, D = 128, BS = 16;
+      const int blocks_per_seq = kDecCtx / BS;
+      const std::size_t pool = std::size_t(kDecB) * blocks_per_seq;
+      k_ = DeviceBuffer<bf16>(pool * kv * BS * D), v_ = DeviceBuffer<bf16>(pool * kv * BS * D);
+      for (auto* b : {&k_, &v_}) fill_random(b->get(), b->size(), Elem::BF16, seed + 6, 1.f, s);
+      q_ = DeviceBuffer<bf16>(std::size_t(kDecB) * 32 * D), o_ = DeviceBuffer<bf16>(q_.size());
+      fill_random(q_.get(), q_.size(), Elem::BF16, seed + 7, 1.f, s);
+      std::vector<int> ids(pool);
+      for (std::size_t i = 0; i < pool; ++i) ids[i] = int(i);
+      std::uint64_t r = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      for (std::size_t i = pool; i > 1; --i) {  // Fisher–Yates with a fixed LCG: reproducible
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        std::swap(ids[i - 1], ids[std::size_t((r >> 33) % i)]);
+      }
+      tables_ = DeviceBuffer<int>(pool);
+      ctx_ = DeviceBuffer<int>(kDecB);
+      const std::vector<int> ctx(kDecB, kDecCtx);
+      CALIB_CUDA(cudaMemcpy(tables_.get(), ids.data(), pool * sizeof(int), cudaMemcpyHostToDevice));
+      CALIB_CUDA(cudaMemcpy(ctx_.get(), ctx.data(), ctx.size() * sizeof(int), cudaMemcpyHostToDevice));
+      partial_o_ = DeviceBuffer<float>(std::size_t(kDecB) * 32 * 64 * D);
+      partial_lse_ = DeviceBuffer<float>(std::size_t(kDecB) * 32 * 64);
+      int dev = 0, sms = 0;
+      CALIB_CUDA(cudaGetDevice(&dev));
+      CALIB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+      dec_.q = q_.get(), dec_.k_cache = k_.get(), dec_.v_cache = v_.get(), dec_.block_table = tables_.get();
+      dec_.context_lens = ctx_.get(), dec_.out = o_.get(), dec_.partial_o = partial_o_.get();
+      dec_.partial_lse = partial_lse_.get(), dec_.batch = kDecB, dec_.heads = 32, dec_.kv_heads = kv;
+      dec_.max_blocks_per_seq = blocks_per_seq;
+      choose_decode_splits(dec_, ctx, sms);
+    }
     if (w.kind == "elementwise" || w.mix_with == "elementwise") {
       // SwiGLU over a [rows, 2·ffn] bf16 tensor (fp32 math): a training step's elementwise kernel.
       gu_ = DeviceBuffer<bf16>(std::size_t(kEwRows) * 2 * kEwFfn);
@@ -149,6 +183,7 @@ class Unit {
     if (w_.kind == "copy") return "copy " + std::to_string(std::int64_t(w_.copy_bytes)) + " B";
     if (w_.kind == "elementwise") return "swiglu " + std::to_string(kEwRows) + "x" + std::to_string(kEwFfn);
     if (w_.kind == "attention") return "attention " + std::to_string(kAttB) + "x" + std::to_string(kAttS);
+    if (w_.kind == "decode") return "decode " + std::to_string(kDecB) + "x" + std::to_string(kDecCtx);
     return std::string(gemm_dtype_name(w_.dtype)) + " " + std::to_string(w_.m) + "x" + std::to_string(w_.n) + "x" +
            std::to_string(w_.k) + " " + gemm_layout_name(w_.layout);
   }
@@ -173,6 +208,7 @@ class Unit {
     if (w_.kind == "copy") return copy();
     if (w_.kind == "elementwise") return elementwise();
     if (w_.kind == "attention") return attention();
+    if (w_.kind == "decode") return decode_attention(dec_, s_);
     for (int j = 0; j < mix_g_; ++j) gemm(i * mix_g_ + j);
     if (w_.mix_with == "copy")
       for (int j = 0; j < mix_c_; ++j) copy();
@@ -183,6 +219,7 @@ class Unit {
   }
   double flops_per_unit() const {
     if (w_.kind == "copy" || w_.kind == "elementwise") return 0;
+    if (w_.kind == "decode") return 4.0 * kDecB * 32.0 * kDecCtx * 128.0;  // q·Kᵀ and p·V, CUDA cores
     if (w_.kind == "attention")  // QKᵀ and PV under the causal mask (diagonal included)
       return 4.0 * kAttB * 32.0 * (double(kAttS) * (kAttS + 1) / 2) * 128.0;
     return 2.0 * double(w_.m) * double(w_.n) * double(w_.k) * (w_.kind == "mixed" ? mix_g_ : 1);
@@ -192,6 +229,7 @@ class Unit {
     if (w_.kind == "copy") return cp;
     if (w_.kind == "elementwise") return 0;
     if (w_.kind == "attention") return 2.0 * double(q_.bytes() + k_.bytes() + v_.bytes());
+    if (w_.kind == "decode") return double(k_.bytes() + v_.bytes());  // the KV read
     const double g = double(xb_ + wb_ + yb_);
     return w_.kind == "mixed" ? g * mix_g_ + (w_.mix_with == "copy" ? cp * mix_c_ : 0.0) : g;
   }
@@ -209,6 +247,10 @@ class Unit {
   std::unique_ptr<LtPlan> plan_;
   static constexpr int kEwRows = 8192, kEwFfn = 14336;
   static constexpr int kAttB = 4, kAttS = 4096;
+  static constexpr int kDecB = 256, kDecCtx = 1024;
+  DeviceBuffer<int> tables_, ctx_;
+  DeviceBuffer<float> partial_o_, partial_lse_;
+  DecodeArgs dec_;
   DeviceBuffer<bf16> q_, k_, v_, o_;
   DeviceBuffer<int> cu_;
   std::size_t xb_ = 0, wb_ = 0, yb_ = 0, n4_ = 0;
@@ -292,6 +334,14 @@ std::vector<PowerWorkload> default_power_workloads() {
   PowerWorkload att;
   att.kind = "attention", att.role = "holdout";
   v.push_back(att);
+  // A serving decode step's kernels, held out: LLaMA-2 7B's layer GEMMs at 256 rows (fused QKV,
+  // fused gate-up, down) and paged decode attention over 256 × 1,024 cached tokens.
+  gemm("holdout", 256, 12288, 4096);
+  gemm("holdout", 256, 22016, 4096);
+  gemm("holdout", 256, 4096, 11008);
+  PowerWorkload dec;
+  dec.kind = "decode", dec.role = "holdout";
+  v.push_back(dec);
   return v;
 }
 

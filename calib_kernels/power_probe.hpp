@@ -22,7 +22,9 @@
 namespace infraplan::calib {
 
 /// One workload held back to back. A GEMM (kind "gemm"), a device-to-device copy of `copy_bytes`
-/// per side (kind "copy"), a SwiGLU over an 8192 × 2·14336 bf16 tensor (kind "elementwise"), or a
+/// per side (kind "copy"), a SwiGLU over an 8192 × 2·14336 bf16 tensor (kind "elementwise"), causal
+/// prefill attention over 4 × 4,096 tokens (kind "attention"), paged decode attention over 256 ×
+/// 1,024 cached tokens (kind "decode"), or a
 /// GEMM alternating with a copy, an elementwise kernel or an idle GPU (kind "mixed"): `gemm_share`
 /// of each period in the GEMM, the rest in the copies / elementwise kernels (`mix_with` "copy",
 /// "elementwise") or in a one-block wait kernel (`mix_with` "idle", a pipeline bubble's load).

@@ -710,13 +710,15 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       const std::string f = pp + ".points[" + std::to_string(i) + "]";
       Profile::PowerPoint pt;
       const Json& kind = need(q, "kind", f, origin);
-      if (!kind.is_string()) fail(origin, f + ".kind", "expected \"gemm\", \"copy\", \"elementwise\" or \"mixed\"");
+      if (!kind.is_string())
+        fail(origin, f + ".kind", "expected \"gemm\", \"copy\", \"elementwise\", \"attention\", \"decode\" or \"mixed\"");
       pt.label = kind.get<std::string>();
       const std::string kind_name = pt.label;
       if (pt.label != "gemm" && pt.label != "copy" && pt.label != "mixed" && pt.label != "elementwise" &&
-          pt.label != "attention")
+          pt.label != "attention" && pt.label != "decode")
         fail(origin, f + ".kind",
-             "expected \"gemm\", \"copy\", \"elementwise\", \"attention\" or \"mixed\", got " + shown(kind));
+             "expected \"gemm\", \"copy\", \"elementwise\", \"attention\", \"decode\" or \"mixed\", got " +
+                 shown(kind));
       if (q.contains("dtype")) {
         const Json& dt = q["dtype"];
         if (!dt.is_string()) fail(origin, f + ".dtype", "expected a format name");
@@ -746,6 +748,8 @@ Profile parse_profile(const Json& j, const std::string& origin) {
         pt.elementwise_bytes = number(q["elementwise_bytes"], f + ".elementwise_bytes", origin, 0);
       else if (pt.label == "elementwise")
         pt.elementwise_bytes = std::exchange(pt.bytes, 0.0);
+      // Paged decode attention's FLOPs run on CUDA cores, not tensor cores: the law prices its bytes.
+      if (kind_name == "decode") pt.flops = 0;
       const Json& b = need(q, "burst", f, origin);
       const Json& su = need(q, "sustained", f, origin);
       pt.burst_seconds = number(need(b, "seconds", f + ".burst", origin), f + ".burst.seconds", origin, 1e-9);
