@@ -51,6 +51,14 @@ cat > "$tmp/closed.json" <<'EOF2'
 EOF2
 expect 0 '"concurrency": 4' -- simulate serve --scenario "$tmp/closed.json" --json
 expect 0 '"admission": "reserve"' -- simulate serve --scenario "$tmp/closed.json" --json
+# The power limiter: on by default where the profile has a power law, --clock picks, bad names refused.
+expect 0 '"requests"' -- simulate serve --scenario "$tmp/closed.json" --trace "$tmp/clocked_trace.json" --json
+grep -q '"clock_mhz"' "$tmp/clocked_trace.json" || { echo "FAIL: simulate serve trace lacks the steps' clock"; fails=$((fails + 1)); }
+expect 0 '"requests"' -- simulate serve --scenario "$tmp/closed.json" --clock tables --trace "$tmp/tables_trace.json" --json
+if grep -q '"clock_mhz"' "$tmp/tables_trace.json"; then echo "FAIL: --clock tables still reports a limiter clock"; fails=$((fails + 1)); fi
+expect 2 "unknown --clock 'warm' valid: tables, sustained" -- simulate serve --scenario "$tmp/closed.json" --clock warm
+sed 's/"dgx-h200"/"dgx-a100-80gb"/' "$tmp/closed.json" > "$tmp/a100.json"
+expect 2 "--clock sustained needs a profile with a power section" -- simulate serve --scenario "$tmp/a100.json" --clock sustained
 sed 's/"vllm"/"vllm-v9"/' "$tmp/closed.json" > "$tmp/bad_engine.json"
 expect 2 "serving.engine='vllm-v9' is not a known engine; valid: infraplan, vllm, tensorrt-llm, sglang" -- simulate serve --scenario "$tmp/bad_engine.json"
 sed 's/"concurrency": 4/"concurrency": 4, "rate_per_s": 2/' "$tmp/closed.json" > "$tmp/bad_closed.json"
