@@ -10,6 +10,12 @@ stay in "kernels"). Idempotent: merging again replaces what an earlier merge wro
     python3 bench/pytorch/merge_framework.py docs/data/h200_pytorch_framework.json \\
         hardware/profiles/h200-sxm-141gb.json
 
+Host costs per LLaMA block (--llama-blocks-only) vary between machine starts by tens of percent;
+give every run and the profile keeps the median per entry:
+
+    python3 bench/pytorch/merge_framework.py docs/data/h200_pytorch_llama_block_host.json \\
+        docs/data/h200_pytorch_llama_block_host_run2.json hardware/profiles/h200-sxm-141gb.json
+
 A calibration made with --elementwise-only (some eager kernels measured on their own) adds or
 replaces just those kernels' rows in the profile's framework.elementwise table (same element axis):
 
@@ -57,38 +63,63 @@ def merge_elementwise(cal, cal_path, prof, prof_path):
     print(f"{prof_path}: framework.elementwise += {', '.join(sorted(new['ops']))}")
 
 
-def merge_block_host(cal, cal_path, prof, prof_path):
-    """Writes framework.block_host_us: host µs per LLaMA block by framework/precision/checkpointing."""
-    if cal["gpu"] != prof["device"]["name"]:
-        sys.exit(f"{cal_path}: measured on '{cal['gpu']}', the profile is for '{prof['device']['name']}'")
+def merge_block_host(cals, prof, prof_path):
+    """Writes framework.block_host_us: host µs per LLaMA block by framework/precision/checkpointing.
+    Several calibrations (machine starts) give the median per entry (the mean of the middle two for
+    an even count); every run's values are kept under block_host_runs, each run under
+    block_host_source."""
+    for cal, cal_path in cals:
+        if cal["gpu"] != prof["device"]["name"]:
+            sys.exit(f"{cal_path}: measured on '{cal['gpu']}', the profile is for '{prof['device']['name']}'")
+        if not cal["llama_block_host_us"]:
+            sys.exit(f"{cal_path}: no LLaMA block measured")
     fw = prof.get("framework")
     if not fw:
         sys.exit(f"{prof_path}: no framework section to add to; merge a full calibration first")
-    blocks = cal["llama_block_host_us"]
-    if not blocks:
-        sys.exit(f"{cal_path}: no LLaMA block measured")
-    fw["block_host_us"] = {k: {"forward_us": v["forward_us"], "backward_us": v["backward_us"]}
-                           for k, v in sorted(blocks.items())}
-    fw["block_host_source"] = {"file": cal_path, "date": cal["date"], "command": cal["command"]}
+    keys = sorted(set.intersection(*(set(c["llama_block_host_us"]) for c, _ in cals)))
+
+    def median(v):
+        v = sorted(v)
+        n = len(v)
+        return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+    fw["block_host_us"] = {
+        k: {d: median([c["llama_block_host_us"][k][d] for c, _ in cals]) for d in ("forward_us", "backward_us")}
+        for k in keys}
+    sources = [{"file": p, "date": c["date"], "command": c["command"]} for c, p in cals]
+    fw["block_host_source"] = sources[0] if len(sources) == 1 else sources
+    if len(cals) > 1:
+        fw["block_host_runs"] = {
+            k: {d: [c["llama_block_host_us"][k][d] for c, _ in cals] for d in ("forward_us", "backward_us")}
+            for k in keys}
+    else:
+        fw.pop("block_host_runs", None)
     with open(prof_path, "w") as f:
         json.dump(prof, f, indent=1)
         f.write("\n")
-    print(f"{prof_path}: framework.block_host_us = {', '.join(sorted(blocks))}")
+    print(f"{prof_path}: framework.block_host_us = {', '.join(keys)} (median of {len(cals)} run(s))")
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: merge_framework.py CALIBRATION.json PROFILE.json")
-    cal_path, prof_path = sys.argv[1], sys.argv[2]
+    if len(sys.argv) < 3:
+        sys.exit("usage: merge_framework.py CALIBRATION.json [MORE.json ...] PROFILE.json")
+    cal_paths, prof_path = sys.argv[1:-1], sys.argv[-1]
+    cal_path = cal_paths[0]
     cal = json.load(open(cal_path))
     prof = json.load(open(prof_path))
+    if len(cal_paths) > 1 and cal.get("partial") != "llama-blocks-only":
+        sys.exit("several calibrations merge only for --llama-blocks-only runs (machine starts of the same measurement)")
     if cal.get("quick"):
         sys.exit(f"{cal_path}: a --quick run; merge a full run")
     if cal.get("partial") == "elementwise-only":
         merge_elementwise(cal, cal_path, prof, prof_path)
         return
     if cal.get("partial") == "llama-blocks-only":
-        merge_block_host(cal, cal_path, prof, prof_path)
+        cals = [(json.load(open(p)), p) for p in cal_paths]
+        for c, p in cals:
+            if c.get("partial") != "llama-blocks-only" or c.get("quick"):
+                sys.exit(f"{p}: not a full --llama-blocks-only run")
+        merge_block_host(cals, prof, prof_path)
         return
     if cal["gpu"] != prof["device"]["name"]:
         sys.exit(f"{cal_path}: measured on '{cal['gpu']}', the profile is for '{prof['device']['name']}'")
