@@ -181,7 +181,9 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   s.add({"peak_bytes (per GPU)", fmt_gib(r.peak_bytes) + " of " + fmt_gib(r.ledger.capacity_bytes)});
   if (r.clock) s.add({"SM clock", r.clock->summary()});
   std::printf("%s", s.str().c_str());
-  if (range) std::printf("(range: %s; communication and host dispatch unbanded)\n", sim::spread_summary(cs.spread).c_str());
+  if (range)
+    std::printf("(range: %s; communication%s unbanded)\n", sim::spread_summary(cs.spread).c_str(),
+                cs.spread.host ? "" : " and host dispatch");
   std::printf("\n");
   Table b({"time (stage " + std::to_string(r.reported_stage) + ")", "seconds", "share"});
   const double T = r.iteration_time_s;

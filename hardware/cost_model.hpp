@@ -146,6 +146,8 @@ class CostModel {
   virtual double power_limiter_tau_s() const { return 0; }
   /// Board power with nothing to run, W (0: not measured).
   virtual double idle_power_w() const { return 0; }
+  /// Factor on the framework host costs of the profile (1; an uncertainty edge scales them).
+  virtual double host_time_factor() const { return 1.0; }
 };
 
 }  // namespace infraplan::hw

@@ -35,6 +35,7 @@ class ForwardingCostModel : public CostModel {
   const PowerModel* power_model() const override { return inner_.power_model(); }
   double power_limiter_tau_s() const override { return inner_.power_limiter_tau_s(); }
   double idle_power_w() const override { return inner_.idle_power_w(); }
+  double host_time_factor() const override { return inner_.host_time_factor(); }
 
  protected:
   const CostModel& inner_;

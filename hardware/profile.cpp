@@ -610,6 +610,23 @@ Profile parse_profile(const Json& j, const std::string& origin) {
                                  number(need(*it, "backward_us", fk, origin), fk + ".backward_us", origin, 0)};
       }
     }
+    if (f.contains("block_host_runs")) {
+      const Json& pr = f["block_host_runs"];
+      const std::string fr = fp + ".block_host_runs";
+      if (!pr.is_object()) fail(origin, fr, "expected an object of {forward_us: [...], backward_us: [...]}");
+      for (auto it = pr.begin(); it != pr.end(); ++it) {
+        const std::string fk = fr + "." + it.key();
+        const Json& fw_runs = need(*it, "forward_us", fk, origin);
+        const Json& bw_runs = need(*it, "backward_us", fk, origin);
+        if (!fw_runs.is_array() || !bw_runs.is_array() || fw_runs.empty() || fw_runs.size() != bw_runs.size() ||
+            fw_runs.size() > 1000)
+          fail(origin, fk, "expected forward_us and backward_us arrays of the same length (1 … 1000 runs)");
+        auto& runs = fw.block_runs[it.key()];
+        for (std::size_t i = 0; i < fw_runs.size(); ++i)
+          runs.emplace_back(number(fw_runs[i], fk + ".forward_us[" + std::to_string(i) + "]", origin, 0),
+                            number(bw_runs[i], fk + ".backward_us[" + std::to_string(i) + "]", origin, 0));
+      }
+    }
     if (f.contains("elementwise")) {
       const Json& e = f["elementwise"];
       const std::string fe = fp + ".elementwise";

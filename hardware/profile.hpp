@@ -163,6 +163,9 @@ struct FrameworkProfile {
   /// "framework/precision/plain|checkpointed" (e.g. "pytorch-eager/amp-bf16/checkpointed"; the
   /// checkpointed backward includes the recompute), measured on tiny shapes; empty when absent.
   std::map<std::string, std::pair<double, double>> block_us;
+  /// Every machine start's (forward, backward) behind block_us (framework.block_host_runs; empty
+  /// with one start): the spread of host costs (hw::SpreadBands::host).
+  std::map<std::string, std::vector<std::pair<double, double>>> block_runs;
   /// GPU seconds of the framework's eager kernels ("cast_f32_bf16", "layer_norm_f32_bwd", ...) over
   /// `elementwise_elements` (ascending; entries may be NaN = not measured).
   std::vector<double> elementwise_elements;

@@ -17,10 +17,13 @@ namespace infraplan::hw {
 /// The bands a prediction carries, by op kind (relative; low ≤ 0 ≤ high).
 struct SpreadBands {
   std::optional<Profile::SpreadBand> gemm, attention, memory;
+  /// Framework host costs per LLaMA block across calibration runs (framework.block_host_runs)
+  /// against the median the profile uses.
+  std::optional<Profile::SpreadBand> host;
   std::string method;  ///< how they were measured (Profile::spread_method)
   /// True when any kind has a band with low < high.
   bool known() const;
-  /// The band of a CostModel op kind: "gemm", "attention" (prefill and decode), "memory".
+  /// The band of a CostModel op kind: "gemm", "attention" (prefill and decode), "memory", "host".
   std::optional<Profile::SpreadBand> of(const std::string& kind) const;
   /// [t·(1 + low), t·(1 + high)] for kind `kind`, nullopt without a band.
   std::optional<std::pair<double, double>> range(const std::string& kind, double seconds) const;
@@ -30,8 +33,8 @@ struct SpreadBands {
 SpreadBands spread_bands(const Profile& p);
 
 /// Answers through `inner`, each GEMM, attention and memory-bound op (queued or not) scaled by
-/// (1 + low) when `edge` is Low, (1 + high) when High; launch, graph-kernel and host floors and
-/// kinds without a band as `inner`.
+/// (1 + low) when `edge` is Low, (1 + high) when High, framework host costs by the host band;
+/// launch and graph-kernel floors and kinds without a band as `inner`.
 class SpreadCostModel final : public ForwardingCostModel {
  public:
   enum class Edge { Low, High };
@@ -55,6 +58,7 @@ class SpreadCostModel final : public ForwardingCostModel {
   CostEstimate memory_bound_queued(double bytes) const override {
     return scaled(inner_.memory_bound_queued(bytes), bands_.memory);
   }
+  double host_time_factor() const override;
 
  private:
   CostEstimate scaled(CostEstimate e, const std::optional<Profile::SpreadBand>& b) const;

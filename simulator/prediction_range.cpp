@@ -67,7 +67,7 @@ std::string spread_summary(const hw::SpreadBands& bands) {
   std::ostringstream o;
   o << "measured spread:";
   bool first = true;
-  for (const char* kind : {"gemm", "attention", "memory"})
+  for (const char* kind : {"gemm", "attention", "memory", "host"})
     if (auto b = bands.of(kind)) {
       o << (first ? " " : ", ") << kind << " " << std::lround(100 * b->low) << "% … +"
         << std::lround(100 * b->high) << "%";

@@ -1,10 +1,10 @@
 #pragma once
 // How sure a prediction is: the same simulation again with every op priced at the low and at the
 // high edge of the spread the profile measured for its kind (GEMMs, attention, memory-bound
-// kernels; hw::SpreadCostModel). The result is a range next to the point prediction:
+// kernels, framework host costs across machine starts; hw::SpreadCostModel). The result is a range next to the point prediction:
 // `iteration_time_range_s` [low, high] for training, `ttft_range_ms`, `tpot_range_ms`,
 // `e2e_range_ms` ({p50, p90, p95, p99, mean: [low, high]}) for serving (docs/accuracy.md,
-// "Uncertainty bands"). Communication and host dispatch carry no band (no multi-machine data).
+// "Uncertainty bands"). Communication carries no band (no multi-machine data).
 #include <array>
 #include <optional>
 #include <utility>

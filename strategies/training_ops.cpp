@@ -153,18 +153,19 @@ HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   }
   const auto& f = *p->framework;
   h.enabled = true;
-  h.fwd_op = f.op_dispatch_us_forward * 1e-6, h.bwd_op = f.op_dispatch_us_backward * 1e-6;
-  h.ckpt_fwd_block = f.checkpoint_us_forward_per_block * 1e-6;
-  h.ckpt_bwd_block = f.checkpoint_us_backward_per_block * 1e-6;
-  h.opt_tensor = f.optimizer_us_per_tensor * 1e-6, h.opt_fixed = f.optimizer_us_fixed * 1e-6;
-  h.aten_fwd = (f.aten_op_us_forward > 0 ? f.aten_op_us_forward : f.op_dispatch_us_forward) * 1e-6;
-  h.aten_bwd = (f.aten_op_us_backward > 0 ? f.aten_op_us_backward : f.op_dispatch_us_backward) * 1e-6;
+  const double us = 1e-6 * c.host_time_factor();  // an uncertainty edge scales every host cost
+  h.fwd_op = f.op_dispatch_us_forward * us, h.bwd_op = f.op_dispatch_us_backward * us;
+  h.ckpt_fwd_block = f.checkpoint_us_forward_per_block * us;
+  h.ckpt_bwd_block = f.checkpoint_us_backward_per_block * us;
+  h.opt_tensor = f.optimizer_us_per_tensor * us, h.opt_fixed = f.optimizer_us_fixed * us;
+  h.aten_fwd = (f.aten_op_us_forward > 0 ? f.aten_op_us_forward : f.op_dispatch_us_forward) * us;
+  h.aten_bwd = (f.aten_op_us_backward > 0 ? f.aten_op_us_backward : f.op_dispatch_us_backward) * us;
   const Framework fw = framework_of(t);
   if (is_eager(fw) && (t.precision == Precision::AmpBF16 || t.precision == Precision::BF16Pure)) {
     const std::string key = std::string(framework_name(fw)) + "/" + precision_name(t.precision) + "/" +
                             (t.recompute == model::Recompute::Full ? "checkpointed" : "plain");
     if (auto it = f.block_us.find(key); it != f.block_us.end())
-      h.block = std::make_pair(it->second.first * 1e-6, it->second.second * 1e-6);
+      h.block = std::make_pair(it->second.first * us, it->second.second * us);
   }
   return h;
 }

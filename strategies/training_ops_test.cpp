@@ -9,6 +9,7 @@
 #include "hardware/cluster.hpp"
 #include "hardware/framework_costs.hpp"
 #include "hardware/roofline_cost_model.hpp"
+#include "hardware/spread_cost_model.hpp"
 #include "common/error.hpp"
 #include "strategies/training_ops.hpp"
 
@@ -178,6 +179,29 @@ TEST(TrainingOps, EagerLlamaHostCostIsTheMeasuredBlock) {
   OpContext ck(j.m, j.t, h200());
   const auto ckpt = p->framework->block_us.at("pytorch-eager/amp-bf16/checkpointed");
   EXPECT_NEAR(host_seconds(ck, layer_backward_ops(ck, 0), false, true), ckpt.second * 1e-6, 1e-12);
+}
+
+// The profile keeps host costs from two machine starts: their median, and a host band that the
+// uncertainty edges apply to every host cost.
+TEST(TrainingOps, HostBandScalesTheMeasuredBlock) {
+  const auto* p = hw::profile_of(h200());
+  ASSERT_TRUE(p->framework->block_runs.count("pytorch-eager/amp-bf16/plain"));
+  const auto& runs = p->framework->block_runs.at("pytorch-eager/amp-bf16/plain");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_NEAR(p->framework->block_us.at("pytorch-eager/amp-bf16/plain").first,
+              0.5 * (runs[0].first + runs[1].first), 1e-9);
+  const hw::SpreadBands bands = hw::spread_bands(*p);
+  ASSERT_TRUE(bands.host.has_value());
+  EXPECT_LT(bands.host->low, 0);
+  EXPECT_GT(bands.host->high, 0);
+  const hw::SpreadCostModel lo(h200(), bands, hw::SpreadCostModel::Edge::Low),
+      hi(h200(), bands, hw::SpreadCostModel::Edge::High);
+  LlamaJob j(Precision::AmpBF16, Framework::PytorchEager);
+  j.t.host_dispatch = HostDispatch::On;
+  OpContext mid(j.m, j.t, h200()), low(j.m, j.t, lo), high(j.m, j.t, hi);
+  const double m = host_seconds(mid, layer_forward_ops(mid, 0), true, true);
+  EXPECT_NEAR(host_seconds(low, layer_forward_ops(low, 0), true, true), m * (1 + bands.host->low), 1e-12);
+  EXPECT_NEAR(host_seconds(high, layer_forward_ops(high, 0), true, true), m * (1 + bands.host->high), 1e-12);
 }
 
 TEST(TrainingOps, HostCostIsChargedPerModule) {
