@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/json_text.hpp"
 #include "hardware/calibrated_cost_model.hpp"
+#include "hardware/power_limiter.hpp"
 #include "hardware/cluster.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/profile.hpp"
@@ -91,6 +92,12 @@ int profile(const std::uint8_t* data, std::size_t size) {
       d.tflops16 = 500, d.TBps = 1, d.ew_TBps = 1;
       volatile double f = pm->sustained_clock_mhz(d) + pm->power_w(d, 1000);
       (void)f;
+      if (cm.power_limiter_tau_s() > 0) {  // the limiter fitted on the section's mixtures
+        hw::PowerLimiter lim(pm->limit_w(), cm.idle_power_w() > 0 ? cm.idle_power_w() : 100, cm.power_limiter_tau_s());
+        lim.idle(0.01);
+        volatile double r = lim.run({pm->power_w(d, pm->max_clock_mhz()), 0.02, 0.025}).seconds;
+        (void)r;
+      }
     }
   } catch (const Error&) {
   }

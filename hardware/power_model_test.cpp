@@ -111,6 +111,9 @@ TEST(PowerModel, SmallUserSectionIsFitted) {
   const double f = cm.power_model()->sustained_clock_mhz(heavy);
   EXPECT_GT(f, 0);
   EXPECT_LT(f, 1980);
+  // Its two idle mixtures with recorded phases give the limiter a time constant.
+  EXPECT_GT(cm.power_limiter_tau_s(), 0);
+  EXPECT_LT(cm.power_limiter_tau_s(), 4.0);
 }
 
 TEST(PowerModel, RefusesTooFewOrUncappedPoints) {
