@@ -172,6 +172,18 @@ TEST(Profile, ErrorsNameTheField) {
     EXPECT_NE(e.find("power.points[1].kind"), std::string::npos) << e;
     e = power_error([](Json& p) { p["points"][0]["burst"]["seconds"] = 0; });
     EXPECT_NE(e.find("power.points[0].burst.seconds"), std::string::npos) << e;
+    e = power_error([](Json& p) { p["points"][15]["mix_with"] = "sleep"; });
+    EXPECT_NE(e.find("power.points[15].mix_with"), std::string::npos) << e;
+    e = power_error([](Json& p) { p["points"][15]["gemms_per_period"] = -3; });
+    EXPECT_NE(e.find("power.points[15].gemms_per_period"), std::string::npos) << e;
+    e = power_error([](Json& p) { p["points"][15]["other_burst_seconds"] = 1e9; });
+    EXPECT_NE(e.find("power.points[15]"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
+    j["framework"]["block_host_runs"]["pytorch-eager/amp-bf16/plain"]["backward_us"] = Json::array({1.0});
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("framework.block_host_runs.pytorch-eager/amp-bf16/plain"), std::string::npos) << e;
   }
   {
     Json j = h200_json();
