@@ -6,16 +6,20 @@
 #   scripts/test.sh --sanitize      # clang with ASan + UBSan in ./build-sanitize (no GUI, bench or
 #                                   # CUDA targets), every test, then each libFuzzer target for
 #                                   # FUZZ_SECONDS (default 60) on its seed corpus
+#   scripts/test.sh --tsan          # clang with ThreadSanitizer in ./build-tsan: the threaded
+#                                   # planner's tests (planner_tests)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 sanitize=0
+tsan=0
 for arg in "$@"; do
   case "$arg" in
     --sanitize) sanitize=1 ;;
-    *) echo "usage: scripts/test.sh [--sanitize]" >&2; exit 2 ;;
+    --tsan) tsan=1 ;;
+    *) echo "usage: scripts/test.sh [--sanitize | --tsan]" >&2; exit 2 ;;
   esac
 done
 
@@ -24,6 +28,18 @@ if [ -d /usr/local/cuda/bin ] && ! command -v nvcc >/dev/null 2>&1; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
 
+if [ "$tsan" = 1 ]; then
+  build=${BUILD_DIR:-build-tsan}
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \
+    -DINFRAPLAN_TSAN=ON -DINFRAPLAN_WERROR=OFF -DINFRAPLAN_WITH_GUI=OFF -DINFRAPLAN_WITH_CUDA=OFF \
+    -DINFRAPLAN_WITH_MPI=OFF -DINFRAPLAN_BUILD_BENCH=OFF ${CMAKE_ARGS:-}
+  cmake --build "$build" -j "$jobs" --target planner_tests infraplan
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+  "$build/bin/planner_tests"
+  exit 0
+fi
 if [ "$sanitize" = 1 ]; then
   build=${BUILD_DIR:-build-sanitize}
   # -O1 keeps the sanitized tests fast enough; line tables give readable reports. Debug keeps
