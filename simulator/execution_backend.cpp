@@ -220,6 +220,10 @@ double SimulatedBackend::chunk_by_chunk_prefill_seconds(const hw::AttentionPrefi
   return sum;
 }
 
+double SimulatedBackend::host_seconds(const BatchShape& b) const {
+  return (o_.engine.host_step_us + o_.engine.host_seq_us * double(b.items.size() + b.padding_seqs)) * 1e-6;
+}
+
 StepCost SimulatedBackend::price(const BatchShape& b, Work& work) {
   const hw::CostModel& cm_ = *cur_->cm;
   StepCost c;
@@ -328,8 +332,7 @@ StepCost SimulatedBackend::price(const BatchShape& b, Work& work) {
     if (full_graph) c.launch_s = cm_.launch_overhead_seconds();  // one cudaGraphLaunch
   }
   // Host work of the step: scheduling, input preparation, output processing.
-  const double host =
-      (o_.engine.host_step_us + o_.engine.host_seq_us * double(b.items.size() + b.padding_seqs)) * 1e-6;
+  const double host = host_seconds(b);
   const double gpu = c.gemm_s + c.attention_s + c.comm_s + c.other_s + c.launch_s;
   c.host_s = o_.engine.host_overlap ? std::max(0.0, host - gpu) : host;
   c.total_s = gpu + c.host_s;
@@ -377,8 +380,7 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
   c.other_s = mix(top.other_s, capped.other_s);
   c.launch_s = mix(top.launch_s, capped.launch_s);
   const double gpu = c.gemm_s + c.attention_s + c.comm_s + c.other_s + c.launch_s;
-  const double host =
-      (o_.engine.host_step_us + o_.engine.host_seq_us * double(b.items.size() + b.padding_seqs)) * 1e-6;
+  const double host = host_seconds(b);
   c.host_s = o_.engine.host_overlap ? std::max(0.0, host - gpu) : host;
   c.total_s = gpu + c.host_s;
   c.clock_mhz = mix(top_mhz, cap_mhz);

@@ -159,6 +159,8 @@ class SimulatedBackend final : public ExecutionBackend {
   /// A row kernel (one block per row) from the profile's measured serving_kernels table, else
   /// priced by its bytes as kernel_seconds() does.
   double row_kernel_seconds(const char* kind, double rows, double width, double bytes) const;
+  /// Host work of a step (scheduling, input preparation, output processing), seconds.
+  double host_seconds(const BatchShape& b) const;
   /// The step priced at the current clock (cur_), and its work.
   StepCost price(const BatchShape& b, Work& work);
   /// Makes the prices at `mhz` current (0: the tables' clock).
