@@ -34,14 +34,25 @@ Json StepClock::to_json() const {
             {"tflops8", demand.tflops8},
             {"TBps", demand.TBps},
             {"elementwise_TBps", demand.ew_TBps}}},
+          {"time_constant_s", time_constant_s},
           {"source",
-           "the profile's power law (power section, hardware/power_model.hpp) on the busiest GPU's matmul FLOPs "
-           "and memory-bound bytes over the step priced at the top clock"}};
+           time_constant_s > 0
+               ? "the board's power limiter (running average of power, time constant from the profile's power "
+                 "probe mixtures) walking the busiest GPU's compute ops of the step priced at the top clock, "
+                 "each op drawing what the profile's power law gives its matmul FLOPs and memory-bound bytes; "
+                 "the one clock that gives the lane's compute the limiter's time"
+               : "the profile's power law (power section, hardware/power_model.hpp) on the busiest GPU's matmul "
+                 "FLOPs and memory-bound bytes over the step priced at the top clock"}};
 }
 
 std::string StepClock::summary() const {
-  char b[200];
-  if (capped())
+  char b[256];
+  if (capped() && time_constant_s > 0)
+    std::snprintf(b, sizeof b,
+                  "%.0f MHz for the compute under the power limiter (%.0f W, averaged over %.0f ms; GEMM tables refer "
+                  "to %.0f MHz)",
+                  mhz, limit_w, 1e3 * time_constant_s, reference_mhz);
+  else if (capped())
     std::snprintf(b, sizeof b, "%.0f MHz sustained (power-capped at %.0f W; GEMM tables refer to %.0f MHz)", mhz,
                   limit_w, reference_mhz);
   else

@@ -1,6 +1,7 @@
 #include "simulator/training_sim.hpp"
 
 #include "hardware/clocked_cost_model.hpp"
+#include "simulator/limited_step_clock.hpp"
 
 #include <algorithm>
 #include <array>
@@ -226,6 +227,7 @@ TrainingResult simulate_once(const model::ModelSpec& m, const hw::Cluster& c, co
                 " × " + std::to_string(t.micro_batches()) + " micro-batches × layers per stage × forward and backward), beyond the limit of " +
                 std::to_string(limits::kMaxWorkGraphLayerSteps) +
                 (go.exact ? "; use --mode symmetric or --estimate" : "; use --estimate (the closed form) or a larger micro_batch"));
+  r.graph_options = go;
   strat::WorkGraph g = strat::build_work_graph(m, c, t, cost, go);
   price_comm_ops(g, comm);
   if (o.free_comm)
@@ -286,7 +288,8 @@ TrainingResult simulate_once(const model::ModelSpec& m, const hw::Cluster& c, co
         by[std::size_t(op.lane)] += op.bytes;
     }
     for (std::size_t i = 0; i < fl.size(); ++i)
-      if (i == 0 || fl[i] > r.work_flops_per_gpu) r.work_flops_per_gpu = fl[i], r.work_bytes_per_gpu = by[i];
+      if (i == 0 || fl[i] > r.work_flops_per_gpu)
+        r.work_flops_per_gpu = fl[i], r.work_bytes_per_gpu = by[i], r.busiest_lane = int(i);
   }
   r.critical_path = critical_path(g, x);
   r.ops = g.ops.size();
@@ -305,13 +308,38 @@ TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c
   const hw::PowerModel* pm = o.sustained_clock ? cost.power_model() : nullptr;
   if (!pm || !(cost.reference_clock_mhz() > 0)) return simulate_once(m, c, t, cost, comm, o);
   // Priced at the top clock for the step's demand, then at the clock that demand sustains.
+  const bool limiter = cost.power_limiter_tau_s() > 0 && cost.idle_power_w() >= 0;
   TrainingOptions top_o = o;
-  top_o.keep_graph = false;
+  top_o.keep_graph = limiter;
   const hw::ClockedCostModel top(cost, pm->max_clock_mhz());
   const TrainingResult at_top = simulate_once(m, c, t, top, comm, top_o);
-  const StepClock sc = step_clock(*pm, cost.reference_clock_mhz(), at_top.work_flops_per_gpu,
-                                  t.precision == strat::Precision::FP8Mixed, at_top.work_bytes_per_gpu,
-                                  at_top.iteration_time_s);
+  const bool eight_bit = t.precision == strat::Precision::FP8Mixed;
+  StepClock sc;
+  if (limiter) {
+    // The busiest lane's timeline through the board's limiter; each op's time at a second clock
+    // (the graph priced there, not run) fixes how it follows the clock.
+    const double low_mhz = 0.5 * pm->max_clock_mhz();
+    const hw::ClockedCostModel low(cost, low_mhz);
+    strat::WorkGraphOptions go = at_top.graph_options;
+    const strat::WorkGraph low_graph = strat::build_work_graph(m, c, t, low, go);
+    LimitedClockInput in;
+    in.top_graph = &at_top.graph, in.top_times = &at_top.times, in.low_graph = &low_graph;
+    in.low_mhz = low_mhz, in.eight_bit = eight_bit;
+    in.lane = at_top.busiest_lane;
+    // A collective reads and writes its wire bytes in this GPU's memory.
+    in.comm_traffic_bytes.assign(at_top.graph.ops.size(), 0.0);
+    for (std::size_t i = 0; i < at_top.graph.ops.size(); ++i) {
+      const strat::Op& op = at_top.graph.ops[i];
+      if (op.lane != in.lane || op.group < 0) continue;
+      const int n = int(at_top.graph.groups[std::size_t(op.group)].size());
+      const double wire = op.comm == strat::CommOp::SendRecv ? op.bytes : coll::bytes_per_rank(to_coll(op.comm), n, op.bytes);
+      in.comm_traffic_bytes[i] = 2.0 * wire;
+    }
+    sc = limited_step_clock(*pm, cost, in);
+  } else {
+    sc = step_clock(*pm, cost.reference_clock_mhz(), at_top.work_flops_per_gpu, eight_bit, at_top.work_bytes_per_gpu,
+                    at_top.iteration_time_s);
+  }
   const hw::ClockedCostModel at(cost, sc.mhz);
   TrainingResult r = simulate_once(m, c, t, at, comm, o);
   r.clock = sc;

@@ -102,7 +102,9 @@ struct TrainingResult {
   /// The busiest GPU's (most matmul FLOPs) work per iteration: matmul FLOPs (recompute included)
   /// and HBM bytes of its memory-bound kernels.
   double work_flops_per_gpu = 0, work_bytes_per_gpu = 0;
+  int busiest_lane = 0;          ///< the lane of that GPU
   std::optional<StepClock> clock;  ///< the sustained clock (profiles with a power section)
+  strat::WorkGraphOptions graph_options;  ///< what the graph was built with (exact or symmetric)
   strat::WorkGraph graph;        ///< filled when keep_graph
   ExecutionTimes times;          ///< filled when keep_graph
   Json to_json() const;

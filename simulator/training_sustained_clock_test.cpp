@@ -22,8 +22,10 @@ struct H200 {
   }
 };
 
-// A heavy step is priced below the tables' clock (capped), a light one at the top clock; the event
-// simulation and the closed form agree on the clock within a few percent; off by default.
+// A heavy step is priced below the tables' clock (capped), a light one at the top clock; off by
+// default. The event simulation walks the step through the board's limiter (the profile has its
+// time constant): it sees the busy stretches at the cap that the closed form's average over the
+// whole step (idle gaps included) dilutes, so its clock is at most the closed form's, and close.
 TEST(SustainedClock, HeavyStepsCappedLightStepsAtTheTopClock) {
   H200 h;
   const auto big = model::preset("llama3-8b");
@@ -35,12 +37,15 @@ TEST(SustainedClock, HeavyStepsCappedLightStepsAtTheTopClock) {
   ASSERT_TRUE(r.clock.has_value());
   EXPECT_TRUE(r.clock->capped());
   EXPECT_LT(r.clock->mhz, r.clock->reference_mhz);
-  EXPECT_NEAR(r.clock->power_w, r.clock->limit_w, 1.0);
+  EXPECT_GT(r.clock->time_constant_s, 0.0);
+  EXPECT_NEAR(r.clock->power_w, r.clock->limit_w, 10.0);
   // Slower GEMMs: the step takes longer than at the tables' clock.
   EXPECT_GT(r.iteration_time_s, simulate_training(big, h.c, t, *h.cost, h.comm).iteration_time_s);
   const TrainingEstimate e = estimate_training(big, h.c, t, *h.cost, h.comm, nullptr, true);
   ASSERT_TRUE(e.clock.has_value());
-  EXPECT_NEAR(e.clock->mhz / r.clock->mhz, 1.0, 0.05);
+  EXPECT_EQ(e.clock->time_constant_s, 0.0);
+  EXPECT_LE(r.clock->mhz, e.clock->mhz + 1.0);
+  EXPECT_NEAR(e.clock->mhz / r.clock->mhz, 1.0, 0.10);
   // Deterministic.
   EXPECT_EQ(simulate_training(big, h.c, t, *h.cost, h.comm, o).iteration_time_s, r.iteration_time_s);
 
