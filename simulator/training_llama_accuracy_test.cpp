@@ -114,8 +114,9 @@ TEST(TrainingAccuracy, LlamaCorpusOnH200) {
   EXPECT_LT(v.memory_max, 0.25);
 }
 
-// The clock of a training step under the board's power limit: the power law (fitted on the
-// calibrator's sustained-load workloads, none of them a training step) against the SM clock sampled
+// The clock of a training step under the board's power limit: the power law and the limiter's
+// averaging time (fitted on the calibrator's sustained-load workloads and mixtures, none of them a
+// training step) walking the simulated step, against the SM clock sampled
 // beside 18 corpus configurations (docs/data/h200_corpus_step_clocks*.json, each measured right after
 // a run of the power probe on the same machine).
 TEST(TrainingAccuracy, SustainedClockOfCorpusSteps) {
@@ -173,10 +174,11 @@ TEST(TrainingAccuracy, SustainedClockOfCorpusSteps) {
   std::printf("clock mean |error| %.1f%%, max %.1f%% over %d steps; step mean |error| %.1f%% (at the tables' "
               "clock: %.1f%%; at the measured clock: %.1f%%)\n",
               100 * sum / n, 100 * worst, n, 100 * step_sum / n, 100 * ref_sum / n, 100 * meas_sum / n);
-  // Run of 2026-12-01 (docs/accuracy.md, "Clock under the power limit"): the bound guards today's
-  // numbers with a margin.
-  EXPECT_LT(sum / n, 0.06);
-  EXPECT_LT(worst, 0.15);
+  // The limiter walking each step's timeline (2026-12-02; docs/accuracy.md, "Clock under the power
+  // limit"): mean 3.8%, max 7.5% (the law on the step's average demand: 5.8%, 10.7%). The bound
+  // guards today's numbers with a margin.
+  EXPECT_LT(sum / n, 0.05);
+  EXPECT_LT(worst, 0.10);
 }
 
 }  // namespace
