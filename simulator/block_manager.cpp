@@ -212,4 +212,35 @@ void BlockManager::check_invariants(const std::vector<const Sequence*>& live) co
   if (host_used_ < 0 || host_used_ > host_blocks_) fail("host pool out of range");
 }
 
+void BlockManager::check_live_blocks(const std::vector<const Sequence*>& live) const {
+  auto fail = [](const std::string& m) { throw std::logic_error("BlockManager invariant: " + m); };
+  live_uses_.resize(ref_.size(), 0);
+  std::vector<std::int32_t> held;  // distinct blocks, in first-seen order
+  for (const Sequence* s : live)
+    for (auto b : s->block_table) {
+      if (b < 0 || std::size_t(b) >= ref_.size()) {
+        for (auto h : held) live_uses_[std::size_t(h)] = 0;
+        fail("block id out of range");
+      }
+      if (live_uses_[std::size_t(b)]++ == 0) held.push_back(b);
+    }
+  std::string problem;
+  for (auto b : held) {
+    const std::size_t i = std::size_t(b);
+    if (problem.empty()) {
+      if (ref_[i] != live_uses_[i])
+        problem = "block " + std::to_string(b) + " ref " + std::to_string(ref_[i]) + " != uses " +
+                  std::to_string(live_uses_[i]);
+      else if (in_free_[i] != 0 || cache_.is_evictable(b))
+        problem = "block " + std::to_string(b) + " in use and free";
+    }
+    live_uses_[i] = 0;
+  }
+  if (!problem.empty()) fail(problem);
+  if (std::int64_t(held.size()) != std::int64_t(num_used_blocks()))
+    fail(std::to_string(num_used_blocks()) + " blocks in use but the live sequences hold " +
+         std::to_string(held.size()));
+  if (host_used_ < 0 || host_used_ > host_blocks_) fail("host pool out of range");
+}
+
 }  // namespace infraplan::sim::serve

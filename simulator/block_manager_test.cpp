@@ -196,3 +196,30 @@ TEST(BlockManager, SessionsShareTheirConversationAndOnlyTheSystemPromptWithOther
   EXPECT_EQ(bm.match_prefix(other).blocks.size(), 2u) << "the 32-token system prompt only";
   EXPECT_EQ(bm.match_prefix(next).blocks.size(), 6u) << "all of the first turn's full blocks";
 }
+
+// The per-step check of debug and sanitizer builds (O(live blocks)) catches what the whole scan
+// catches about the live sequences: a block held but not counted, a block in use that no live
+// sequence holds, an id out of range; and it leaves nothing behind between calls.
+TEST(BlockManager, LiveBlockCheckCatchesMiscountedBlocks) {
+  BlockManager bm(8, 16, true);
+  Sequence a(req(0, 40, 7, 32), 16), b(req(1, 40, 7, 32), 16);
+  bm.allocate(a, {}, 40);
+  bm.register_computed(a);
+  bm.allocate(b, bm.match_prefix(b), 40);
+  EXPECT_NO_THROW(bm.check_live_blocks({&a, &b}));
+  EXPECT_NO_THROW(bm.check_invariants({&a, &b}));
+  // A sequence left out: its blocks are in use but nobody holds them (or shared ones miscounted).
+  EXPECT_THROW(bm.check_live_blocks({&a}), std::logic_error);
+  // A table naming a free block.
+  Sequence fake(req(2, 16), 16);
+  fake.block_table = {7};
+  EXPECT_THROW(bm.check_live_blocks({&a, &b, &fake}), std::logic_error);
+  fake.block_table = {8};
+  EXPECT_THROW(bm.check_live_blocks({&a, &b, &fake}), std::logic_error);
+  // Still consistent after the failures (the counts were reset).
+  EXPECT_NO_THROW(bm.check_live_blocks({&a, &b}));
+  bm.free(a);
+  bm.free(b);
+  EXPECT_NO_THROW(bm.check_live_blocks({}));
+  EXPECT_NO_THROW(bm.check_invariants({}));
+}

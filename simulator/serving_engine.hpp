@@ -73,7 +73,9 @@ class ServingEngine {
   const Scheduler& scheduler() const { return sched_; }
   /// Leading blocks of `r` found in this instance's prefix cache.
   std::int64_t cached_blocks(const Request& r) const;
-  /// Invariant check over all live sequences (tests).
+  /// Invariant check over all live sequences (tests; every step in debug and sanitizer builds):
+  /// the live sequences' blocks every call (O(their blocks)), the whole block manager every
+  /// num_blocks / 64 calls.
   void check_invariants() const;
 
   // Accumulated statistics.
@@ -95,6 +97,7 @@ class ServingEngine {
   std::vector<std::int64_t> zombies_;  // finished, KV still held by a static batch
   SchedulerOutput current_;
   BatchShape shape_;
+  mutable std::int64_t invariant_checks_ = 0;
   bool busy_ = false;
   double step_start_ = 0;
 };
