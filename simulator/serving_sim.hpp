@@ -62,8 +62,9 @@ class RunClock {
 /// it could really allocate (the block manager is then built with that many).
 using BackendFactory = std::function<std::unique_ptr<ExecutionBackend>(
     InstanceSpec& spec, const strat::ServingConfig& instance_serving)>;
-/// Debug and sanitizer builds check the block manager's invariants after every engine step;
-/// release builds only when asked (SimOptions::check_invariants_every).
+/// Debug and sanitizer builds check the block manager's invariants after every engine step (the
+/// live sequences' blocks every step, the whole manager every num_blocks/64 steps:
+/// ServingEngine::check_invariants); release builds only when asked (SimOptions::check_invariants_every).
 #if defined(INFRAPLAN_CHECKED_BUILD) || !defined(NDEBUG)
 inline constexpr std::int64_t kDefaultInvariantCheckEvery = 1;
 #else
