@@ -117,7 +117,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
 
   if (a.flag("estimate")) {
     auto e = sim::train::estimate_training(sc.model, sc.cluster, t, cost, comm, nullptr, sustained);
-    const auto range = sim::estimate_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread);
+    const auto range = sim::estimate_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread, sustained);
     shapes.stage(out);
     out.commit();
     if (a.flag("json")) {

@@ -36,12 +36,13 @@ std::optional<TimeRange> training_time_range(const model::ModelSpec& m, const hw
 
 std::optional<TimeRange> estimate_time_range(const model::ModelSpec& m, const hw::Cluster& c,
                                              const strat::TrainingConfig& t, const hw::CostModel& cost,
-                                             const coll::CommModel& comm, const hw::SpreadBands& bands) {
+                                             const coll::CommModel& comm, const hw::SpreadBands& bands,
+                                             bool sustained_clock) {
   if (!bands.known()) return std::nullopt;
   hw::SpreadCostModel low(cost, bands, hw::SpreadCostModel::Edge::Low),
       high(cost, bands, hw::SpreadCostModel::Edge::High);
-  return ordered(train::estimate_training(m, c, t, low, comm).iteration_time_s,
-                 train::estimate_training(m, c, t, high, comm).iteration_time_s);
+  return ordered(train::estimate_training(m, c, t, low, comm, nullptr, sustained_clock).iteration_time_s,
+                 train::estimate_training(m, c, t, high, comm, nullptr, sustained_clock).iteration_time_s);
 }
 
 Json ServingRange::to_json() const {

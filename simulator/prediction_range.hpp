@@ -30,10 +30,12 @@ std::optional<TimeRange> training_time_range(const model::ModelSpec& m, const hw
                                              const strat::TrainingConfig& t, const hw::CostModel& cost,
                                              const coll::CommModel& comm, const hw::SpreadBands& bands,
                                              train::TrainingOptions o);
-/// The same for the closed-form estimate.
+/// The same for the closed-form estimate (at the sustained clock when `sustained_clock`, as the
+/// estimate it brackets).
 std::optional<TimeRange> estimate_time_range(const model::ModelSpec& m, const hw::Cluster& c,
                                              const strat::TrainingConfig& t, const hw::CostModel& cost,
-                                             const coll::CommModel& comm, const hw::SpreadBands& bands);
+                                             const coll::CommModel& comm, const hw::SpreadBands& bands,
+                                             bool sustained_clock = false);
 
 /// Serving latencies at the two edges of the band.
 struct ServingRange {

@@ -2,6 +2,8 @@
 
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/roofline_cost_model.hpp"
+#include "hardware/spread_cost_model.hpp"
+#include "simulator/prediction_range.hpp"
 #include "simulator/training_sim.hpp"
 
 namespace infraplan::sim::train {
@@ -48,6 +50,13 @@ TEST(SustainedClock, HeavyStepsCappedLightStepsAtTheTopClock) {
   EXPECT_NEAR(e.clock->mhz / r.clock->mhz, 1.0, 0.10);
   // Deterministic.
   EXPECT_EQ(simulate_training(big, h.c, t, *h.cost, h.comm, o).iteration_time_s, r.iteration_time_s);
+  // The estimate's uncertainty range is taken at the same clock, so it brackets the estimate.
+  const hw::SpreadBands bands = hw::spread_bands(*h.cost->measured_profile());
+  ASSERT_TRUE(bands.known());
+  const auto range = estimate_time_range(big, h.c, t, *h.cost, h.comm, bands, true);
+  ASSERT_TRUE(range.has_value());
+  EXPECT_LT((*range)[0], e.iteration_time_s);
+  EXPECT_GT((*range)[1], e.iteration_time_s);
 
   model::ModelSpec small = model::preset("llama2-7b");
   small.hidden = 512, small.heads = 8, small.kv_heads = 8, small.head_dim = 64, small.ffn_hidden = 1408;
@@ -57,6 +66,11 @@ TEST(SustainedClock, HeavyStepsCappedLightStepsAtTheTopClock) {
   ASSERT_TRUE(rs.clock.has_value());
   EXPECT_FALSE(rs.clock->capped());
   EXPECT_DOUBLE_EQ(rs.clock->mhz, rs.clock->max_mhz);
+  const TrainingEstimate es = estimate_training(small, h.c, ts, *h.cost, h.comm, nullptr, true);
+  const auto rs_range = estimate_time_range(small, h.c, ts, *h.cost, h.comm, bands, true);
+  ASSERT_TRUE(rs_range.has_value());
+  EXPECT_LT((*rs_range)[0], es.iteration_time_s);
+  EXPECT_GT((*rs_range)[1], es.iteration_time_s);
 }
 
 TEST(SustainedClock, NoPowerSectionNoClock) {
