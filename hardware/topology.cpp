@@ -212,16 +212,20 @@ double Topology::max_flow_GBps(const std::vector<int>& from, const std::vector<i
     rev[e1] = e2;
     rev[e2] = e1;
   };
+  // What each vertex could send at most: the arcs tying a GPU to the super source or sink need no
+  // more. (A fixed "infinite" capacity per GPU overflowed push-relabel's 64-bit sum over the
+  // source's arcs on clusters of thousands of GPUs.)
+  std::vector<long long> reach(n, 0);
   for (auto [ei, ee] = boost::edges(g); ei != ee; ++ei) {
     std::size_t a = boost::source(*ei, g), b = boost::target(*ei, g);
     const long long mbps = std::llround(g[*ei].GBps * 1000.0);
     add_arc(a, b, mbps);  // each direction has its own capacity (full duplex)
     add_arc(b, a, mbps);
+    reach[a] += mbps, reach[b] += mbps;
   }
   const std::size_t src = n, sink = n + 1;
-  const long long inf = 1LL << 50;
-  for (int r : from) add_arc(src, gpu_vertex(r), inf);
-  for (int r : to) add_arc(gpu_vertex(r), sink, inf);
+  for (int r : from) add_arc(src, gpu_vertex(r), reach[std::size_t(gpu_vertex(r))] + 1);
+  for (int r : to) add_arc(gpu_vertex(r), sink, reach[std::size_t(gpu_vertex(r))] + 1);
   return double(boost::push_relabel_max_flow(f, src, sink)) / 1000.0;
 }
 

@@ -40,6 +40,16 @@ TEST(Topology, BisectionFollowsNicsAndOversubscription) {
   EXPECT_GE(node.bisection_GBps(), 4 * 450);
 }
 
+// Thousands of GPUs: the max-flow's arcs from its super source are bounded by what each GPU can
+// send, so their sum cannot overflow (a fixed 2^50 per GPU did at 8,192 GPUs a side: signed
+// overflow inside push-relabel, found by UBSan).
+TEST(Topology, BisectionOfSixteenThousandGpus) {
+  auto c = cluster_preset("dgx-h100", 2048);
+  c.inter.topology = FabricTopology::FatTree;
+  Topology t(c);
+  EXPECT_NEAR(t.bisection_GBps(), 8192 * 50, 1e-6);
+}
+
 TEST(Topology, PcieNodeIsSlowInside) {
   Topology t(cluster_preset("pcie-h100"));
   EXPECT_DOUBLE_EQ(t.path(0, 7).bottleneck_GBps, 64);
