@@ -21,7 +21,11 @@ struct LtGemm::Plan {
   }
 };
 
-LtGemm::LtGemm(std::size_t workspace_bytes) : ws_(workspace_bytes) { CALIB_CUBLAS(cublasLtCreate(&h_)); }
+LtGemm::LtGemm(std::size_t workspace_bytes) : ws_(workspace_bytes), unit_scales_(2) {
+  const float ones[2] = {1.0f, 1.0f};
+  CALIB_CUDA(cudaMemcpy(unit_scales_.get(), ones, sizeof(ones), cudaMemcpyHostToDevice));
+  CALIB_CUBLAS(cublasLtCreate(&h_));
+}
 
 LtGemm::~LtGemm() {
   plans_.clear();
@@ -37,6 +41,14 @@ std::unique_ptr<LtGemm::Plan> LtGemm::describe(const Key& key) const {
   CALIB_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
   CALIB_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
   const cudaDataType_t ab = in == GemmInput::FP8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+  if (in == GemmInput::FP8) {
+    const float* a_scale = unit_scales_.get();
+    const float* b_scale = unit_scales_.get() + 1;
+    CALIB_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale,
+                                                sizeof(a_scale)));
+    CALIB_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale,
+                                                sizeof(b_scale)));
+  }
   CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&p->a, ab, std::uint64_t(k), std::uint64_t(n), k));
   CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&p->b, ab, std::uint64_t(k), std::uint64_t(m), k));
   CALIB_CUBLAS(cublasLtMatrixLayoutCreate(&p->c, out_f32 ? CUDA_R_32F : CUDA_R_16BF, std::uint64_t(n),
@@ -175,7 +187,10 @@ void LtGemm::run_fp8(const __nv_fp8_e4m3* X, const float* x_scale, const __nv_fp
     throw calib::CudaError("LtGemm::run_fp8: k must be a multiple of 16 and n of 8 (16-byte rows), got n=" +
                            std::to_string(n) + " k=" + std::to_string(k));
   if (!x_scale || !w_scale) throw calib::CudaError("LtGemm::run_fp8: both scales are required");
-  CALIB_CUBLAS(launch(plan({m, n, k, false, GemmInput::FP8}), {X, W, Y, x_scale, w_scale}, stream));
+  const cublasStatus_t st = launch(plan({m, n, k, false, GemmInput::FP8}), {X, W, Y, x_scale, w_scale}, stream);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    throw calib::CudaError("cuBLASLt E4M3 GEMM m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                           " k=" + std::to_string(k) + " failed: cuBLAS status " + std::to_string(int(st)));
 }
 
 }  // namespace infraplan::engine

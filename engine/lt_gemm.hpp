@@ -7,7 +7,8 @@
 // A' = W (k × n, transposed) and B' = X (k × m, not transposed) — the "TN" form that Hopper's
 // fp8 kernels require. One plan (descriptors + the heuristic's first algorithm) per distinct
 // (m, n, k, output type, input type), made on first use and kept; prepare() makes them ahead of
-// a CUDA-graph capture. Owns the cuBLASLt handle and its workspace (RAII).
+// a CUDA-graph capture. An fp8 plan is described with scale pointers set (placeholders), so that
+// the heuristic picks kernels that apply them. Owns the cuBLASLt handle and its workspace (RAII).
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
@@ -77,6 +78,11 @@ class LtGemm {
 
   cublasLtHandle_t h_ = nullptr;
   calib::DeviceBuffer<unsigned char> ws_;
+  /// Two 1.0f: the scale pointers an fp8 plan is described and queried with. cuBLASLt's
+  /// heuristic may otherwise pick a kernel that runs without scales and refuses them at launch
+  /// (CUBLAS_STATUS_NOT_SUPPORTED, seen on the H200 with cuBLAS 13.0); each launch then sets
+  /// the call's own pointers.
+  calib::DeviceBuffer<float> unit_scales_;
   std::map<Key, std::unique_ptr<Plan>> plans_;
   /// cuBLASLt's first choice per (rows rounded up to 64, n, k, fp32 out, input type): a heuristic
   /// query costs ~0.5 ms of host time, and mixed steps bring a new row count at nearly every step.

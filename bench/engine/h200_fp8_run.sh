@@ -16,6 +16,7 @@ res=$(mktemp -d)
 [ -f bin.tgz ] && { rm -rf bin; tar xzf bin.tgz; }
 [ -f lib.tgz ] && [ ! -d lib ] && tar xzf lib.tgz
 export LD_LIBRARY_PATH=$PWD/lib:${LD_LIBRARY_PATH:-}
+export CUBLASLT_LOG_LEVEL=${CUBLASLT_LOG_LEVEL:-1}  # cuBLASLt prints the reason of any failing call
 log="$OUT/run.log"
 stage() {
   tar czf "$OUT/results.tgz" -C "$res" .
