@@ -97,7 +97,7 @@ CudaModel::CudaModel(DeviceWeights weights, const CudaModelOptions& o) : w_(std:
   if (is_fp8()) {
     x8_ = calib::DeviceBuffer<fp8>(T * std::size_t(std::max({c.hidden, c.q_dim(), c.ffn})));
     act_amax_ = calib::DeviceBuffer<float>(std::size_t(c.layers) * kFp8Gemms);
-    act_scale_ = calib::DeviceBuffer<float>(std::size_t(c.layers) * kFp8Gemms);
+    act_scale_ = calib::DeviceBuffer<float>(std::size_t(c.layers) * kFp8Gemms * kFp8ScaleStride);
     CALIB_CUDA(cudaMemsetAsync(act_amax_.get(), 0, act_amax_.bytes(), stream_.get()));
     CALIB_CUDA(cudaMemsetAsync(act_scale_.get(), 0, act_scale_.bytes(), stream_.get()));
   }
@@ -291,7 +291,7 @@ float* CudaModel::amax_slot(int l, LayerTensor t) const {
 }
 
 float* CudaModel::scale_slot(int l, LayerTensor t) const {
-  return act_scale_.get() + std::size_t(l) * kFp8Gemms + std::size_t(fp8_gemm_index(t));
+  return act_scale_.get() + (std::size_t(l) * kFp8Gemms + std::size_t(fp8_gemm_index(t))) * kFp8ScaleStride;
 }
 
 void CudaModel::linear(int l, LayerTensor t, const bf16* X, bf16* Y, int rows, const char* label) {
@@ -344,10 +344,11 @@ void CudaModel::finish(int S) {
     CALIB_CUDA(cudaMemcpyAsync(logits_host_.data(), logits_.get(), logits_host_.size() * sizeof(float),
                                cudaMemcpyDeviceToHost, s));
   }
-  if (o_.keep_activation_scales && is_fp8()) {
-    act_scales_host_.resize(act_scale_.size());
-    CALIB_CUDA(cudaMemcpyAsync(act_scales_host_.data(), act_scale_.get(), act_scale_.bytes(),
-                               cudaMemcpyDeviceToHost, s));
+  if (o_.keep_activation_scales && is_fp8()) {  // strided on the device, packed on the host
+    act_scales_host_.resize(act_amax_.size());
+    CALIB_CUDA(cudaMemcpy2DAsync(act_scales_host_.data(), sizeof(float), act_scale_.get(),
+                                 kFp8ScaleStride * sizeof(float), sizeof(float), act_scales_host_.size(),
+                                 cudaMemcpyDeviceToHost, s));
   }
   CALIB_CUDA(cudaStreamSynchronize(s));
   float ms = 0;

@@ -140,7 +140,8 @@ class CudaModel {
   calib::DeviceBuffer<float> logits_, partial_o_, partial_lse_;
   calib::DeviceBuffer<int> out_tokens_, meta_;
   calib::DeviceBuffer<fp8> x8_;                     // fp8: the E4M3 GEMM input
-  calib::DeviceBuffer<float> act_amax_, act_scale_;  // fp8: [layers][kFp8Gemms] per step
+  calib::DeviceBuffer<float> act_amax_;   // fp8: [layers][kFp8Gemms] per step
+  calib::DeviceBuffer<float> act_scale_;  // fp8: the same, kFp8ScaleStride floats apart
   std::vector<float> act_scales_host_;
   std::unique_ptr<calib::PinnedBuffer<int>> meta_host_, tokens_host_;
   std::vector<int> graph_sizes_;

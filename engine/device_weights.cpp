@@ -53,14 +53,15 @@ void DeviceWeights::convert_to_fp8() {
   }
   calib::DeviceBuffer<bf16> compact(static_cast<std::size_t>(b16_total));
   calib::DeviceBuffer<fp8> q(static_cast<std::size_t>(f8_total));
-  calib::DeviceBuffer<float> s(static_cast<std::size_t>(scales)), amax(static_cast<std::size_t>(scales));
+  calib::DeviceBuffer<float> s(static_cast<std::size_t>(scales) * kFp8ScaleStride),
+      amax(static_cast<std::size_t>(scales));
   CALIB_CUDA(cudaMemset(amax.get(), 0, amax.bytes()));
   for (const TensorSlot& t : layout_.tensors()) {
     const bf16* src = buf_.get() + t.offset;
     if (quantized[t.id]) {
       float* a = amax.get() + si[t.id];
       amax_bf16(src, t.rows, t.cols, nullptr, a, nullptr);
-      quantize_fp8(src, t.elems(), a, q.get() + f8[t.id], s.get() + si[t.id], nullptr);
+      quantize_fp8(src, t.elems(), a, q.get() + f8[t.id], s.get() + std::size_t(si[t.id]) * kFp8ScaleStride, nullptr);
     } else if (t.elems() > 0) {
       CALIB_CUDA(cudaMemcpy(compact.get() + b16[t.id], src, std::size_t(t.elems()) * sizeof(bf16),
                             cudaMemcpyDeviceToDevice));
@@ -91,7 +92,7 @@ const fp8* DeviceWeights::fp8_at(const TensorSlot& t) const {
 const float* DeviceWeights::fp8_scale(const TensorSlot& t) const {
   const int i = scale_index_[t.id];
   if (i < 0) throw std::logic_error("DeviceWeights: tensor '" + t.name + "' has no fp8 scale");
-  return scales_.get() + i;
+  return scales_.get() + std::size_t(i) * kFp8ScaleStride;
 }
 
 std::vector<DeviceWeights::Fp8HostTensor> DeviceWeights::fp8_to_host() const {
@@ -104,7 +105,7 @@ std::vector<DeviceWeights::Fp8HostTensor> DeviceWeights::fp8_to_host() const {
     Fp8HostTensor& h = out[t.id];
     h.bits.resize(std::size_t(t.elems()));
     CALIB_CUDA(cudaMemcpy(h.bits.data(), fp8_buf_.get() + fp8_offset_[t.id], h.bits.size(), cudaMemcpyDeviceToHost));
-    h.scale = s[std::size_t(scale_index_[t.id])];
+    h.scale = s[std::size_t(scale_index_[t.id]) * kFp8ScaleStride];
   }
   return out;
 }

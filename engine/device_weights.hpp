@@ -65,7 +65,7 @@ class DeviceWeights {
   calib::DeviceBuffer<float> scales_;
   std::vector<std::int64_t> bf16_offset_;  // per TensorSlot id: element offset in buf_, −1 if E4M3
   std::vector<std::int64_t> fp8_offset_;   // per TensorSlot id: byte offset in fp8_buf_, −1 if bf16
-  std::vector<int> scale_index_;           // per TensorSlot id: index in scales_, −1 if bf16
+  std::vector<int> scale_index_;  // per TensorSlot id: scale i at scales_[i · kFp8ScaleStride], −1 if bf16
 };
 
 /// A Hugging Face model folder: its config.json and its *.safetensors files (sorted).

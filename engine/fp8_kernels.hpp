@@ -20,6 +20,13 @@ namespace infraplan::engine {
 
 using fp8 = __nv_fp8_e4m3;
 
+/// Floats between two fp8 scales that cuBLASLt reads (CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER):
+/// 256 bytes, the alignment of cudaMalloc. On the H200 with cuBLAS 13.0 a scale pointer 4 bytes
+/// past an allocation's start made every E4M3 GEMM fail with CUBLAS_STATUS_NOT_SUPPORTED, while
+/// pointers at the allocation's start ran; LtGemm::run_fp8 refuses pointers that are not 16-byte
+/// aligned (smaller strides than 256 bytes were not tried).
+constexpr std::size_t kFp8ScaleStride = 64;
+
 /// *amax = max(*amax, max |x|) over the first rows of x ([rows][cols], row-major, cols % 8 == 0).
 void amax_bf16(const __nv_bfloat16* x, std::int64_t rows, std::int64_t cols, const int* live_rows, float* amax,
                cudaStream_t stream);

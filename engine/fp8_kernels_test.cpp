@@ -232,7 +232,7 @@ TEST(LtGemmFp8, MatchesTheExactProductOfItsE4M3Inputs) {
     const auto wh = random_bf16(std::size_t(n) * k, 0.05f, 20 + std::uint32_t(n));
     auto x = to_device(xh), w = to_device(wh);
     calib::DeviceBuffer<fp8> x8(xh.size()), w8(wh.size());
-    calib::DeviceBuffer<float> amax(2), scale(2);
+    calib::DeviceBuffer<float> amax(2), scale(2 * kFp8ScaleStride);
     calib::DeviceBuffer<std::uint16_t> y(std::size_t(m) * n);
     CALIB_CUDA(cudaMemset(amax.get(), 0, amax.bytes()));
     CALIB_CUDA(cudaMemset(y.get(), 0xFF, y.bytes()));  // NaN: every output must be written
@@ -241,13 +241,14 @@ TEST(LtGemmFp8, MatchesTheExactProductOfItsE4M3Inputs) {
     amax_bf16(xp, m, k, nullptr, amax.get(), nullptr);
     amax_bf16(wp, n, k, nullptr, amax.get() + 1, nullptr);
     quantize_fp8(xp, std::int64_t(xh.size()), amax.get(), x8.get(), scale.get(), nullptr);
-    quantize_fp8(wp, std::int64_t(wh.size()), amax.get() + 1, w8.get(), scale.get() + 1, nullptr);
-    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + 1, reinterpret_cast<bf16*>(y.get()), m, n, k, nullptr);
+    quantize_fp8(wp, std::int64_t(wh.size()), amax.get() + 1, w8.get(), scale.get() + kFp8ScaleStride, nullptr);
+    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride, reinterpret_cast<bf16*>(y.get()), m, n, k, nullptr);
     CALIB_CUDA(cudaDeviceSynchronize());
     std::vector<std::uint8_t> x8h(xh.size()), w8h(wh.size());
     CALIB_CUDA(cudaMemcpy(x8h.data(), x8.get(), x8h.size(), cudaMemcpyDeviceToHost));
     CALIB_CUDA(cudaMemcpy(w8h.data(), w8.get(), w8h.size(), cudaMemcpyDeviceToHost));
-    const auto sc = to_host(scale);
+    const auto sch = to_host(scale);
+    const float sc[2] = {sch[0], sch[kFp8ScaleStride]};
     // fp32 accumulation of exact E4M3 products and one bf16 rounding of the output (≤ 2⁻⁹
     // relative): a few 10⁻³ at most.
     const auto [rel, worst] = fp8_gemm_error(x8h, sc[0], w8h, sc[1], to_host(y), m, n, k);
@@ -260,16 +261,23 @@ TEST(LtGemmFp8, MatchesTheExactProductOfItsE4M3Inputs) {
     g.prepare(m, n, k, false, GemmInput::FP8);
     EXPECT_EQ(g.plans(), before + 1);
     // Autotuning the fp8 shape keeps a plan that computes the same product.
-    const auto t = g.tune_fp8(x8.get(), scale.get(), w8.get(), scale.get() + 1, reinterpret_cast<bf16*>(y.get()),
+    const auto t = g.tune_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride, reinterpret_cast<bf16*>(y.get()),
                               m, n, k, nullptr);
     EXPECT_GT(t.first, 0.0);
     EXPECT_LE(t.second, t.first);
     CALIB_CUDA(cudaMemset(y.get(), 0xFF, y.bytes()));
-    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + 1, reinterpret_cast<bf16*>(y.get()), m, n, k, nullptr);
+    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride, reinterpret_cast<bf16*>(y.get()), m, n, k, nullptr);
     CALIB_CUDA(cudaDeviceSynchronize());
     EXPECT_LT(fp8_gemm_error(x8h, sc[0], w8h, sc[1], to_host(y), m, n, k).first, 3e-3) << "tuned";
   }
   EXPECT_GT(g.warm_buckets(1024, 256, false, 512, GemmInput::FP8), 0);
+  // Scale pointers that are not 16-byte aligned are refused before cuBLASLt sees them.
+  calib::DeviceBuffer<fp8> a(16 * 256), b(16 * 256);
+  calib::DeviceBuffer<float> s(8);
+  calib::DeviceBuffer<std::uint16_t> out(16 * 16);
+  EXPECT_THROW(g.run_fp8(a.get(), s.get(), b.get(), s.get() + 1, reinterpret_cast<bf16*>(out.get()), 16, 16, 256,
+                         nullptr),
+               calib::CudaError);
 }
 
 TEST(LtGemmFp8, QuantizeAndGemmReplayFromAGraphWithNewInputs) {
@@ -281,18 +289,18 @@ TEST(LtGemmFp8, QuantizeAndGemmReplayFromAGraphWithNewInputs) {
   const auto wh = random_bf16(std::size_t(n) * k, 0.05f, 30);
   auto w = to_device(wh);
   calib::DeviceBuffer<fp8> x8(x.size()), w8(wh.size());
-  calib::DeviceBuffer<float> amax(2), scale(2);
+  calib::DeviceBuffer<float> amax(2), scale(2 * kFp8ScaleStride);
   CALIB_CUDA(cudaMemset(amax.get(), 0, amax.bytes()));
   const bf16* wp = reinterpret_cast<const bf16*>(w.get());
   amax_bf16(wp, n, k, nullptr, amax.get() + 1, nullptr);
-  quantize_fp8(wp, std::int64_t(wh.size()), amax.get() + 1, w8.get(), scale.get() + 1, nullptr);
+  quantize_fp8(wp, std::int64_t(wh.size()), amax.get() + 1, w8.get(), scale.get() + kFp8ScaleStride, nullptr);
   CALIB_CUDA(cudaDeviceSynchronize());
   const bf16* xp = reinterpret_cast<const bf16*>(x.get());
   auto step = [&](cudaStream_t s) {
     CALIB_CUDA(cudaMemsetAsync(amax.get(), 0, sizeof(float), s));
     amax_bf16(xp, m, k, nullptr, amax.get(), s);
     quantize_fp8(xp, std::int64_t(x.size()), amax.get(), x8.get(), scale.get(), s);
-    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + 1, reinterpret_cast<bf16*>(y.get()), m, n, k, s);
+    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride, reinterpret_cast<bf16*>(y.get()), m, n, k, s);
   };
   g.prepare(m, n, k, false, GemmInput::FP8);
   cudaGraph_t graph = nullptr;
@@ -315,7 +323,8 @@ TEST(LtGemmFp8, QuantizeAndGemmReplayFromAGraphWithNewInputs) {
     CALIB_CUDA(cudaStreamSynchronize(stream.get()));
     std::vector<std::uint8_t> x8h(x.size());
     CALIB_CUDA(cudaMemcpy(x8h.data(), x8.get(), x8h.size(), cudaMemcpyDeviceToHost));
-    const auto sc = to_host(scale);
+    const auto sch = to_host(scale);
+    const float sc[2] = {sch[0], sch[kFp8ScaleStride]};
     float amax_h = 0;
     for (auto b : xh) amax_h = std::max(amax_h, std::fabs(bf16_value(b)));
     EXPECT_EQ(sc[0], fp8_scale_for_amax(amax_h)) << spread;

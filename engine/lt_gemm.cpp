@@ -21,9 +21,9 @@ struct LtGemm::Plan {
   }
 };
 
-LtGemm::LtGemm(std::size_t workspace_bytes) : ws_(workspace_bytes), unit_scales_(2) {
-  const float ones[2] = {1.0f, 1.0f};
-  CALIB_CUDA(cudaMemcpy(unit_scales_.get(), ones, sizeof(ones), cudaMemcpyHostToDevice));
+LtGemm::LtGemm(std::size_t workspace_bytes) : ws_(workspace_bytes), unit_scales_(128) {
+  const std::vector<float> ones(unit_scales_.size(), 1.0f);
+  CALIB_CUDA(cudaMemcpy(unit_scales_.get(), ones.data(), unit_scales_.bytes(), cudaMemcpyHostToDevice));
   CALIB_CUBLAS(cublasLtCreate(&h_));
 }
 
@@ -43,7 +43,7 @@ std::unique_ptr<LtGemm::Plan> LtGemm::describe(const Key& key) const {
   const cudaDataType_t ab = in == GemmInput::FP8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
   if (in == GemmInput::FP8) {
     const float* a_scale = unit_scales_.get();
-    const float* b_scale = unit_scales_.get() + 1;
+    const float* b_scale = unit_scales_.get() + 64;
     CALIB_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale,
                                                 sizeof(a_scale)));
     CALIB_CUBLAS(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale,
@@ -187,6 +187,9 @@ void LtGemm::run_fp8(const __nv_fp8_e4m3* X, const float* x_scale, const __nv_fp
     throw calib::CudaError("LtGemm::run_fp8: k must be a multiple of 16 and n of 8 (16-byte rows), got n=" +
                            std::to_string(n) + " k=" + std::to_string(k));
   if (!x_scale || !w_scale) throw calib::CudaError("LtGemm::run_fp8: both scales are required");
+  if (reinterpret_cast<std::uintptr_t>(x_scale) % 16 != 0 || reinterpret_cast<std::uintptr_t>(w_scale) % 16 != 0)
+    throw calib::CudaError("LtGemm::run_fp8: the scale pointers must be 16-byte aligned (cuBLASLt refuses "
+                           "others on Hopper)");
   const cublasStatus_t st = launch(plan({m, n, k, false, GemmInput::FP8}), {X, W, Y, x_scale, w_scale}, stream);
   if (st != CUBLAS_STATUS_SUCCESS)
     throw calib::CudaError("cuBLASLt E4M3 GEMM m=" + std::to_string(m) + " n=" + std::to_string(n) +

@@ -39,8 +39,9 @@ class LtGemm {
   void run(const __nv_bfloat16* X, const __nv_bfloat16* W, void* Y, int m, int n, int k, bool out_f32,
            cudaStream_t stream);
   /// Enqueues Y = x_scale · w_scale · X · Wᵀ. X: [m][k] E4M3, W: [n][k] E4M3, the scales one
-  /// fp32 each in device memory (read when the GEMM runs), Y: [m][n] bf16. k % 16 == 0 and
-  /// n % 8 == 0 (16-byte aligned rows).
+  /// fp32 each in device memory (read when the GEMM runs; 16-byte aligned pointers, see
+  /// kFp8ScaleStride in engine/fp8_kernels.hpp), Y: [m][n] bf16. k % 16 == 0 and n % 8 == 0
+  /// (16-byte aligned rows).
   void run_fp8(const __nv_fp8_e4m3* X, const float* x_scale, const __nv_fp8_e4m3* W, const float* w_scale,
                __nv_bfloat16* Y, int m, int n, int k, cudaStream_t stream);
   /// Makes the plan of this shape now (before a graph capture).
@@ -78,7 +79,8 @@ class LtGemm {
 
   cublasLtHandle_t h_ = nullptr;
   calib::DeviceBuffer<unsigned char> ws_;
-  /// Two 1.0f: the scale pointers an fp8 plan is described and queried with. cuBLASLt's
+  /// 1.0f at [0] and [64] (256-byte aligned): the scale pointers an fp8 plan is described and
+  /// queried with. cuBLASLt's
   /// heuristic may otherwise pick a kernel that runs without scales and refuses them at launch
   /// (CUBLAS_STATUS_NOT_SUPPORTED, seen on the H200 with cuBLAS 13.0); each launch then sets
   /// the call's own pointers.

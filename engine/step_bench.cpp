@@ -123,7 +123,7 @@ double gemm_peak(WeightFormat f) {
   init_weights(x.get(), std::int64_t(x.size()), {0.0f, 1.0f}, 7, 1, nullptr);
   init_weights(w.get(), std::int64_t(w.size()), {0.0f, 1.0f}, 7, 2, nullptr);
   calib::DeviceBuffer<fp8> x8, w8;
-  calib::DeviceBuffer<float> amax(2), scale(2);
+  calib::DeviceBuffer<float> amax(2), scale(2 * kFp8ScaleStride);
   if (f == WeightFormat::FP8) {
     x8 = calib::DeviceBuffer<fp8>(x.size());
     w8 = calib::DeviceBuffer<fp8>(w.size());
@@ -131,7 +131,7 @@ double gemm_peak(WeightFormat f) {
     amax_bf16(x.get(), n, n, nullptr, amax.get(), nullptr);
     amax_bf16(w.get(), n, n, nullptr, amax.get() + 1, nullptr);
     quantize_fp8(x.get(), std::int64_t(x.size()), amax.get(), x8.get(), scale.get(), nullptr);
-    quantize_fp8(w.get(), std::int64_t(w.size()), amax.get() + 1, w8.get(), scale.get() + 1, nullptr);
+    quantize_fp8(w.get(), std::int64_t(w.size()), amax.get() + 1, w8.get(), scale.get() + kFp8ScaleStride, nullptr);
   }
   LtGemm g;
   calib::Event e0, e1;
@@ -139,7 +139,7 @@ double gemm_peak(WeightFormat f) {
   for (int r = 0; r < 12; ++r) {
     CALIB_CUDA(cudaEventRecord(e0.get()));
     if (f == WeightFormat::FP8)
-      g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + 1, y.get(), n, n, n, nullptr);
+      g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride, y.get(), n, n, n, nullptr);
     else
       g.run(x.get(), w.get(), y.get(), n, n, n, false, nullptr);
     CALIB_CUDA(cudaEventRecord(e1.get()));
