@@ -165,7 +165,8 @@ int bench_serve_main(const std::vector<std::string>& argv) {
       (long long)(r.instances.empty() ? 0 : r.instances[0].kv_capacity_tokens / 16),
       (long long)ledger_blocks);
   if (format != WeightFormat::BF16)
-    std::printf("engine weights: %s, %.2f GB on the device\n", weight_format_name(format), double(weights_bytes) / 1e9);
+    std::printf("engine weights: %s, %.2f GB on the device\n", weight_format_name(format),
+                double(weights_bytes) / 1e9);
   for (const bool g : {true, false}) {
     const HostFit f = timing.host_fit(g);
     if (f.steps == 0) continue;

@@ -61,14 +61,17 @@ std::int64_t CudaModel::workspace_bytes(const LlamaConfig& c, const CudaModelOpt
   const std::int64_t split = S * c.heads * kMaxSplits * (kHeadDim + 1) * 4;
   const std::int64_t rope = std::int64_t(c.max_seq) * kHeadDim * 4;
   const std::int64_t fp8_in =
-      f == WeightFormat::FP8 ? T * std::max({std::int64_t(c.hidden), std::int64_t(c.q_dim()), std::int64_t(c.ffn)})
-                             : 0;
+      f == WeightFormat::FP8
+          ? T * std::max({std::int64_t(c.hidden), std::int64_t(c.q_dim()), std::int64_t(c.ffn)})
+          : 0;
   return act + head + split + rope + fp8_in + (std::int64_t(64) << 20);  // + cuBLASLt workspace, metadata
 }
 
 CudaModel::CudaModel(DeviceWeights weights, const CudaModelOptions& o) : w_(std::move(weights)), o_(o) {
   const LlamaConfig& c = w_.config();
   if (o_.num_blocks <= 0) throw Error("CudaModel: num_blocks must be positive");
+  if (o_.keep_fp8_gemm_io && o_.cuda_graphs)
+    throw std::logic_error("CudaModel: keep_fp8_gemm_io copies from eager steps only; turn cuda_graphs off");
   if (o_.max_seqs <= 0 || o_.max_tokens < o_.max_seqs)
     throw Error("CudaModel: need 0 < max_seqs ≤ max_tokens (got " + std::to_string(o_.max_seqs) + ", " +
                 std::to_string(o_.max_tokens) + ")");
@@ -307,6 +310,18 @@ void CudaModel::linear(int l, LayerTensor t, const bf16* X, bf16* Y, int rows, c
   mark("quantize_fp8");
   gemm_.run_fp8(x8_.get(), scale_slot(l, t), w_.fp8_at(W), w_.fp8_scale(W), Y, rows, n, k, s);
   mark(label);
+  if (o_.keep_fp8_gemm_io) {
+    Fp8GemmIo& io = fp8_io_.emplace_back();
+    io.layer = l;
+    io.tensor = t;
+    io.rows = rows;
+    io.n = n;
+    io.k = k;
+    io.x.resize(std::size_t(rows) * std::size_t(k));
+    io.y.resize(std::size_t(rows) * std::size_t(n));
+    CALIB_CUDA(cudaMemcpyAsync(io.x.data(), X, io.x.size() * 2, cudaMemcpyDeviceToHost, s));
+    CALIB_CUDA(cudaMemcpyAsync(io.y.data(), Y, io.y.size() * 2, cudaMemcpyDeviceToHost, s));
+  }
 }
 
 void CudaModel::mark(const char* label) {
@@ -490,6 +505,7 @@ const std::vector<std::int32_t>& CudaModel::run(StepPlan& p) {
       !marks_on_ && o_.cuda_graphs && P == 0 && S == D && !graph_sizes_.empty() && D <= graph_sizes_.back();
   if (marks_on_) calib::wait_kernel(5000000, 1, stream_.get());  // the host queues the step ahead
   if (!graph) {
+    fp8_io_.clear();
     const Offsets off = offsets(T, D, P, S, int(p.copies.size()));
     pack(p, off, T);
     forward(off, T, D, P, S, p.max_prefill_q);

@@ -42,9 +42,22 @@ struct CudaModelOptions {
   bool keep_logits = false;     ///< copy the sampled rows' logits back each step (tests)
   /// fp8: copy each step's activation scales back ([layers][kFp8Gemms], tests).
   bool keep_activation_scales = false;
+  /// fp8, eager steps only (cuda_graphs off): copy every fp8 GEMM's bf16 input and output back
+  /// each step (tests: each GEMM checked against the host's E4M3 product of its own input).
+  bool keep_fp8_gemm_io = false;
   /// Time cuBLASLt's ranked algorithms at start-up (every graph batch size and a full
   /// max_tokens chunk) and keep the fastest; other shapes take the heuristic's first choice.
   bool autotune_gemms = false;
+};
+
+/// One fp8 GEMM of a step as it ran (CudaModelOptions::keep_fp8_gemm_io): its bf16 input before
+/// quantization and its bf16 output, row-major bf16 bits.
+struct Fp8GemmIo {
+  int layer = 0;
+  LayerTensor tensor = LayerTensor::Qkv;
+  int rows = 0, n = 0, k = 0;
+  std::vector<std::uint16_t> x;  ///< [rows][k]
+  std::vector<std::uint16_t> y;  ///< [rows][n]
 };
 
 /// Counters of what the model ran.
@@ -77,6 +90,8 @@ class CudaModel {
   const std::vector<float>& logits() const { return logits_host_; }
   /// fp8: [layers][kFp8Gemms] activation scales of the last step (keep_activation_scales only).
   const std::vector<float>& activation_scales() const { return act_scales_host_; }
+  /// fp8: every fp8 GEMM of the last step, in order (keep_fp8_gemm_io only).
+  const std::vector<Fp8GemmIo>& fp8_gemm_io() const { return fp8_io_; }
   const CudaModelStats& stats() const { return stats_; }
   /// Captured decode batch sizes: 1, 2, 4, 8, then every multiple of 8 up to `max`.
   static std::vector<int> graph_sizes(int max);
@@ -139,10 +154,11 @@ class CudaModel {
   calib::DeviceBuffer<bf16> resid_, x_, delta_, qkv_, q_, attn_, gu_, act_, xs_;
   calib::DeviceBuffer<float> logits_, partial_o_, partial_lse_;
   calib::DeviceBuffer<int> out_tokens_, meta_;
-  calib::DeviceBuffer<fp8> x8_;                     // fp8: the E4M3 GEMM input
+  calib::DeviceBuffer<fp8> x8_;           // fp8: the E4M3 GEMM input
   calib::DeviceBuffer<float> act_amax_;   // fp8: [layers][kFp8Gemms] per step
   calib::DeviceBuffer<float> act_scale_;  // fp8: the same, kFp8ScaleStride floats apart
   std::vector<float> act_scales_host_;
+  std::vector<Fp8GemmIo> fp8_io_;
   std::unique_ptr<calib::PinnedBuffer<int>> meta_host_, tokens_host_;
   std::vector<int> graph_sizes_;
   std::map<int, std::unique_ptr<Graph>> graphs_;  // by padded batch size

@@ -61,7 +61,8 @@ void DeviceWeights::convert_to_fp8() {
     if (quantized[t.id]) {
       float* a = amax.get() + si[t.id];
       amax_bf16(src, t.rows, t.cols, nullptr, a, nullptr);
-      quantize_fp8(src, t.elems(), a, q.get() + f8[t.id], s.get() + std::size_t(si[t.id]) * kFp8ScaleStride, nullptr);
+      quantize_fp8(src, t.elems(), a, q.get() + f8[t.id], s.get() + std::size_t(si[t.id]) * kFp8ScaleStride,
+                   nullptr);
     } else if (t.elems() > 0) {
       CALIB_CUDA(cudaMemcpy(compact.get() + b16[t.id], src, std::size_t(t.elems()) * sizeof(bf16),
                             cudaMemcpyDeviceToDevice));
@@ -104,7 +105,8 @@ std::vector<DeviceWeights::Fp8HostTensor> DeviceWeights::fp8_to_host() const {
     if (fp8_offset_[t.id] < 0) continue;
     Fp8HostTensor& h = out[t.id];
     h.bits.resize(std::size_t(t.elems()));
-    CALIB_CUDA(cudaMemcpy(h.bits.data(), fp8_buf_.get() + fp8_offset_[t.id], h.bits.size(), cudaMemcpyDeviceToHost));
+    CALIB_CUDA(
+        cudaMemcpy(h.bits.data(), fp8_buf_.get() + fp8_offset_[t.id], h.bits.size(), cudaMemcpyDeviceToHost));
     h.scale = s[std::size_t(scale_index_[t.id]) * kFp8ScaleStride];
   }
   return out;
@@ -137,7 +139,8 @@ DeviceWeights DeviceWeights::from_safetensors(const LlamaConfig& c, const std::v
 }
 
 std::vector<std::uint16_t> DeviceWeights::to_host() const {
-  if (format_ != WeightFormat::BF16) throw std::logic_error("DeviceWeights::to_host: fp8 weights (fp8_to_host)");
+  if (format_ != WeightFormat::BF16)
+    throw std::logic_error("DeviceWeights::to_host: fp8 weights (fp8_to_host)");
   std::vector<std::uint16_t> h(buf_.size());
   CALIB_CUDA(cudaMemcpy(h.data(), buf_.get(), buf_.bytes(), cudaMemcpyDeviceToHost));
   return h;

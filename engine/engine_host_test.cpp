@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include "common/error.hpp"
 #include "engine/bench_support.hpp"
 #include "engine/engine_test_workload.hpp"
 #include "engine/llama_config.hpp"
@@ -16,7 +17,6 @@
 #include "engine/token_store.hpp"
 #include "engine/weight_format.hpp"
 #include "engine/weight_layout.hpp"
-#include "common/error.hpp"
 #include "strategies/scenario.hpp"
 
 using namespace infraplan;
@@ -378,7 +378,8 @@ TEST(BenchSupport, RefusesWhatTheCudaBackendDoesNotRun) {
       FAIL() << strat::weight_quant_name(q);
     } catch (const Error& e) {
       const std::string m = e.what();
-      EXPECT_NE(m.find(std::string("serving.weights=") + strat::weight_quant_name(q)), std::string::npos) << m;
+      EXPECT_NE(m.find(std::string("serving.weights=") + strat::weight_quant_name(q)), std::string::npos)
+          << m;
       EXPECT_NE(m.find("valid: bf16, fp8"), std::string::npos) << m;
     }
   }

@@ -12,15 +12,15 @@ using namespace infraplan::engine;
 TEST(Fp8E4M3, KnownValues) {
   EXPECT_EQ(fp8_e4m3_bits(0.0f), 0x00);
   EXPECT_EQ(fp8_e4m3_bits(-0.0f), 0x80);
-  EXPECT_EQ(fp8_e4m3_bits(1.0f), 0x38);     // exponent 7 (bias 7), mantissa 0
+  EXPECT_EQ(fp8_e4m3_bits(1.0f), 0x38);  // exponent 7 (bias 7), mantissa 0
   EXPECT_EQ(fp8_e4m3_bits(-1.0f), 0xB8);
-  EXPECT_EQ(fp8_e4m3_bits(1.125f), 0x39);   // 1 + 1/8
+  EXPECT_EQ(fp8_e4m3_bits(1.125f), 0x39);  // 1 + 1/8
   EXPECT_EQ(fp8_e4m3_bits(1.75f), 0x3E);
   EXPECT_EQ(fp8_e4m3_bits(2.0f), 0x40);
   EXPECT_EQ(fp8_e4m3_bits(0.5f), 0x30);
-  EXPECT_EQ(fp8_e4m3_bits(240.0f), 0x77);   // 1.875 · 2⁷
+  EXPECT_EQ(fp8_e4m3_bits(240.0f), 0x77);  // 1.875 · 2⁷
   EXPECT_EQ(fp8_e4m3_bits(256.0f), 0x78);
-  EXPECT_EQ(fp8_e4m3_bits(448.0f), 0x7E);   // 1.75 · 2⁸, the largest finite value
+  EXPECT_EQ(fp8_e4m3_bits(448.0f), 0x7E);  // 1.75 · 2⁸, the largest finite value
   EXPECT_EQ(fp8_e4m3_bits(-448.0f), 0xFE);
   EXPECT_EQ(fp8_e4m3_bits(0x1p-6f), 0x08);  // smallest normal
   EXPECT_FLOAT_EQ(fp8_e4m3_value(0x7E), 448.0f);
@@ -54,15 +54,15 @@ TEST(Fp8E4M3, SaturatesAt448) {
 }
 
 TEST(Fp8E4M3, Subnormals) {
-  EXPECT_EQ(fp8_e4m3_bits(0x1p-9f), 0x01);          // smallest subnormal
+  EXPECT_EQ(fp8_e4m3_bits(0x1p-9f), 0x01);  // smallest subnormal
   EXPECT_EQ(fp8_e4m3_bits(3 * 0x1p-9f), 0x03);
-  EXPECT_EQ(fp8_e4m3_bits(7 * 0x1p-9f), 0x07);      // largest subnormal
-  EXPECT_EQ(fp8_e4m3_bits(7.5f * 0x1p-9f), 0x08);   // tie 7 | 8 (= 2⁻⁶, normal): to even
-  EXPECT_EQ(fp8_e4m3_bits(0x1p-10f), 0x00);         // tie 0 | 1: to even, zero
-  EXPECT_EQ(fp8_e4m3_bits(1.5f * 0x1p-9f), 0x02);   // tie 1 | 2: to even
-  EXPECT_EQ(fp8_e4m3_bits(2.5f * 0x1p-9f), 0x02);   // tie 2 | 3: to even
-  EXPECT_EQ(fp8_e4m3_bits(0x1.1p-10f), 0x01);       // just above half the smallest
-  EXPECT_EQ(fp8_e4m3_bits(-0x1p-12f), 0x80);        // underflow keeps the sign
+  EXPECT_EQ(fp8_e4m3_bits(7 * 0x1p-9f), 0x07);     // largest subnormal
+  EXPECT_EQ(fp8_e4m3_bits(7.5f * 0x1p-9f), 0x08);  // tie 7 | 8 (= 2⁻⁶, normal): to even
+  EXPECT_EQ(fp8_e4m3_bits(0x1p-10f), 0x00);        // tie 0 | 1: to even, zero
+  EXPECT_EQ(fp8_e4m3_bits(1.5f * 0x1p-9f), 0x02);  // tie 1 | 2: to even
+  EXPECT_EQ(fp8_e4m3_bits(2.5f * 0x1p-9f), 0x02);  // tie 2 | 3: to even
+  EXPECT_EQ(fp8_e4m3_bits(0x1.1p-10f), 0x01);      // just above half the smallest
+  EXPECT_EQ(fp8_e4m3_bits(-0x1p-12f), 0x80);       // underflow keeps the sign
   EXPECT_EQ(fp8_e4m3_bits(-3 * 0x1p-9f), 0x83);
 }
 
@@ -73,7 +73,8 @@ TEST(Fp8E4M3, EveryFiniteCodeRoundTrips) {
     EXPECT_EQ(fp8_e4m3_bits(v), b) << "code " << b << " value " << v;
   }
   // Values are strictly increasing over the positive codes 0x00 … 0x7E.
-  for (int b = 1; b <= 0x7E; ++b) EXPECT_LT(fp8_e4m3_value(std::uint8_t(b - 1)), fp8_e4m3_value(std::uint8_t(b)));
+  for (int b = 1; b <= 0x7E; ++b)
+    EXPECT_LT(fp8_e4m3_value(std::uint8_t(b - 1)), fp8_e4m3_value(std::uint8_t(b)));
 }
 
 TEST(Fp8E4M3, NearestOfAllCodes) {

@@ -46,8 +46,8 @@ __device__ __forceinline__ float vec_amax(const Vec8& v, float m) {
 }
 
 __global__ void __launch_bounds__(kThreads)
-    amax_k(const bf16* __restrict__ x, std::int64_t rows, std::int64_t cols, const int* __restrict__ live_rows,
-           float* amax) {
+    amax_k(const bf16* __restrict__ x, std::int64_t rows, std::int64_t cols,
+           const int* __restrict__ live_rows, float* amax) {
   const std::int64_t live = live_rows ? std::min<std::int64_t>(*live_rows, rows) : rows;
   const std::int64_t chunks = live * cols / 8;
   const Vec8* v = reinterpret_cast<const Vec8*>(x);
@@ -114,10 +114,12 @@ void amax_bf16(const bf16* x, std::int64_t rows, std::int64_t cols, const int* l
   CALIB_LAUNCH();
 }
 
-void quantize_fp8(const bf16* x, std::int64_t n, const float* amax, fp8* out, float* scale, cudaStream_t stream) {
+void quantize_fp8(const bf16* x, std::int64_t n, const float* amax, fp8* out, float* scale,
+                  cudaStream_t stream) {
   if (n % 8 != 0) throw calib::CudaError("quantize_fp8: n must be a multiple of 8");
   if (n <= 0) return;
-  quantize_k<<<blocks_for(n / 8), kThreads, 0, stream>>>(x, n / 8, amax, reinterpret_cast<uint2*>(out), scale);
+  quantize_k<<<blocks_for(n / 8), kThreads, 0, stream>>>(x, n / 8, amax, reinterpret_cast<uint2*>(out),
+                                                         scale);
   CALIB_LAUNCH();
 }
 
@@ -125,8 +127,8 @@ void swiglu_amax(const bf16* gu, bf16* out, int rows, int ffn, const int* live_r
                  cudaStream_t stream) {
   if (ffn % 8 != 0) throw calib::CudaError("swiglu_amax: ffn must be a multiple of 8");
   if (rows <= 0) return;
-  swiglu_amax_k<<<blocks_for(std::int64_t(rows) * (ffn / 8)), kThreads, 0, stream>>>(gu, out, rows, ffn, live_rows,
-                                                                                      amax);
+  swiglu_amax_k<<<blocks_for(std::int64_t(rows) * (ffn / 8)), kThreads, 0, stream>>>(gu, out, rows, ffn,
+                                                                                     live_rows, amax);
   CALIB_LAUNCH();
 }
 

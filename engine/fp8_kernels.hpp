@@ -28,8 +28,8 @@ using fp8 = __nv_fp8_e4m3;
 constexpr std::size_t kFp8ScaleStride = 64;
 
 /// *amax = max(*amax, max |x|) over the first rows of x ([rows][cols], row-major, cols % 8 == 0).
-void amax_bf16(const __nv_bfloat16* x, std::int64_t rows, std::int64_t cols, const int* live_rows, float* amax,
-               cudaStream_t stream);
+void amax_bf16(const __nv_bfloat16* x, std::int64_t rows, std::int64_t cols, const int* live_rows,
+               float* amax, cudaStream_t stream);
 
 /// out[i] = E4M3(x[i] / s) for i < n (n % 8 == 0) with s = amax / 448 (1 when *amax is 0),
 /// and *scale = s (the dequantization scale the GEMM reads).
@@ -38,7 +38,7 @@ void quantize_fp8(const __nv_bfloat16* x, std::int64_t n, const float* amax, fp8
 
 /// SwiGLU of the fused gate/up rows ([rows][2 · ffn] → [rows][ffn], out = silu(gate) · up in
 /// bf16, the arithmetic of calib::swiglu) that also folds max |out| of the live rows into *amax.
-void swiglu_amax(const __nv_bfloat16* gu, __nv_bfloat16* out, int rows, int ffn, const int* live_rows, float* amax,
-                 cudaStream_t stream);
+void swiglu_amax(const __nv_bfloat16* gu, __nv_bfloat16* out, int rows, int ffn, const int* live_rows,
+                 float* amax, cudaStream_t stream);
 
 }  // namespace infraplan::engine

@@ -122,7 +122,8 @@ TEST(Fp8Kernels, NormAndSwigluFoldTheirOutputsAmaxWithoutChangingThem) {
   const auto resid_h = random_bf16(std::size_t(rows) * hidden, 3.0f, 2);
   const auto delta_h = random_bf16(std::size_t(rows) * hidden, 1.0f, 3);
   const auto w_h = random_bf16(hidden, 1.5f, 4);
-  auto resid_a = to_device(resid_h), resid_b = to_device(resid_h), delta = to_device(delta_h), w = to_device(w_h);
+  auto resid_a = to_device(resid_h), resid_b = to_device(resid_h), delta = to_device(delta_h),
+       w = to_device(w_h);
   calib::DeviceBuffer<std::uint16_t> out_a(resid_h.size()), out_b(resid_h.size());
   calib::DeviceBuffer<float> amax(1);
   calib::DeviceBuffer<int> live(1);
@@ -130,12 +131,14 @@ TEST(Fp8Kernels, NormAndSwigluFoldTheirOutputsAmaxWithoutChangingThem) {
   auto bp = [](auto& d) { return reinterpret_cast<bf16*>(d.get()); };
   set_scalar(amax.get(), 0.0f);
   add_rmsnorm(bp(resid_a), bp(delta), bp(w), bp(out_a), rows, hidden, 1e-5f, nullptr);
-  add_rmsnorm_amax(bp(resid_b), bp(delta), bp(w), bp(out_b), rows, hidden, 1e-5f, live.get(), amax.get(), nullptr);
+  add_rmsnorm_amax(bp(resid_b), bp(delta), bp(w), bp(out_b), rows, hidden, 1e-5f, live.get(), amax.get(),
+                   nullptr);
   const auto oa = to_host(out_a), ob = to_host(out_b);
   EXPECT_EQ(oa, ob) << "the norm's output is the same with the reduction";
   EXPECT_EQ(to_host(resid_a), to_host(resid_b));
   float m = 0;
-  for (std::size_t i = 0; i < std::size_t(live_n) * hidden; ++i) m = std::max(m, std::fabs(bf16_value(ob[i])));
+  for (std::size_t i = 0; i < std::size_t(live_n) * hidden; ++i)
+    m = std::max(m, std::fabs(bf16_value(ob[i])));
   EXPECT_EQ(scalar(amax.get()), m);
 
   const auto gu_h = random_bf16(std::size_t(rows) * 2 * ffn, 4.0f, 5);
@@ -241,8 +244,10 @@ TEST(LtGemmFp8, MatchesTheExactProductOfItsE4M3Inputs) {
     amax_bf16(xp, m, k, nullptr, amax.get(), nullptr);
     amax_bf16(wp, n, k, nullptr, amax.get() + 1, nullptr);
     quantize_fp8(xp, std::int64_t(xh.size()), amax.get(), x8.get(), scale.get(), nullptr);
-    quantize_fp8(wp, std::int64_t(wh.size()), amax.get() + 1, w8.get(), scale.get() + kFp8ScaleStride, nullptr);
-    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride, reinterpret_cast<bf16*>(y.get()), m, n, k, nullptr);
+    quantize_fp8(wp, std::int64_t(wh.size()), amax.get() + 1, w8.get(), scale.get() + kFp8ScaleStride,
+                 nullptr);
+    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride,
+              reinterpret_cast<bf16*>(y.get()), m, n, k, nullptr);
     CALIB_CUDA(cudaDeviceSynchronize());
     std::vector<std::uint8_t> x8h(xh.size()), w8h(wh.size());
     CALIB_CUDA(cudaMemcpy(x8h.data(), x8.get(), x8h.size(), cudaMemcpyDeviceToHost));
@@ -261,12 +266,13 @@ TEST(LtGemmFp8, MatchesTheExactProductOfItsE4M3Inputs) {
     g.prepare(m, n, k, false, GemmInput::FP8);
     EXPECT_EQ(g.plans(), before + 1);
     // Autotuning the fp8 shape keeps a plan that computes the same product.
-    const auto t = g.tune_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride, reinterpret_cast<bf16*>(y.get()),
-                              m, n, k, nullptr);
+    const auto t = g.tune_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride,
+                              reinterpret_cast<bf16*>(y.get()), m, n, k, nullptr);
     EXPECT_GT(t.first, 0.0);
     EXPECT_LE(t.second, t.first);
     CALIB_CUDA(cudaMemset(y.get(), 0xFF, y.bytes()));
-    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride, reinterpret_cast<bf16*>(y.get()), m, n, k, nullptr);
+    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride,
+              reinterpret_cast<bf16*>(y.get()), m, n, k, nullptr);
     CALIB_CUDA(cudaDeviceSynchronize());
     EXPECT_LT(fp8_gemm_error(x8h, sc[0], w8h, sc[1], to_host(y), m, n, k).first, 3e-3) << "tuned";
   }
@@ -275,8 +281,8 @@ TEST(LtGemmFp8, MatchesTheExactProductOfItsE4M3Inputs) {
   calib::DeviceBuffer<fp8> a(16 * 256), b(16 * 256);
   calib::DeviceBuffer<float> s(8);
   calib::DeviceBuffer<std::uint16_t> out(16 * 16);
-  EXPECT_THROW(g.run_fp8(a.get(), s.get(), b.get(), s.get() + 1, reinterpret_cast<bf16*>(out.get()), 16, 16, 256,
-                         nullptr),
+  EXPECT_THROW(g.run_fp8(a.get(), s.get(), b.get(), s.get() + 1, reinterpret_cast<bf16*>(out.get()), 16, 16,
+                         256, nullptr),
                calib::CudaError);
 }
 
@@ -300,7 +306,8 @@ TEST(LtGemmFp8, QuantizeAndGemmReplayFromAGraphWithNewInputs) {
     CALIB_CUDA(cudaMemsetAsync(amax.get(), 0, sizeof(float), s));
     amax_bf16(xp, m, k, nullptr, amax.get(), s);
     quantize_fp8(xp, std::int64_t(x.size()), amax.get(), x8.get(), scale.get(), s);
-    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride, reinterpret_cast<bf16*>(y.get()), m, n, k, s);
+    g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride,
+              reinterpret_cast<bf16*>(y.get()), m, n, k, s);
   };
   g.prepare(m, n, k, false, GemmInput::FP8);
   cudaGraph_t graph = nullptr;

@@ -80,10 +80,11 @@ cublasStatus_t LtGemm::launch(const Plan& p, const Operands& o, cudaStream_t str
   if (o.x_scale || o.w_scale) {
     // The descriptor is shared by every GEMM of this shape; the scales are this call's (cuBLASLt
     // reads the attributes when the call enqueues, so a captured graph keeps these pointers).
-    cublasStatus_t st =
-        cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &o.w_scale, sizeof(o.w_scale));
+    cublasStatus_t st = cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &o.w_scale,
+                                                       sizeof(o.w_scale));
     if (st != CUBLAS_STATUS_SUCCESS) return st;
-    st = cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &o.x_scale, sizeof(o.x_scale));
+    st = cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &o.x_scale,
+                                        sizeof(o.x_scale));
     if (st != CUBLAS_STATUS_SUCCESS) return st;
   }
   const float alpha = 1.f, beta = 0.f;
@@ -154,9 +155,9 @@ std::pair<double, double> LtGemm::tune(const __nv_bfloat16* X, const __nv_bfloat
   return tune_key({m, n, k, out_f32, GemmInput::BF16}, {X, W, Y, nullptr, nullptr}, stream, candidates);
 }
 
-std::pair<double, double> LtGemm::tune_fp8(const __nv_fp8_e4m3* X, const float* x_scale, const __nv_fp8_e4m3* W,
-                                           const float* w_scale, __nv_bfloat16* Y, int m, int n, int k,
-                                           cudaStream_t stream, int candidates) {
+std::pair<double, double> LtGemm::tune_fp8(const __nv_fp8_e4m3* X, const float* x_scale,
+                                           const __nv_fp8_e4m3* W, const float* w_scale, __nv_bfloat16* Y,
+                                           int m, int n, int k, cudaStream_t stream, int candidates) {
   return tune_key({m, n, k, false, GemmInput::FP8}, {X, W, Y, x_scale, w_scale}, stream, candidates);
 }
 
@@ -180,17 +181,20 @@ void LtGemm::run(const __nv_bfloat16* X, const __nv_bfloat16* W, void* Y, int m,
   CALIB_CUBLAS(launch(plan({m, n, k, out_f32, GemmInput::BF16}), {X, W, Y, nullptr, nullptr}, stream));
 }
 
-void LtGemm::run_fp8(const __nv_fp8_e4m3* X, const float* x_scale, const __nv_fp8_e4m3* W, const float* w_scale,
-                     __nv_bfloat16* Y, int m, int n, int k, cudaStream_t stream) {
+void LtGemm::run_fp8(const __nv_fp8_e4m3* X, const float* x_scale, const __nv_fp8_e4m3* W,
+                     const float* w_scale, __nv_bfloat16* Y, int m, int n, int k, cudaStream_t stream) {
   if (m <= 0) return;
   if (k % 16 != 0 || n % 8 != 0)
     throw calib::CudaError("LtGemm::run_fp8: k must be a multiple of 16 and n of 8 (16-byte rows), got n=" +
                            std::to_string(n) + " k=" + std::to_string(k));
   if (!x_scale || !w_scale) throw calib::CudaError("LtGemm::run_fp8: both scales are required");
-  if (reinterpret_cast<std::uintptr_t>(x_scale) % 16 != 0 || reinterpret_cast<std::uintptr_t>(w_scale) % 16 != 0)
-    throw calib::CudaError("LtGemm::run_fp8: the scale pointers must be 16-byte aligned (cuBLASLt refuses "
-                           "others on Hopper)");
-  const cublasStatus_t st = launch(plan({m, n, k, false, GemmInput::FP8}), {X, W, Y, x_scale, w_scale}, stream);
+  if (reinterpret_cast<std::uintptr_t>(x_scale) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(w_scale) % 16 != 0)
+    throw calib::CudaError(
+        "LtGemm::run_fp8: the scale pointers must be 16-byte aligned (cuBLASLt refuses "
+        "others on Hopper)");
+  const cublasStatus_t st =
+      launch(plan({m, n, k, false, GemmInput::FP8}), {X, W, Y, x_scale, w_scale}, stream);
   if (st != CUBLAS_STATUS_SUCCESS)
     throw calib::CudaError("cuBLASLt E4M3 GEMM m=" + std::to_string(m) + " n=" + std::to_string(n) +
                            " k=" + std::to_string(k) + " failed: cuBLAS status " + std::to_string(int(st)));

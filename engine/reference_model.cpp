@@ -130,6 +130,8 @@ std::vector<float> ReferenceModel::step(State& st, std::int32_t token, const Fp8
       }
       double sum = 0;
       for (std::int64_t t = 0; t < n; ++t) sum += (s[std::size_t(t)] = std::exp(s[std::size_t(t)] - mx));
+      if (bf16_probabilities_)  // the PV product's operand only; the normaliser keeps the exact sum
+        for (double& p : s) p = double(round_bf16(float(p)));
       for (int d = 0; d < D; ++d) {
         double o = 0;
         for (std::int64_t t = 0; t < n; ++t)

@@ -50,6 +50,11 @@ class ReferenceModel {
   std::vector<float> step(State& st, std::int32_t token, const Fp8Row& fp8 = {}) const;
 
   WeightFormat format() const { return format_; }
+  /// Rounds each attention probability to bf16 before the probabilities-times-values product, as
+  /// the GPU's attention kernels feed them to bf16 matrix units (there relative to the running
+  /// maximum of the online softmax, here to the row's maximum), the sum staying exact. Off by
+  /// default: the reference is the exact model; on, it shows what that rounding alone changes.
+  void set_bf16_attention_probabilities(bool on) { bf16_probabilities_ = on; }
   /// fp8 only: the dequantization scale of a layer's linear weight (amax / 448).
   float weight_scale(int layer, LayerTensor t) const;
 
@@ -65,6 +70,7 @@ class ReferenceModel {
   LlamaConfig c_;
   WeightLayout layout_;
   WeightFormat format_;
+  bool bf16_probabilities_ = false;
   std::vector<float> wf_;      // weights as floats (fp8: the linear weights' E4M3 values, unscaled)
   std::vector<float> wscale_;  // fp8: per TensorSlot id, the dequantization scale (1 for bf16 tensors)
   std::vector<float> rope_;    // rope_table(c)

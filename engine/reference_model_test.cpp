@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "common/error.hpp"
 #include "engine/fp8_e4m3.hpp"
@@ -147,4 +148,39 @@ TEST(ReferenceModel, Fp8ActivationScalesComeFromTheStep) {
   const auto coarse = m.step(s3, 42, {scales.data(), nullptr});
   EXPECT_GT(rel_diff(coarse, own), 1e-4);
   EXPECT_LT(rel_diff(coarse, own), 0.5);
+}
+
+TEST(ReferenceModel, Fp8AmplifiesBf16LevelDifferences) {
+  // Why the fp8 engine test's tolerances are wider than bf16's (cuda_engine_test.cpp): rounding the
+  // attention probabilities to bf16, as the GPU's kernels do, changes the bf16 model's logits by
+  // about 1%, but the fp8 model's by several percent — an input difference δ moves about δ/Δ of
+  // a quantizer's elements by a whole E4M3 step Δ, and each of a layer's four quantizers
+  // amplifies what the previous ones changed.
+  LlamaConfig c = small(4, 2);
+  c.hidden = 256;
+  c.ffn = 512;
+  c.vocab = 256;
+  c.max_seq = 64;
+  const auto w = WeightLayout(c).random_host(42);
+  ReferenceModel bf(c, w), bf_p(c, w), f8(c, w, WeightFormat::FP8), f8_p(c, w, WeightFormat::FP8);
+  bf_p.set_bf16_attention_probabilities(true);
+  f8_p.set_bf16_attention_probabilities(true);
+  auto sb = bf.new_state(), sbp = bf_p.new_state(), sf = f8.new_state(), sfp = f8_p.new_state();
+  double d_bf16 = 0, d_fp8 = 0, d_format = 0;
+  const int n = 48;
+  for (int p = 0; p < n; ++p) {
+    const int tok = (p * 37 + 11) % c.vocab;
+    const auto a = bf.step(sb, tok), ap = bf_p.step(sbp, tok), f = f8.step(sf, tok), fp = f8_p.step(sfp, tok);
+    d_bf16 += rel_diff(ap, a) / n;
+    d_fp8 += rel_diff(fp, f) / n;
+    d_format += rel_diff(f, a) / n;
+  }
+  EXPECT_GT(d_bf16, 1e-4) << "the rounding changes something";
+  EXPECT_LT(d_bf16, 1.5e-2);
+  EXPECT_GT(d_fp8, 3 * d_bf16) << "fp8 amplifies it";
+  EXPECT_LT(d_fp8, d_format) << "but stays below what fp8 itself changes";
+  std::printf(
+      "[fp8 amplification] mean rel logits change from bf16 attention probabilities: bf16 %.2e, fp8 %.2e; "
+      "fp8 vs bf16 %.2e\n",
+      d_bf16, d_fp8, d_format);
 }

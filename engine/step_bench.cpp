@@ -9,9 +9,9 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
+#include "common/error.hpp"
 #include "engine/fp8_kernels.hpp"
 #include "engine/gpu_info.hpp"
-#include "common/error.hpp"
 
 namespace infraplan::engine {
 
@@ -131,7 +131,8 @@ double gemm_peak(WeightFormat f) {
     amax_bf16(x.get(), n, n, nullptr, amax.get(), nullptr);
     amax_bf16(w.get(), n, n, nullptr, amax.get() + 1, nullptr);
     quantize_fp8(x.get(), std::int64_t(x.size()), amax.get(), x8.get(), scale.get(), nullptr);
-    quantize_fp8(w.get(), std::int64_t(w.size()), amax.get() + 1, w8.get(), scale.get() + kFp8ScaleStride, nullptr);
+    quantize_fp8(w.get(), std::int64_t(w.size()), amax.get() + 1, w8.get(), scale.get() + kFp8ScaleStride,
+                 nullptr);
   }
   LtGemm g;
   calib::Event e0, e1;
@@ -248,8 +249,7 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
     if (st.kernels) out["decode"].back()["kernels"] = kernel_breakdown(m, plan, b);
   }
   std::printf("%s decode (%s weights, %s GEMMs), context %d:\n%s\n", cfg.name.c_str(),
-              weight_format_name(st.format), label.c_str(), st.context,
-              t.str().c_str());
+              weight_format_name(st.format), label.c_str(), st.context, t.str().c_str());
   if (st.prefill > 0) {
     m.set_cuda_graphs(false);
     const Timing p = time_plan(m, prefill_plan(m, st.prefill), std::max(5, st.reps / 3));
@@ -275,7 +275,8 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
         "%.1f%% of the measured GEMM\n",
         st.prefill, label.c_str(), p.wall_p50 * 1e3, p.gpu_p50 * 1e3, flops / p.gpu_p50 / 1e12,
         100 * flops / p.gpu_p50 / st.datasheet_flops(),
-        st.format == WeightFormat::FP8 ? "1979 dense fp8" : "989 dense bf16", 100 * flops / p.gpu_p50 / st.peak);
+        st.format == WeightFormat::FP8 ? "1979 dense fp8" : "989 dense bf16",
+        100 * flops / p.gpu_p50 / st.peak);
   }
   return out;
 }
