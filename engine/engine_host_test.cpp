@@ -367,6 +367,13 @@ TEST(BenchSupport, RefusesWhatTheCudaBackendDoesNotRun) {
   auto fp8 = setup;
   fp8.serving.weights = strat::WeightQuant::FP8;
   EXPECT_NO_THROW(check_bench_supported(fp8, c));
+  for (const char* name : {"bench_llama2_7b_h200_single_fp8.json", "bench_llama3_8b_h200_throughput_fp8.json"}) {
+    auto f8 = strat::load_scenario(std::string(INFRAPLAN_SOURCE_DIR) + "/scenarios/" + name);
+    auto s8 = sim::serve::serving_setup_from_scenario(f8);
+    EXPECT_EQ(s8.serving.weights, strat::WeightQuant::FP8) << name;
+    EXPECT_EQ(s8.serving.kv_dtype, Dtype::BF16) << name;
+    EXPECT_NO_THROW(check_bench_supported(s8, llama_config_from_spec(f8.model))) << name;
+  }
   EXPECT_EQ(engine_weight_format(strat::WeightQuant::FP8), WeightFormat::FP8);
   EXPECT_EQ(engine_weight_format(strat::WeightQuant::BF16), WeightFormat::BF16);
   for (auto q : {strat::WeightQuant::FP16, strat::WeightQuant::INT8, strat::WeightQuant::INT4,
