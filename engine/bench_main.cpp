@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::printf(
         "Usage: infraplan-bench serve --scenario F [--json] [--json-out F] [--trace F] [--requests F] [--steps F]\n"
-        "       infraplan-bench step --model NAME [--batches 1,8,64] [--context N] [--prefill N] [--kernels]\n"
+        "       infraplan-bench step --model NAME [--batches 1,8,64] [--context N] [--prefill N]\n"
+        "                            [--weights bf16|fp8] [--kernels]\n"
         "       infraplan-bench kernels --model NAME [--json-out F]\n"
         "       infraplan-bench attention --model NAME [--json-out F]\n\n"
         "The serving mini-engine's CUDA backend on this machine's GPU (docs/serving.md).\n");

@@ -69,30 +69,33 @@ int bench_serve_main(const std::vector<std::string>& argv) {
   }
   setup.requests = sim::serve::make_requests(setup.workload);
   check_bench_supported(setup, cfg);
+  const WeightFormat format = engine_weight_format(setup.serving.weights);
   const GpuInfo gpu = require_gpu("bench serve");
 
   const bool graphs = !a.flag("no-graphs");
   const bool mo_autotune = !a.flag("no-autotune");
   std::shared_ptr<CudaModel> model;  // outlives the engine, for its statistics
   std::int32_t ledger_blocks = 0;
+  std::int64_t weights_bytes = 0;
   SteadyRunClock clock;
   StepTimingLog timing;  // filled by the backend, read after the run
   sim::serve::SimOptions o;
   o.keep_requests = true;
   o.backend_factory = [&](sim::serve::InstanceSpec& spec, const strat::ServingConfig& s) {
-    DeviceWeights w = weights_dir ? DeviceWeights::from_safetensors(cfg, hf.files)
-                                  : DeviceWeights::random(cfg, weights_seed);
+    DeviceWeights w = weights_dir ? DeviceWeights::from_safetensors(cfg, hf.files, format)
+                                  : DeviceWeights::random(cfg, weights_seed, format);
     CudaModelOptions mo;
     mo.max_seqs = s.max_num_seqs;
     mo.max_tokens = int(std::max<std::int64_t>(s.max_batched_tokens, s.max_num_seqs));
     mo.cuda_graphs = graphs;
     mo.autotune_gemms = mo_autotune;
     ledger_blocks = spec.num_blocks;
-    const std::int64_t fit = kv_blocks_that_fit(cfg, mo);
+    const std::int64_t fit = kv_blocks_that_fit(cfg, mo, format);
     if (fit < spec.num_blocks) spec.num_blocks = std::int32_t(fit);
     if (spec.num_blocks < 1)
       throw Error("bench serve: no GPU memory left for the KV cache after the weights");
     mo.num_blocks = spec.num_blocks;
+    weights_bytes = std::int64_t(w.bytes());
     model = std::make_shared<CudaModel>(std::move(w), mo);
     model->warm_up();
     auto backend = std::make_unique<CudaBackend>(model);
@@ -135,6 +138,8 @@ int bench_serve_main(const std::vector<std::string>& argv) {
   j["engine"] = {{"model", cfg.to_json()},
                  {"weights", weights_dir ? "safetensors " + *weights_dir
                                          : "random, seed " + std::to_string(weights_seed)},
+                 {"weight_format", weight_format_name(format)},
+                 {"weight_bytes", weights_bytes},
                  {"cuda_graphs", graphs},
                  {"kv_blocks", r.instances.empty() ? 0 : r.instances[0].kv_capacity_tokens / 16},
                  {"kv_blocks_ledger", ledger_blocks},
@@ -159,6 +164,9 @@ int bench_serve_main(const std::vector<std::string>& argv) {
       (long long)st.graph_steps, (long long)st.eager_steps, (long long)st.block_copies,
       (long long)(r.instances.empty() ? 0 : r.instances[0].kv_capacity_tokens / 16),
       (long long)ledger_blocks);
+  if (format != WeightFormat::BF16)
+    std::printf("engine weights: %s, %.2f GB on the device\n", weight_format_name(format),
+                double(weights_bytes) / 1e9);
   for (const bool g : {true, false}) {
     const HostFit f = timing.host_fit(g);
     if (f.steps == 0) continue;

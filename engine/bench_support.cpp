@@ -23,6 +23,14 @@ void SteadyRunClock::wait_until(double t_s) {
   }
 }
 
+WeightFormat engine_weight_format(strat::WeightQuant q) {
+  if (q == strat::WeightQuant::BF16) return WeightFormat::BF16;
+  if (q == strat::WeightQuant::FP8) return WeightFormat::FP8;
+  throw Error(std::string("bench serve: serving.weights=") + strat::weight_quant_name(q) +
+              " is not supported by the CUDA backend; valid: bf16, fp8 (W8A8: E4M3 weights and activations, "
+              "per-tensor scales)");
+}
+
 void check_bench_supported(const sim::serve::ServingSetup& s, const LlamaConfig& c) {
   const auto& sv = s.serving;
   const auto& e = s.engine;
@@ -36,8 +44,7 @@ void check_bench_supported(const sim::serve::ServingSetup& s, const LlamaConfig&
     refuse("serving.tp", std::to_string(sv.tp),
            "tensor parallelism over NCCL is designed (docs/serving.md) but not implemented; use tp=1");
   if (sv.pp != 1) refuse("serving.pp", std::to_string(sv.pp), "use pp=1");
-  if (sv.weights != strat::WeightQuant::BF16)
-    refuse("serving.weights", strat::weight_quant_name(sv.weights), "the engine runs bf16 weights");
+  (void)engine_weight_format(sv.weights);
   if (sv.kv_dtype != Dtype::BF16)
     refuse("serving.kv_dtype", std::string(dtype_name(sv.kv_dtype)), "use bf16");
   if (sv.block_size != 16) refuse("serving.block_size", std::to_string(sv.block_size), "the kernels use 16");

@@ -1,11 +1,12 @@
 #pragma once
 // What `bench serve` needs besides the GPU, CUDA-free: the wall clock of a real-time run and
 // the check that a scenario asks for something the CUDA backend runs (one replica on one GPU,
-// bf16 weights and KV, continuous batching, preemption by recompute, no speculative decoding or
-// PD disaggregation, 16-token blocks, requests within the model's length).
+// bf16 or fp8 (W8A8) weights, bf16 KV, continuous batching, preemption by recompute, no
+// speculative decoding or PD disaggregation, 16-token blocks, requests within the model's length).
 #include <chrono>
 
 #include "engine/llama_config.hpp"
+#include "engine/weight_format.hpp"
 #include "simulator/serving_sim.hpp"
 
 namespace infraplan::engine {
@@ -29,5 +30,9 @@ class SteadyRunClock final : public sim::serve::RunClock {
 /// Throws infraplan::Error naming the scenario field the CUDA backend cannot run, and the
 /// request that does not fit `c.max_seq`.
 void check_bench_supported(const sim::serve::ServingSetup& s, const LlamaConfig& c);
+
+/// The engine's weight format for a scenario's serving.weights (bf16 or fp8); throws
+/// infraplan::Error naming the field, the value and the valid choices for any other.
+WeightFormat engine_weight_format(strat::WeightQuant q);
 
 }  // namespace infraplan::engine

@@ -29,6 +29,7 @@ sim::serve::StepCost CudaBackend::step(const sim::serve::BatchShape& b) {
     }
     tokens_.record(s, out[i]);
   }
+  if (step_observer_) step_observer_(b, *model_);
   const auto t2 = clock::now();
   sim::serve::StepCost c;
   c.host_s = std::chrono::duration<double>(t1 - t0).count();

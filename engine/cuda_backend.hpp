@@ -21,6 +21,10 @@ namespace infraplan::engine {
 using LogitsObserver = std::function<void(const sim::serve::Sequence& s, std::int64_t position,
                                           const float* logits, std::int32_t token)>;
 
+/// Called after every step with its batch and the model that ran it (tests: e.g. the model's
+/// fp8 activation scales of the step).
+using StepObserver = std::function<void(const sim::serve::BatchShape& b, const CudaModel& m)>;
+
 class CudaBackend final : public sim::serve::ExecutionBackend {
  public:
   /// The model is shared: a caller may keep it to read its statistics after the engine (which
@@ -33,6 +37,7 @@ class CudaBackend final : public sim::serve::ExecutionBackend {
   const TokenStore& tokens() const { return tokens_; }
   /// Needs the model built with keep_logits.
   void set_observer(LogitsObserver f) { observer_ = std::move(f); }
+  void set_step_observer(StepObserver f) { step_observer_ = std::move(f); }
   /// Records every step's host and GPU time into `log`, on the run clock `clock` (whose waits
   /// for arrivals are not host time). Both outlive the backend.
   void set_timing(StepTimingLog* log, const SteadyRunClock* clock) {
@@ -47,6 +52,7 @@ class CudaBackend final : public sim::serve::ExecutionBackend {
   std::shared_ptr<CudaModel> model_;
   TokenStore tokens_;
   LogitsObserver observer_;
+  StepObserver step_observer_;
   std::int64_t steps_ = 0;
   double busy_s_ = 0;
   StepTimingLog* timing_ = nullptr;

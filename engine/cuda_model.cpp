@@ -6,6 +6,7 @@
 
 #include "calib_kernels/kernels.hpp"
 #include "common/error.hpp"
+#include "engine/fp8_kernels.hpp"
 
 namespace infraplan::engine {
 
@@ -21,7 +22,7 @@ constexpr int kMaxSplits = 64;
 /// Element offsets of the step's arrays in the uploaded int32 buffer.
 struct CudaModel::Offsets {
   int tokens = 0, positions = 0, slots = 0, samples = 0, dec_ctx = 0, dec_tables = 0, pre_cu = 0,
-      pre_start = 0, pre_kv = 0, pre_tables = 0, copies = 0, total = 0;
+      pre_start = 0, pre_kv = 0, pre_tables = 0, live = 0, copies = 0, total = 0;
 };
 
 /// An instantiated CUDA graph (RAII).
@@ -51,7 +52,7 @@ std::int64_t CudaModel::block_bytes(const LlamaConfig& c) {
   return std::int64_t(c.layers) * 2 * c.kv_heads * kBlockSize * kHeadDim * 2;
 }
 
-std::int64_t CudaModel::workspace_bytes(const LlamaConfig& c, const CudaModelOptions& o) {
+std::int64_t CudaModel::workspace_bytes(const LlamaConfig& c, const CudaModelOptions& o, WeightFormat f) {
   const std::int64_t T = o.max_tokens, S = o.max_seqs;
   const std::int64_t act =
       T * (3 * std::int64_t(c.hidden) + c.qkv_dim() + 2 * std::int64_t(c.q_dim()) + 3 * std::int64_t(c.ffn)) *
@@ -59,12 +60,18 @@ std::int64_t CudaModel::workspace_bytes(const LlamaConfig& c, const CudaModelOpt
   const std::int64_t head = S * (std::int64_t(c.hidden) * 2 + std::int64_t(c.vocab) * 4);
   const std::int64_t split = S * c.heads * kMaxSplits * (kHeadDim + 1) * 4;
   const std::int64_t rope = std::int64_t(c.max_seq) * kHeadDim * 4;
-  return act + head + split + rope + (std::int64_t(64) << 20);  // + cuBLASLt workspace and metadata
+  const std::int64_t fp8_in =
+      f == WeightFormat::FP8
+          ? T * std::max({std::int64_t(c.hidden), std::int64_t(c.q_dim()), std::int64_t(c.ffn)})
+          : 0;
+  return act + head + split + rope + fp8_in + (std::int64_t(64) << 20);  // + cuBLASLt workspace, metadata
 }
 
 CudaModel::CudaModel(DeviceWeights weights, const CudaModelOptions& o) : w_(std::move(weights)), o_(o) {
   const LlamaConfig& c = w_.config();
   if (o_.num_blocks <= 0) throw Error("CudaModel: num_blocks must be positive");
+  if (o_.keep_fp8_gemm_io && o_.cuda_graphs)
+    throw std::logic_error("CudaModel: keep_fp8_gemm_io copies from eager steps only; turn cuda_graphs off");
   if (o_.max_seqs <= 0 || o_.max_tokens < o_.max_seqs)
     throw Error("CudaModel: need 0 < max_seqs ≤ max_tokens (got " + std::to_string(o_.max_seqs) + ", " +
                 std::to_string(o_.max_tokens) + ")");
@@ -90,6 +97,13 @@ CudaModel::CudaModel(DeviceWeights weights, const CudaModelOptions& o) : w_(std:
   partial_o_ = calib::DeviceBuffer<float>(S * std::size_t(c.heads) * kMaxSplits * kHeadDim);
   partial_lse_ = calib::DeviceBuffer<float>(S * std::size_t(c.heads) * kMaxSplits);
   out_tokens_ = calib::DeviceBuffer<int>(S);
+  if (is_fp8()) {
+    x8_ = calib::DeviceBuffer<fp8>(T * std::size_t(std::max({c.hidden, c.q_dim(), c.ffn})));
+    act_amax_ = calib::DeviceBuffer<float>(std::size_t(c.layers) * kFp8Gemms);
+    act_scale_ = calib::DeviceBuffer<float>(std::size_t(c.layers) * kFp8Gemms * kFp8ScaleStride);
+    CALIB_CUDA(cudaMemsetAsync(act_amax_.get(), 0, act_amax_.bytes(), stream_.get()));
+    CALIB_CUDA(cudaMemsetAsync(act_scale_.get(), 0, act_scale_.bytes(), stream_.get()));
+  }
   const Offsets cap = offsets(o_.max_tokens, o_.max_seqs, o_.max_seqs, o_.max_seqs, o_.max_seqs);
   // The largest layout: every array at its maximum at once.
   const std::size_t meta = std::size_t(cap.total) + std::size_t(o_.max_seqs) * std::size_t(mb_) + 16;
@@ -100,6 +114,14 @@ CudaModel::CudaModel(DeviceWeights weights, const CudaModelOptions& o) : w_(std:
   int dev = 0, sms = 0;
   CALIB_CUDA(cudaGetDevice(&dev));
   CALIB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  if (is_fp8()) {
+    int major = 0, minor = 0;
+    CALIB_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    CALIB_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    if (major * 10 + minor < 89)
+      throw Error("CudaModel: fp8 weights need fp8 tensor cores (sm_89 or newer); this GPU is sm_" +
+                  std::to_string(major) + std::to_string(minor));
+  }
   slots_ = 2 * sms;  // the decode kernel's 96 KiB of shared memory fit twice in a multiprocessor
   CALIB_CUDA(cudaStreamSynchronize(stream_.get()));
 }
@@ -138,12 +160,13 @@ CudaModel::Offsets CudaModel::offsets(int rows, int decodes, int chunks, int sam
   o.pre_start = take(chunks);
   o.pre_kv = take(chunks);
   o.pre_tables = take(chunks * mb_);
+  o.live = take(1);
   o.copies = take(2 * copies);
   o.total = at;
   return o;
 }
 
-void CudaModel::pack(const StepPlan& p, const Offsets& o) {
+void CudaModel::pack(const StepPlan& p, const Offsets& o, int live_rows) {
   CALIB_CUDA(cudaEventRecord(ev_start_.get(), stream_.get()));
   int* m = meta_host_->get();
   auto put = [&](int off, const std::vector<std::int32_t>& v) {
@@ -159,6 +182,7 @@ void CudaModel::pack(const StepPlan& p, const Offsets& o) {
   put(o.pre_start, p.prefill_start);
   put(o.pre_kv, p.prefill_kv);
   put(o.pre_tables, p.prefill_tables);
+  m[o.live] = live_rows;
   for (std::size_t i = 0; i < p.copies.size(); ++i) {
     m[o.copies + 2 * int(i)] = p.copies[i].src;
     m[o.copies + 2 * int(i) + 1] = p.copies[i].dst;
@@ -178,17 +202,28 @@ void CudaModel::forward(const Offsets& off, int T, int D, int P, int S, int max_
   cudaStream_t s = stream_.get();
   const int* meta = meta_.get();
   const int h = c.hidden, qd = c.q_dim();
+  const int* live = meta + off.live;
   mark(nullptr);
   embed_tokens(w_.at(L.embed()), meta + off.tokens, resid_.get(), T, h, s);
   mark("embedding");
+  if (is_fp8()) {
+    CALIB_CUDA(cudaMemsetAsync(act_amax_.get(), 0, act_amax_.bytes(), s));
+    mark("fp8_amax_reset");
+  }
+  // The fused add + RMSNorm; with fp8 it also reduces the amax of its output (the next GEMM's input).
+  auto norm = [&](int l, const bf16* delta, LayerTensor norm_w, LayerTensor next) {
+    if (is_fp8())
+      add_rmsnorm_amax(resid_.get(), delta, w_.at(L.layer(l, norm_w)), x_.get(), T, h, c.rms_eps, live,
+                       amax_slot(l, next), s);
+    else
+      add_rmsnorm(resid_.get(), delta, w_.at(L.layer(l, norm_w)), x_.get(), T, h, c.rms_eps, s);
+    mark("add_rmsnorm");
+  };
   for (int l = 0; l < c.layers; ++l) {
     bf16* kc = kv_.get() + std::int64_t(2 * l) * plane_elems_;
     bf16* vc = kc + plane_elems_;
-    add_rmsnorm(resid_.get(), l == 0 ? nullptr : delta_.get(), w_.at(L.layer(l, LayerTensor::AttnNorm)),
-                x_.get(), T, h, c.rms_eps, s);
-    mark("add_rmsnorm");
-    gemm_.run(x_.get(), w_.at(L.layer(l, LayerTensor::Qkv)), qkv_.get(), T, c.qkv_dim(), h, false, s);
-    mark("gemm_qkv");
+    norm(l, l == 0 ? nullptr : delta_.get(), LayerTensor::AttnNorm, LayerTensor::Qkv);
+    linear(l, LayerTensor::Qkv, x_.get(), qkv_.get(), T, "gemm_qkv");
     rope_qkv_to_cache(qkv_.get(), q_.get(), kc, vc, meta + off.positions, meta + off.slots, rope_.get(), T,
                       c.heads, c.kv_heads, s);
     mark("rope_kv_write");
@@ -231,17 +266,19 @@ void CudaModel::forward(const Offsets& off, int T, int D, int P, int S, int max_
       paged_prefill_attention(a, s);
       mark("attention_prefill");
     }
-    gemm_.run(attn_.get(), w_.at(L.layer(l, LayerTensor::O)), delta_.get(), T, h, qd, false, s);
-    mark("gemm_o");
-    add_rmsnorm(resid_.get(), delta_.get(), w_.at(L.layer(l, LayerTensor::FfnNorm)), x_.get(), T, h,
-                c.rms_eps, s);
-    mark("add_rmsnorm");
-    gemm_.run(x_.get(), w_.at(L.layer(l, LayerTensor::GateUp)), gu_.get(), T, 2 * c.ffn, h, false, s);
-    mark("gemm_gate_up");
-    calib::swiglu(gu_.get(), act_.get(), T, c.ffn, s);
+    if (is_fp8()) {
+      amax_bf16(attn_.get(), T, qd, live, amax_slot(l, LayerTensor::O), s);
+      mark("amax_attention_out");
+    }
+    linear(l, LayerTensor::O, attn_.get(), delta_.get(), T, "gemm_o");
+    norm(l, delta_.get(), LayerTensor::FfnNorm, LayerTensor::GateUp);
+    linear(l, LayerTensor::GateUp, x_.get(), gu_.get(), T, "gemm_gate_up");
+    if (is_fp8())
+      swiglu_amax(gu_.get(), act_.get(), T, c.ffn, live, amax_slot(l, LayerTensor::Down), s);
+    else
+      calib::swiglu(gu_.get(), act_.get(), T, c.ffn, s);
     mark("swiglu");
-    gemm_.run(act_.get(), w_.at(L.layer(l, LayerTensor::Down)), delta_.get(), T, h, c.ffn, false, s);
-    mark("gemm_down");
+    linear(l, LayerTensor::Down, act_.get(), delta_.get(), T, "gemm_down");
   }
   gather_add_rmsnorm(resid_.get(), delta_.get(), meta + off.samples, w_.at(L.final_norm()), xs_.get(), S, h,
                      c.rms_eps, s);
@@ -250,6 +287,41 @@ void CudaModel::forward(const Offsets& off, int T, int D, int P, int S, int max_
   mark("gemm_lm_head");
   argmax_rows(logits_.get(), out_tokens_.get(), S, c.vocab, s);
   mark("argmax");
+}
+
+float* CudaModel::amax_slot(int l, LayerTensor t) const {
+  return act_amax_.get() + std::size_t(l) * kFp8Gemms + std::size_t(fp8_gemm_index(t));
+}
+
+float* CudaModel::scale_slot(int l, LayerTensor t) const {
+  return act_scale_.get() + (std::size_t(l) * kFp8Gemms + std::size_t(fp8_gemm_index(t))) * kFp8ScaleStride;
+}
+
+void CudaModel::linear(int l, LayerTensor t, const bf16* X, bf16* Y, int rows, const char* label) {
+  const TensorSlot& W = w_.layout().layer(l, t);
+  const int n = int(W.rows), k = int(W.cols);
+  cudaStream_t s = stream_.get();
+  if (!is_fp8()) {
+    gemm_.run(X, w_.at(W), Y, rows, n, k, false, s);
+    mark(label);
+    return;
+  }
+  quantize_fp8(X, std::int64_t(rows) * k, amax_slot(l, t), x8_.get(), scale_slot(l, t), s);
+  mark("quantize_fp8");
+  gemm_.run_fp8(x8_.get(), scale_slot(l, t), w_.fp8_at(W), w_.fp8_scale(W), Y, rows, n, k, s);
+  mark(label);
+  if (o_.keep_fp8_gemm_io) {
+    Fp8GemmIo& io = fp8_io_.emplace_back();
+    io.layer = l;
+    io.tensor = t;
+    io.rows = rows;
+    io.n = n;
+    io.k = k;
+    io.x.resize(std::size_t(rows) * std::size_t(k));
+    io.y.resize(std::size_t(rows) * std::size_t(n));
+    CALIB_CUDA(cudaMemcpyAsync(io.x.data(), X, io.x.size() * 2, cudaMemcpyDeviceToHost, s));
+    CALIB_CUDA(cudaMemcpyAsync(io.y.data(), Y, io.y.size() * 2, cudaMemcpyDeviceToHost, s));
+  }
 }
 
 void CudaModel::mark(const char* label) {
@@ -287,6 +359,12 @@ void CudaModel::finish(int S) {
     CALIB_CUDA(cudaMemcpyAsync(logits_host_.data(), logits_.get(), logits_host_.size() * sizeof(float),
                                cudaMemcpyDeviceToHost, s));
   }
+  if (o_.keep_activation_scales && is_fp8()) {  // strided on the device, packed on the host
+    act_scales_host_.resize(act_amax_.size());
+    CALIB_CUDA(cudaMemcpy2DAsync(act_scales_host_.data(), sizeof(float), act_scale_.get(),
+                                 kFp8ScaleStride * sizeof(float), sizeof(float), act_scales_host_.size(),
+                                 cudaMemcpyDeviceToHost, s));
+  }
   CALIB_CUDA(cudaStreamSynchronize(s));
   float ms = 0;
   CALIB_CUDA(cudaEventElapsedTime(&ms, ev_start_.get(), ev_end_.get()));
@@ -303,7 +381,19 @@ void CudaModel::tune_gemms(int rows) {
   init_weights(act_.get(), std::int64_t(act_.size()), {0.0f, 1.0f}, 17, 3, s);
   init_weights(xs_.get(), std::int64_t(xs_.size()), {0.0f, 1.0f}, 17, 4, s);
   auto one = [&](const bf16* X, const TensorSlot& W, void* Y, int m, bool f32) {
-    const auto t = gemm_.tune(X, w_.at(W), Y, m, int(W.rows), int(W.cols), f32, s);
+    std::pair<double, double> t;
+    if (is_fp8() && !f32) {
+      // The E4M3 input of these random activations, with layer 0's slots as scratch.
+      float* amax = act_amax_.get();
+      float* scale = act_scale_.get();
+      CALIB_CUDA(cudaMemsetAsync(amax, 0, sizeof(float), s));
+      amax_bf16(X, m, W.cols, nullptr, amax, s);
+      quantize_fp8(X, std::int64_t(m) * W.cols, amax, x8_.get(), scale, s);
+      t = gemm_.tune_fp8(x8_.get(), scale, w_.fp8_at(W), w_.fp8_scale(W), static_cast<bf16*>(Y), m,
+                         int(W.rows), int(W.cols), s);
+    } else {
+      t = gemm_.tune(X, w_.at(W), Y, m, int(W.rows), int(W.cols), f32, s);
+    }
     ++stats_.tuned_gemms;
     stats_.tuned_heuristic_s += t.first;
     stats_.tuned_best_s += t.second;
@@ -325,9 +415,10 @@ void CudaModel::enable_autotune() {
 std::unique_ptr<CudaModel::Graph> CudaModel::capture(int B) {
   const LlamaConfig& c = config();
   if (o_.autotune_gemms) tune_gemms(B);
+  const GemmInput in = is_fp8() ? GemmInput::FP8 : GemmInput::BF16;
   for (auto [n, k] : {std::pair{c.qkv_dim(), c.hidden}, std::pair{c.hidden, c.q_dim()},
                       std::pair{2 * c.ffn, c.hidden}, std::pair{c.hidden, c.ffn}})
-    gemm_.prepare(B, n, k, false);
+    gemm_.prepare(B, n, k, false, in);
   gemm_.prepare(B, c.vocab, c.hidden, true);
   const Offsets base = offsets(B, B, 0, B, 0);
   // An uncaptured run first: lazy module loading and kernel attributes happen outside the capture.
@@ -379,9 +470,10 @@ void CudaModel::warm_up() {
   // the first mixed step that brings its row count.
   {
     const WeightLayout& L = w_.layout();
+    const GemmInput in = is_fp8() ? GemmInput::FP8 : GemmInput::BF16;
     for (LayerTensor t : {LayerTensor::Qkv, LayerTensor::O, LayerTensor::GateUp, LayerTensor::Down}) {
       const TensorSlot& W = L.layer(0, t);
-      stats_.bucket_queries += gemm_.warm_buckets(int(W.rows), int(W.cols), false, o_.max_tokens);
+      stats_.bucket_queries += gemm_.warm_buckets(int(W.rows), int(W.cols), false, o_.max_tokens, in);
     }
     const TensorSlot& head = L.lm_head();
     stats_.bucket_queries += gemm_.warm_buckets(int(head.rows), int(head.cols), true, o_.max_seqs);
@@ -393,7 +485,7 @@ void CudaModel::warm_up() {
     d.block_size = kBlockSize;
     d.max_blocks_per_seq = mb_;
     pad_decode_plan(d, B, scratch_block());
-    pack(d, offsets(B, B, 0, B, 0));
+    pack(d, offsets(B, B, 0, B, 0), 0);
     graphs_.emplace(B, capture(B));
   }
   synchronize();
@@ -413,8 +505,9 @@ const std::vector<std::int32_t>& CudaModel::run(StepPlan& p) {
       !marks_on_ && o_.cuda_graphs && P == 0 && S == D && !graph_sizes_.empty() && D <= graph_sizes_.back();
   if (marks_on_) calib::wait_kernel(5000000, 1, stream_.get());  // the host queues the step ahead
   if (!graph) {
+    fp8_io_.clear();
     const Offsets off = offsets(T, D, P, S, int(p.copies.size()));
-    pack(p, off);
+    pack(p, off, T);
     forward(off, T, D, P, S, p.max_prefill_q);
     ++stats_.eager_steps;
     finish(S);
@@ -426,7 +519,7 @@ const std::vector<std::int32_t>& CudaModel::run(StepPlan& p) {
   Offsets off = base;
   off.copies = base.total;  // the graph's arrays keep the layout it was captured with
   off.total = base.total + 2 * int(p.copies.size());
-  pack(p, off);
+  pack(p, off, D);
   auto it = graphs_.find(B);
   if (it == graphs_.end()) it = graphs_.emplace(B, capture(B)).first;
   it->second->launch(stream_.get());

@@ -10,6 +10,17 @@
 // kernel divides each sequence's context among a split count fixed by the batch size, so no
 // context needs a new capture). The KV cache holds `num_blocks` blocks for the block manager plus one scratch
 // block that padding rows read.
+//
+// With fp8 weights (DeviceWeights in WeightFormat::FP8) the four GEMMs of a layer run W8A8 on
+// cuBLASLt's E4M3 kernels. Each GEMM input gets one dynamic scale per step: its amax over the
+// step's real rows (graph padding rows excluded) is folded into a device slot by the kernel that
+// produces it — the fused add + RMSNorm for the QKV and gate/up inputs, the SwiGLU kernel for the
+// down input, a separate reduction over the attention output for the O input (the attention
+// kernels are shared with calibration and stay bf16) — and a quantize kernel turns the bf16
+// input into E4M3 with scale amax / 448, written to device memory for the GEMM to read. A
+// per-tensor scale needs the whole tensor's amax before any element is quantized, so the
+// quantization cannot be fused into the producing kernel without a grid-wide barrier: fp8 adds
+// one quantize kernel per GEMM and one reduction per layer, and one memset of every amax slot per step.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -29,9 +40,24 @@ struct CudaModelOptions {
   bool cuda_graphs = true;      ///< replay decode-only steps as CUDA graphs
   int max_graph_batch = 256;    ///< largest captured decode batch (≤ max_seqs is used)
   bool keep_logits = false;     ///< copy the sampled rows' logits back each step (tests)
+  /// fp8: copy each step's activation scales back ([layers][kFp8Gemms], tests).
+  bool keep_activation_scales = false;
+  /// fp8, eager steps only (cuda_graphs off): copy every fp8 GEMM's bf16 input and output back
+  /// each step (tests: each GEMM checked against the host's E4M3 product of its own input).
+  bool keep_fp8_gemm_io = false;
   /// Time cuBLASLt's ranked algorithms at start-up (every graph batch size and a full
   /// max_tokens chunk) and keep the fastest; other shapes take the heuristic's first choice.
   bool autotune_gemms = false;
+};
+
+/// One fp8 GEMM of a step as it ran (CudaModelOptions::keep_fp8_gemm_io): its bf16 input before
+/// quantization and its bf16 output, row-major bf16 bits.
+struct Fp8GemmIo {
+  int layer = 0;
+  LayerTensor tensor = LayerTensor::Qkv;
+  int rows = 0, n = 0, k = 0;
+  std::vector<std::uint16_t> x;  ///< [rows][k]
+  std::vector<std::uint16_t> y;  ///< [rows][n]
 };
 
 /// Counters of what the model ran.
@@ -62,13 +88,19 @@ class CudaModel {
   void warm_up();
   /// [sample rows][vocab] logits of the last step (keep_logits only).
   const std::vector<float>& logits() const { return logits_host_; }
+  /// fp8: [layers][kFp8Gemms] activation scales of the last step (keep_activation_scales only).
+  const std::vector<float>& activation_scales() const { return act_scales_host_; }
+  /// fp8: every fp8 GEMM of the last step, in order (keep_fp8_gemm_io only).
+  const std::vector<Fp8GemmIo>& fp8_gemm_io() const { return fp8_io_; }
   const CudaModelStats& stats() const { return stats_; }
   /// Captured decode batch sizes: 1, 2, 4, 8, then every multiple of 8 up to `max`.
   static std::vector<int> graph_sizes(int max);
   /// KV-cache bytes of one block over all layers.
   static std::int64_t block_bytes(const LlamaConfig& c);
-  /// Device bytes the model needs besides weights and KV cache (activations, workspaces).
-  static std::int64_t workspace_bytes(const LlamaConfig& c, const CudaModelOptions& o);
+  /// Device bytes the model needs besides weights and KV cache (activations, workspaces; fp8 adds
+  /// the E4M3 copy of the widest GEMM input).
+  static std::int64_t workspace_bytes(const LlamaConfig& c, const CudaModelOptions& o,
+                                      WeightFormat f = WeightFormat::BF16);
   /// Synchronises the model's stream (timing).
   void synchronize() const;
   /// GPU time of the last step, seconds: from its upload to its sampled ids (CUDA events).
@@ -97,12 +129,19 @@ class CudaModel {
   class Graph;
   int decode_splits(int batch) const;
   Offsets offsets(int rows, int decodes, int chunks, int samples, int copies) const;
-  void pack(const StepPlan& p, const Offsets& off);
+  /// Uploads the plan; `live_rows`: its rows before graph padding (fp8 scales count those only).
+  void pack(const StepPlan& p, const Offsets& off, int live_rows);
   void forward(const Offsets& off, int rows, int decodes, int chunks, int samples, int max_q);
   void finish(int samples);
   std::unique_ptr<Graph> capture(int batch);
   void mark(const char* label);
   void tune_gemms(int rows);
+  /// The GEMM of layer `l`'s linear weight `t` on the step's rows: bf16, or (fp8) the input's
+  /// quantization with its step scale and the E4M3 GEMM.
+  void linear(int l, LayerTensor t, const bf16* X, bf16* Y, int rows, const char* label);
+  float* amax_slot(int l, LayerTensor t) const;
+  float* scale_slot(int l, LayerTensor t) const;
+  bool is_fp8() const { return w_.format() == WeightFormat::FP8; }
 
   DeviceWeights w_;
   CudaModelOptions o_;
@@ -115,6 +154,11 @@ class CudaModel {
   calib::DeviceBuffer<bf16> resid_, x_, delta_, qkv_, q_, attn_, gu_, act_, xs_;
   calib::DeviceBuffer<float> logits_, partial_o_, partial_lse_;
   calib::DeviceBuffer<int> out_tokens_, meta_;
+  calib::DeviceBuffer<fp8> x8_;           // fp8: the E4M3 GEMM input
+  calib::DeviceBuffer<float> act_amax_;   // fp8: [layers][kFp8Gemms] per step
+  calib::DeviceBuffer<float> act_scale_;  // fp8: the same, kFp8ScaleStride floats apart
+  std::vector<float> act_scales_host_;
+  std::vector<Fp8GemmIo> fp8_io_;
   std::unique_ptr<calib::PinnedBuffer<int>> meta_host_, tokens_host_;
   std::vector<int> graph_sizes_;
   std::map<int, std::unique_ptr<Graph>> graphs_;  // by padded batch size

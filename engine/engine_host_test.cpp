@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include "common/error.hpp"
 #include "engine/bench_support.hpp"
 #include "engine/engine_test_workload.hpp"
 #include "engine/llama_config.hpp"
@@ -14,8 +15,8 @@
 #include "engine/step_plan.hpp"
 #include "engine/step_timing.hpp"
 #include "engine/token_store.hpp"
+#include "engine/weight_format.hpp"
 #include "engine/weight_layout.hpp"
-#include "common/error.hpp"
 #include "strategies/scenario.hpp"
 
 using namespace infraplan;
@@ -363,9 +364,32 @@ TEST(BenchSupport, RefusesWhatTheCudaBackendDoesNotRun) {
   bad = setup;
   bad.engine.sched.preemption = sim::serve::Preemption::Swap;
   EXPECT_THROW(check_bench_supported(bad, c), Error);
-  bad = setup;
-  bad.serving.weights = strat::WeightQuant::FP8;
-  EXPECT_THROW(check_bench_supported(bad, c), Error);
+  auto fp8 = setup;
+  fp8.serving.weights = strat::WeightQuant::FP8;
+  EXPECT_NO_THROW(check_bench_supported(fp8, c));
+  for (const char* name : {"bench_llama2_7b_h200_single_fp8.json", "bench_llama3_8b_h200_throughput_fp8.json"}) {
+    auto f8 = strat::load_scenario(std::string(INFRAPLAN_SOURCE_DIR) + "/scenarios/" + name);
+    auto s8 = sim::serve::serving_setup_from_scenario(f8);
+    EXPECT_EQ(s8.serving.weights, strat::WeightQuant::FP8) << name;
+    EXPECT_EQ(s8.serving.kv_dtype, Dtype::BF16) << name;
+    EXPECT_NO_THROW(check_bench_supported(s8, llama_config_from_spec(f8.model))) << name;
+  }
+  EXPECT_EQ(engine_weight_format(strat::WeightQuant::FP8), WeightFormat::FP8);
+  EXPECT_EQ(engine_weight_format(strat::WeightQuant::BF16), WeightFormat::BF16);
+  for (auto q : {strat::WeightQuant::FP16, strat::WeightQuant::INT8, strat::WeightQuant::INT4,
+                 strat::WeightQuant::NVFP4}) {
+    bad = setup;
+    bad.serving.weights = q;
+    try {
+      check_bench_supported(bad, c);
+      FAIL() << strat::weight_quant_name(q);
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(std::string("serving.weights=") + strat::weight_quant_name(q)), std::string::npos)
+          << m;
+      EXPECT_NE(m.find("valid: bf16, fp8"), std::string::npos) << m;
+    }
+  }
   LlamaConfig short_model = c;
   short_model.max_seq = 64;
   EXPECT_THROW(check_bench_supported(setup, short_model), Error);
@@ -421,6 +445,68 @@ TEST(EngineTestWorkload, DrivesEveryPathTheGpuTestChecks) {
   EXPECT_EQ(nb->copies, e.blocks().stats().cow_copies) << "every copy-on-write reaches the backend";
   EXPECT_GT(d.mixed_steps, 0);
   EXPECT_GT(nb->chunks_after_first, 0) << "long prompts are prefilled in several chunks";
+}
+
+TEST(EngineTestWorkload, Fp8VariantComputesEveryRowInOneStep) {
+  // The fp8 GPU test replays each (sequence, position) with the activation scales of the step
+  // that computed it: every row must be computed exactly once, through chunked prefill, mixed
+  // steps and decodes.
+  class RowRecorder final : public sim::serve::ExecutionBackend {
+   public:
+    sim::serve::StepCost step(const sim::serve::BatchShape& b) override {
+      for (const auto& it : b.items) {
+        for (std::int64_t p = it.context - it.q_tokens; p < it.context; ++p)
+          if (!rows.insert({it.seq->id(), p}).second) ++repeated;
+        if (it.prefill && it.context > it.q_tokens) ++later_chunks;
+      }
+      sim::serve::StepCost c;
+      c.total_s = 1e-3;
+      return c;
+    }
+    std::set<std::pair<std::int64_t, std::int64_t>> rows;
+    std::int64_t repeated = 0, later_chunks = 0;
+  };
+  auto backend = std::make_unique<RowRecorder>();
+  RowRecorder* rr = backend.get();
+  sim::serve::InstanceSpec spec;
+  spec.num_blocks = test_workload::kFp8NumBlocks;
+  spec.block_size = 16;
+  sim::serve::ServingEngine e(0, spec, test_workload::fp8_options(), std::move(backend), nullptr,
+                              sim::serve::Rng::derive(1, 1));
+  const auto reqs = test_workload::requests(7);
+  std::int64_t finished = 0, positions = 0;
+  const auto d = test_workload::drive(e, reqs, [&](Sequence& s) {
+    ++finished;
+    positions += s.prompt_tokens() + s.num_generated - 1;  // the last token is never fed back
+  });
+  EXPECT_EQ(finished, std::int64_t(reqs.size()));
+  EXPECT_EQ(rr->repeated, 0) << "a row computed twice";
+  EXPECT_EQ(std::int64_t(rr->rows.size()), positions) << "every fed position computed once";
+  EXPECT_EQ(e.scheduler().num_preemptions(), 0);
+  EXPECT_EQ(e.blocks().cache().stats.hit_tokens, 0);
+  EXPECT_GT(d.mixed_steps, 0);
+  EXPECT_GT(rr->later_chunks, 0) << "long prompts are prefilled in several chunks";
+}
+
+TEST(WeightFormat, NamesAndTheFp8Gemms) {
+  EXPECT_EQ(parse_weight_format("bf16", "--weights"), WeightFormat::BF16);
+  EXPECT_EQ(parse_weight_format("fp8", "--weights"), WeightFormat::FP8);
+  EXPECT_STREQ(weight_format_name(WeightFormat::FP8), "fp8");
+  try {
+    parse_weight_format("int8", "--weights");
+    FAIL();
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--weights='int8'"), std::string::npos) << m;
+    EXPECT_NE(m.find("bf16"), std::string::npos) << m;
+    EXPECT_NE(m.find("fp8"), std::string::npos) << m;
+  }
+  EXPECT_EQ(fp8_gemm_index(LayerTensor::Qkv), 0);
+  EXPECT_EQ(fp8_gemm_index(LayerTensor::O), 1);
+  EXPECT_EQ(fp8_gemm_index(LayerTensor::GateUp), 2);
+  EXPECT_EQ(fp8_gemm_index(LayerTensor::Down), 3);
+  EXPECT_FALSE(is_fp8_linear(LayerTensor::AttnNorm));
+  EXPECT_FALSE(is_fp8_linear(LayerTensor::FfnNorm));
 }
 
 // The host-time line of a run's steps (engine/step_timing.hpp): least squares over the steps

@@ -27,6 +27,10 @@ void embed_tokens(const bf16* table, const int* tokens, bf16* out, int rows, int
 /// back); then out = bf16(resid / sqrt(mean(resid²) + eps) · w). hidden % 8 == 0, ≤ 16384.
 void add_rmsnorm(bf16* resid, const bf16* delta, const bf16* w, bf16* out, int rows, int hidden, float eps,
                  cudaStream_t stream);
+/// add_rmsnorm that also folds max |out| over rows [0, *live_rows) into *amax (fp8 activation
+/// scales, engine/fp8_kernels.hpp; *amax zeroed beforehand). out is the same as add_rmsnorm's.
+void add_rmsnorm_amax(bf16* resid, const bf16* delta, const bf16* w, bf16* out, int rows, int hidden,
+                      float eps, const int* live_rows, float* amax, cudaStream_t stream);
 /// The same for the rows `rows[s]` only (s < n), without writing the residual: the final norm
 /// of the rows that are sampled. out: [n][hidden].
 void gather_add_rmsnorm(const bf16* resid, const bf16* delta, const int* rows, const bf16* w, bf16* out,

@@ -46,6 +46,17 @@ inline sim::serve::EngineOptions options() {
 }
 constexpr int kNumBlocks = 28;  ///< KV blocks: tight enough to force preemption
 
+/// The fp8 test's settings: the same requests and limits (chunked prefill, mixed steps, decode
+/// graphs) without prefix caching and with KV for every sequence (no preemption), so that every
+/// (sequence, position) is computed in exactly one step: the fp8 reference replays each row with
+/// the activation scales of that step, which a cached or recomputed row would not have.
+inline sim::serve::EngineOptions fp8_options() {
+  sim::serve::EngineOptions eo = options();
+  eo.prefix_cache = false;
+  return eo;
+}
+constexpr int kFp8NumBlocks = 160;  ///< KV blocks of the fp8 test: 6 sequences of ≤ 14 blocks fit
+
 struct DriveStats {
   std::int64_t steps = 0, mixed_steps = 0;
 };

@@ -25,10 +25,10 @@ GpuInfo require_gpu(const std::string& what) {
   return g;
 }
 
-std::int64_t kv_blocks_that_fit(const LlamaConfig& c, const CudaModelOptions& o) {
+std::int64_t kv_blocks_that_fit(const LlamaConfig& c, const CudaModelOptions& o, WeightFormat f) {
   std::size_t free_b = 0, total_b = 0;
   CALIB_CUDA(cudaMemGetInfo(&free_b, &total_b));
-  const std::int64_t avail = std::int64_t(free_b) - CudaModel::workspace_bytes(c, o) -
+  const std::int64_t avail = std::int64_t(free_b) - CudaModel::workspace_bytes(c, o, f) -
                              (std::int64_t(1) << 30) - CudaModel::block_bytes(c);
   return avail > 0 ? avail / CudaModel::block_bytes(c) : 0;
 }

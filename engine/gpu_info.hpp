@@ -26,6 +26,7 @@ struct GpuInfo {
 GpuInfo require_gpu(const std::string& what);
 /// KV blocks that fit in the device's free memory next to the model's workspace (weights must
 /// already be allocated), leaving 1 GiB spare.
-std::int64_t kv_blocks_that_fit(const LlamaConfig& c, const CudaModelOptions& o);
+std::int64_t kv_blocks_that_fit(const LlamaConfig& c, const CudaModelOptions& o,
+                                WeightFormat f = WeightFormat::BF16);
 
 }  // namespace infraplan::engine

@@ -39,7 +39,7 @@ template <int NC>
 __global__ void __launch_bounds__(kNormThreads)
     add_rmsnorm_k(bf16* resid, const bf16* __restrict__ delta, const bf16* __restrict__ w,
                   bf16* __restrict__ out, const int* __restrict__ rows, int hidden, float eps,
-                  bool write_resid) {
+                  bool write_resid, const int* __restrict__ live_rows, float* amax) {
   const int row = rows ? rows[blockIdx.x] : int(blockIdx.x);
   const int chunks = hidden / 8, tid = threadIdx.x;
   Vec8* r = reinterpret_cast<Vec8*>(resid + std::size_t(row) * hidden);
@@ -78,6 +78,7 @@ __global__ void __launch_bounds__(kNormThreads)
   const float rs = rsqrtf(ss / float(hidden) + eps);
   const Vec8* wv = reinterpret_cast<const Vec8*>(w);
   Vec8* o = reinterpret_cast<Vec8*>(out + std::size_t(rows ? int(blockIdx.x) : row) * hidden);
+  float m = 0.0f;  // max |out| of this thread's part of the row (fp8 scales)
 #pragma unroll
   for (int i = 0; i < NC; ++i) {
     const int c = tid + i * kNormThreads;
@@ -89,34 +90,53 @@ __global__ void __launch_bounds__(kNormThreads)
       const float2 f = __bfloat1622float2(v[i].h[k]), gw = __bfloat1622float2(g.h[k]);
       y.h[k] =
           __floats2bfloat162_rn(__fmul_rn(__fmul_rn(f.x, rs), gw.x), __fmul_rn(__fmul_rn(f.y, rs), gw.y));
+      const float2 yf = __bfloat1622float2(y.h[k]);
+      m = fmaxf(m, fmaxf(fabsf(yf.x), fabsf(yf.y)));
     }
     o[c] = y;
   }
+  if (!amax || int(blockIdx.x) >= *live_rows) return;  // uniform across the CTA
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+  __shared__ float red_max[kNormThreads / 32];
+  if ((tid & 31) == 0) red_max[tid >> 5] = m;
+  __syncthreads();
+  if (tid == 0) {
+#pragma unroll
+    for (int i = 1; i < kNormThreads / 32; ++i) m = fmaxf(m, red_max[i]);
+    atomicMax(reinterpret_cast<int*>(amax), __float_as_int(m));  // m ≥ 0: int order is float order
+  }
 }
+
+struct NormAmax {
+  const int* live_rows = nullptr;  ///< rows [0, *live_rows) count
+  float* amax = nullptr;           ///< null: no reduction
+};
 
 template <int NC>
 void launch_norm(bf16* resid, const bf16* delta, const bf16* w, bf16* out, const int* rows, int n, int hidden,
-                 float eps, bool write_resid, cudaStream_t stream) {
-  add_rmsnorm_k<NC><<<n, kNormThreads, 0, stream>>>(resid, delta, w, out, rows, hidden, eps, write_resid);
+                 float eps, bool write_resid, NormAmax am, cudaStream_t stream) {
+  add_rmsnorm_k<NC><<<n, kNormThreads, 0, stream>>>(resid, delta, w, out, rows, hidden, eps, write_resid,
+                                                    am.live_rows, am.amax);
   CALIB_LAUNCH();
 }
 
 void norm_dispatch(bf16* resid, const bf16* delta, const bf16* w, bf16* out, const int* rows, int n,
-                   int hidden, float eps, bool write_resid, cudaStream_t stream) {
+                   int hidden, float eps, bool write_resid, cudaStream_t stream, NormAmax am = {}) {
   if (hidden % 8 != 0 || hidden > 16384)
     throw calib::CudaError("add_rmsnorm: hidden must be a multiple of 8, ≤ 16384");
   if (n <= 0) return;
   const int chunks = hidden / 8;
   if (chunks <= kNormThreads)
-    launch_norm<1>(resid, delta, w, out, rows, n, hidden, eps, write_resid, stream);
+    launch_norm<1>(resid, delta, w, out, rows, n, hidden, eps, write_resid, am, stream);
   else if (chunks <= 2 * kNormThreads)
-    launch_norm<2>(resid, delta, w, out, rows, n, hidden, eps, write_resid, stream);
+    launch_norm<2>(resid, delta, w, out, rows, n, hidden, eps, write_resid, am, stream);
   else if (chunks <= 4 * kNormThreads)
-    launch_norm<4>(resid, delta, w, out, rows, n, hidden, eps, write_resid, stream);
+    launch_norm<4>(resid, delta, w, out, rows, n, hidden, eps, write_resid, am, stream);
   else if (chunks <= 8 * kNormThreads)
-    launch_norm<8>(resid, delta, w, out, rows, n, hidden, eps, write_resid, stream);
+    launch_norm<8>(resid, delta, w, out, rows, n, hidden, eps, write_resid, am, stream);
   else
-    launch_norm<16>(resid, delta, w, out, rows, n, hidden, eps, write_resid, stream);
+    launch_norm<16>(resid, delta, w, out, rows, n, hidden, eps, write_resid, am, stream);
 }
 
 // One CTA per token: 8 threads per q or k head (8 rotate-half pairs each), 16 per v head.
@@ -240,6 +260,12 @@ void embed_tokens(const bf16* table, const int* tokens, bf16* out, int rows, int
 void add_rmsnorm(bf16* resid, const bf16* delta, const bf16* w, bf16* out, int rows, int hidden, float eps,
                  cudaStream_t stream) {
   norm_dispatch(resid, delta, w, out, nullptr, rows, hidden, eps, true, stream);
+}
+
+void add_rmsnorm_amax(bf16* resid, const bf16* delta, const bf16* w, bf16* out, int rows, int hidden, float eps,
+                      const int* live_rows, float* amax, cudaStream_t stream) {
+  if (!live_rows || !amax) throw calib::CudaError("add_rmsnorm_amax: live_rows and amax are required");
+  norm_dispatch(resid, delta, w, out, nullptr, rows, hidden, eps, true, stream, NormAmax{live_rows, amax});
 }
 
 void gather_add_rmsnorm(const bf16* resid, const bf16* delta, const int* rows, const bf16* w, bf16* out,

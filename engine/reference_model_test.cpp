@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "common/error.hpp"
+#include "engine/fp8_e4m3.hpp"
 
 using namespace infraplan::engine;
 
@@ -78,4 +80,107 @@ TEST(ReferenceModel, RefusesBadInput) {
   auto st = m.new_state();
   EXPECT_THROW(m.step(st, 97), infraplan::Error);
   EXPECT_THROW(ReferenceModel(c, std::vector<std::uint16_t>(10)), infraplan::Error);
+}
+
+namespace {
+double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += double(a[i] - b[i]) * double(a[i] - b[i]);
+    den += double(b[i]) * double(b[i]);
+  }
+  return std::sqrt(num / den);
+}
+}  // namespace
+
+TEST(ReferenceModel, Fp8WeightScalesAreTheTensorsAmaxOver448) {
+  const LlamaConfig c = small(4, 2);
+  const auto w = WeightLayout(c).random_host(3);
+  const ReferenceModel m(c, w, WeightFormat::FP8);
+  const WeightLayout L(c);
+  for (int l = 0; l < c.layers; ++l)
+    for (LayerTensor t : {LayerTensor::Qkv, LayerTensor::O, LayerTensor::GateUp, LayerTensor::Down}) {
+      const TensorSlot& s = L.layer(l, t);
+      float amax = 0;
+      for (std::int64_t i = 0; i < s.elems(); ++i)
+        amax = std::max(amax, std::abs(bf16_value(w[std::size_t(s.offset + i)])));
+      EXPECT_EQ(m.weight_scale(l, t), amax / 448.0f) << s.name;
+    }
+  EXPECT_THROW(m.weight_scale(0, LayerTensor::AttnNorm), infraplan::Error);
+  EXPECT_THROW(ReferenceModel(c, w).weight_scale(0, LayerTensor::Qkv), infraplan::Error);
+}
+
+TEST(ReferenceModel, Fp8IsCloseToBf16ButNotEqual) {
+  const LlamaConfig c = small(4, 2);
+  const auto w = WeightLayout(c).random_host(5);
+  const ReferenceModel bf(c, w), f8(c, w, WeightFormat::FP8);
+  const std::vector<int> toks = {3, 14, 15, 92, 65, 35, 89};
+  const auto a = run(bf, toks), b = run(f8, toks);
+  const auto again = run(f8, toks);
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    EXPECT_EQ(b[i], again[i]) << "deterministic";
+    // E4M3 keeps 3 mantissa bits (relative rounding error ≤ 2⁻⁴, ~2% rms per element) in
+    // four GEMMs per layer: the logits move by a few percent, not by nothing and not wholesale.
+    const double r = rel_diff(b[i], a[i]);
+    EXPECT_GT(r, 1e-3) << i;
+    EXPECT_LT(r, 0.25) << i;
+  }
+}
+
+TEST(ReferenceModel, Fp8ActivationScalesComeFromTheStep) {
+  const LlamaConfig c = small(2, 1);
+  const ReferenceModel m(c, WeightLayout(c).random_host(7), WeightFormat::FP8);
+  const std::size_t slots = std::size_t(c.layers) * kFp8Gemms;
+  // Alone in its step, a row takes its own amax: passing those scales changes nothing.
+  auto s1 = m.new_state();
+  std::vector<float> amax(slots, -1.0f);
+  const auto own = m.step(s1, 42, {nullptr, amax.data()});
+  std::vector<float> scales(slots);
+  for (std::size_t i = 0; i < slots; ++i) {
+    ASSERT_GT(amax[i], 0.0f) << i;
+    scales[i] = amax[i] / 448.0f;
+  }
+  auto s2 = m.new_state();
+  EXPECT_EQ(m.step(s2, 42, {scales.data(), nullptr}), own);
+  // A step whose other rows are larger gives this row a coarser grid: different logits.
+  for (float& s : scales) s *= 3.0f;
+  auto s3 = m.new_state();
+  const auto coarse = m.step(s3, 42, {scales.data(), nullptr});
+  EXPECT_GT(rel_diff(coarse, own), 1e-4);
+  EXPECT_LT(rel_diff(coarse, own), 0.5);
+}
+
+TEST(ReferenceModel, Fp8AmplifiesBf16LevelDifferences) {
+  // Why the fp8 engine test's tolerances are wider than bf16's (cuda_engine_test.cpp): rounding the
+  // attention probabilities to bf16, as the GPU's kernels do, changes the bf16 model's logits by
+  // about 1%, but the fp8 model's by several percent — an input difference δ moves about δ/Δ of
+  // a quantizer's elements by a whole E4M3 step Δ, and each of a layer's four quantizers
+  // amplifies what the previous ones changed.
+  LlamaConfig c = small(4, 2);
+  c.hidden = 256;
+  c.ffn = 512;
+  c.vocab = 256;
+  c.max_seq = 64;
+  const auto w = WeightLayout(c).random_host(42);
+  ReferenceModel bf(c, w), bf_p(c, w), f8(c, w, WeightFormat::FP8), f8_p(c, w, WeightFormat::FP8);
+  bf_p.set_bf16_attention_probabilities(true);
+  f8_p.set_bf16_attention_probabilities(true);
+  auto sb = bf.new_state(), sbp = bf_p.new_state(), sf = f8.new_state(), sfp = f8_p.new_state();
+  double d_bf16 = 0, d_fp8 = 0, d_format = 0;
+  const int n = 48;
+  for (int p = 0; p < n; ++p) {
+    const int tok = (p * 37 + 11) % c.vocab;
+    const auto a = bf.step(sb, tok), ap = bf_p.step(sbp, tok), f = f8.step(sf, tok), fp = f8_p.step(sfp, tok);
+    d_bf16 += rel_diff(ap, a) / n;
+    d_fp8 += rel_diff(fp, f) / n;
+    d_format += rel_diff(f, a) / n;
+  }
+  EXPECT_GT(d_bf16, 1e-4) << "the rounding changes something";
+  EXPECT_LT(d_bf16, 1.5e-2);
+  EXPECT_GT(d_fp8, 3 * d_bf16) << "fp8 amplifies it";
+  EXPECT_LT(d_fp8, d_format) << "but stays below what fp8 itself changes";
+  std::printf(
+      "[fp8 amplification] mean rel logits change from bf16 attention probabilities: bf16 %.2e, fp8 %.2e; "
+      "fp8 vs bf16 %.2e\n",
+      d_bf16, d_fp8, d_format);
 }

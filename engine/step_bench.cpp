@@ -9,8 +9,9 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
-#include "engine/gpu_info.hpp"
 #include "common/error.hpp"
+#include "engine/fp8_kernels.hpp"
+#include "engine/gpu_info.hpp"
 
 namespace infraplan::engine {
 
@@ -22,6 +23,9 @@ const std::vector<cli::OptionSpec> kSpec = {
     {"context", true, "KV length of every decoding sequence, tokens (default 1024)"},
     {"prefill", true, "tokens of the prefill chunk (default 8192; 0 = none)"},
     {"reps", true, "timed repetitions per point (default 30)"},
+    {"weights", true,
+     "weight format: bf16 (default) or fp8 (W8A8: the layers' linear weights and their inputs in E4M3, "
+     "per-tensor scales)"},
     {"json-out", true, "write the results as JSON to this file"},
     {"kernels", false,
      "also time each kernel group of a decode step (eager, queued behind a wait so the host is ahead; "
@@ -111,18 +115,34 @@ double copy_bandwidth() {
   return 2.0 * double(bytes) / pct(t, 0.5);
 }
 
-/// Dense bf16 GEMM rate of cuBLASLt at 8192³ on random data, FLOP/s (median of 10).
-double gemm_peak() {
+/// Dense GEMM rate of cuBLASLt at 8192³ on random data (bf16, or E4M3 inputs quantized from the
+/// same values with per-tensor scales), FLOP/s (median of 10).
+double gemm_peak(WeightFormat f) {
   const int n = 8192;
   calib::DeviceBuffer<bf16> x(std::size_t(n) * n), w(std::size_t(n) * n), y(std::size_t(n) * n);
   init_weights(x.get(), std::int64_t(x.size()), {0.0f, 1.0f}, 7, 1, nullptr);
   init_weights(w.get(), std::int64_t(w.size()), {0.0f, 1.0f}, 7, 2, nullptr);
+  calib::DeviceBuffer<fp8> x8, w8;
+  calib::DeviceBuffer<float> amax(2), scale(2 * kFp8ScaleStride);
+  if (f == WeightFormat::FP8) {
+    x8 = calib::DeviceBuffer<fp8>(x.size());
+    w8 = calib::DeviceBuffer<fp8>(w.size());
+    CALIB_CUDA(cudaMemset(amax.get(), 0, amax.bytes()));
+    amax_bf16(x.get(), n, n, nullptr, amax.get(), nullptr);
+    amax_bf16(w.get(), n, n, nullptr, amax.get() + 1, nullptr);
+    quantize_fp8(x.get(), std::int64_t(x.size()), amax.get(), x8.get(), scale.get(), nullptr);
+    quantize_fp8(w.get(), std::int64_t(w.size()), amax.get() + 1, w8.get(), scale.get() + kFp8ScaleStride,
+                 nullptr);
+  }
   LtGemm g;
   calib::Event e0, e1;
   std::vector<double> t;
   for (int r = 0; r < 12; ++r) {
     CALIB_CUDA(cudaEventRecord(e0.get()));
-    g.run(x.get(), w.get(), y.get(), n, n, n, false, nullptr);
+    if (f == WeightFormat::FP8)
+      g.run_fp8(x8.get(), scale.get(), w8.get(), scale.get() + kFp8ScaleStride, y.get(), n, n, n, nullptr);
+    else
+      g.run(x.get(), w.get(), y.get(), n, n, n, false, nullptr);
     CALIB_CUDA(cudaEventRecord(e1.get()));
     CALIB_CUDA(cudaEventSynchronize(e1.get()));
     float ms = 0;
@@ -158,7 +178,10 @@ struct Setup {
   std::vector<int> batches;
   int context = 1024, prefill = 8192, reps = 30;
   bool kernels = false;  // per-kernel breakdown of each decode batch (eager, queued)
+  WeightFormat format = WeightFormat::BF16;
   double bw = 0, peak = 0, weights_read = 0;
+  /// Dense datasheet rate of the GEMMs' input type on an H100/H200 SXM, FLOP/s.
+  double datasheet_flops() const { return format == WeightFormat::FP8 ? 1978.9e12 : 989.4e12; }
 };
 
 /// Per-label GPU time of one decode step (median of 9 after 2 warm-up steps), printed and as JSON.
@@ -225,8 +248,8 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
            cli::fmt(100 * bytes / st.bw / g.gpu_p50, 1), cli::fmt(100 * bytes / 4.8e12 / g.gpu_p50, 1)});
     if (st.kernels) out["decode"].back()["kernels"] = kernel_breakdown(m, plan, b);
   }
-  std::printf("%s decode (%s GEMMs), context %d:\n%s\n", cfg.name.c_str(), label.c_str(), st.context,
-              t.str().c_str());
+  std::printf("%s decode (%s weights, %s GEMMs), context %d:\n%s\n", cfg.name.c_str(),
+              weight_format_name(st.format), label.c_str(), st.context, t.str().c_str());
   if (st.prefill > 0) {
     m.set_cuda_graphs(false);
     const Timing p = time_plan(m, prefill_plan(m, st.prefill), std::max(5, st.reps / 3));
@@ -244,13 +267,16 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
                       {"flops", flops},
                       {"attention_flops", attn},
                       {"tflops_gpu", flops / p.gpu_p50 / 1e12},
-                      {"fraction_of_989_TFLOPs", flops / p.gpu_p50 / 989.4e12},
+                      {st.format == WeightFormat::FP8 ? "fraction_of_1979_TFLOPs" : "fraction_of_989_TFLOPs",
+                       flops / p.gpu_p50 / st.datasheet_flops()},
                       {"fraction_of_measured_gemm", flops / p.gpu_p50 / st.peak}};
     std::printf(
-        "prefill %d tokens (%s GEMMs): %.2f ms wall, %.2f ms GPU, %.0f TFLOP/s = %.1f%% of 989 dense bf16, "
+        "prefill %d tokens (%s GEMMs): %.2f ms wall, %.2f ms GPU, %.0f TFLOP/s = %.1f%% of %s, "
         "%.1f%% of the measured GEMM\n",
         st.prefill, label.c_str(), p.wall_p50 * 1e3, p.gpu_p50 * 1e3, flops / p.gpu_p50 / 1e12,
-        100 * flops / p.gpu_p50 / 989.4e12, 100 * flops / p.gpu_p50 / st.peak);
+        100 * flops / p.gpu_p50 / st.datasheet_flops(),
+        st.format == WeightFormat::FP8 ? "1979 dense fp8" : "989 dense bf16",
+        100 * flops / p.gpu_p50 / st.peak);
   }
   return out;
 }
@@ -261,7 +287,8 @@ int step_bench_main(const std::vector<std::string>& argv) {
   cli::Args a(argv, kSpec);
   if (a.help()) {
     std::printf(
-        "Usage: infraplan-bench step --model NAME [--batches 1,8,64] [--context N] [--prefill N]\n\n%s",
+        "Usage: infraplan-bench step --model NAME [--batches 1,8,64] [--context N] [--prefill N] "
+        "[--weights bf16|fp8]\n\n%s",
         cli::options_help(kSpec).c_str());
     return 0;
   }
@@ -273,13 +300,14 @@ int step_bench_main(const std::vector<std::string>& argv) {
   st.prefill = int(a.get_int("prefill", 0).value_or(8192));
   st.reps = int(a.get_int("reps", 1).value_or(30));
   st.kernels = a.flag("kernels");
+  st.format = parse_weight_format(a.get("weights", "bf16"), "--weights");
   // Timing shapes may exceed the model's trained length (LLaMA-2: 4096): the engine's tables and
   // rotary table are sized for what is asked.
   st.cfg.max_seq = std::max({st.cfg.max_seq, st.context + 1, st.prefill});
   LlamaConfig& cfg = st.cfg;
   const GpuInfo gpu = require_gpu("bench step");
   st.bw = copy_bandwidth();
-  st.peak = gemm_peak();
+  st.peak = gemm_peak(st.format);
 
   const int max_batch = *std::max_element(st.batches.begin(), st.batches.end());
   const int per_seq = (st.context + kBlockSize) / kBlockSize;
@@ -288,25 +316,33 @@ int step_bench_main(const std::vector<std::string>& argv) {
   mo.max_tokens = std::max(max_batch, st.prefill);
   mo.max_graph_batch = max_batch;
   mo.num_blocks = std::max(max_batch * per_seq, (st.prefill + kBlockSize - 1) / kBlockSize) + 1;
-  DeviceWeights w = DeviceWeights::random(cfg, 1);
+  DeviceWeights w = DeviceWeights::random(cfg, 1, st.format);
   // Bytes one decode step must read: every weight once (the embedding only for the batch's rows)
   // and the KV of every sequence.
   const double embed_bytes = double(cfg.vocab) * cfg.hidden * 2.0;
-  st.weights_read = double(w.layout().total_elems()) * 2.0 - (cfg.tied_embeddings ? 0.0 : embed_bytes);
-  if (kv_blocks_that_fit(cfg, mo) < mo.num_blocks)
+  const double weight_bytes = double(w.bytes());
+  st.weights_read = weight_bytes - (cfg.tied_embeddings ? 0.0 : embed_bytes);
+  if (kv_blocks_that_fit(cfg, mo, st.format) < mo.num_blocks)
     throw Error("bench step: " + std::to_string(mo.num_blocks) + " KV blocks of " + cfg.name +
                 " do not fit on this GPU; lower --batches or --context");
   CudaModel m(std::move(w), mo);
   m.fill_kv_random(3);
   m.warm_up();
-  std::printf("%s on %s (%s); copy %.0f GB/s, cuBLASLt bf16 8192^3 %.0f TFLOP/s\n", cfg.name.c_str(),
-              gpu.name.c_str(), gpu.driver.c_str(), st.bw / 1e9, st.peak / 1e12);
+  const char* fmt = weight_format_name(st.format);
+  std::printf("%s on %s (%s); copy %.0f GB/s, cuBLASLt %s 8192^3 %.0f TFLOP/s\n", cfg.name.c_str(),
+              gpu.name.c_str(), gpu.driver.c_str(), st.bw / 1e9, fmt, st.peak / 1e12);
+  if (st.format != WeightFormat::BF16)
+    std::printf("weights %s: %.2f GB on the device, %.2f GB read per decode step\n", fmt, weight_bytes / 1e9,
+                st.weights_read / 1e9);
   Json out = {{"device", gpu.name},
               {"driver", gpu.driver},
               {"model", cfg.to_json()},
               {"context", st.context},
               {"copy_bandwidth_GBps", st.bw / 1e9},
-              {"gemm_bf16_8192_TFLOPs", st.peak / 1e12},
+              {std::string("gemm_") + fmt + "_8192_TFLOPs", st.peak / 1e12},
+              {"weights", fmt},
+              {"weight_bytes", weight_bytes},
+              {"weight_bytes_read_per_decode_step", st.weights_read},
               {"runs", Json::array()}};
   out["runs"].push_back(measure(m, st, "heuristic"));
   m.enable_autotune();
