@@ -64,6 +64,7 @@ EnginePreset engine_preset(const std::string& name, int max_num_seqs, const std:
     // The project's mini-engine (issue 15): fused add+RMSNorm, fused QKV, RoPE fused with the
     // KV-cache write, fused gate/up, SwiGLU kernel; decode steps replay graphs; C++ host.
     p.layer = {2, true, 1, 1, 0, 1, 1};
+    p.layer.activation_quant = 5;  // W8A8: engine/cuda_model.cpp, 4 quantize kernels + 1 amax reduction
     p.graphs.sizes = vllm_capture_sizes(max_num_seqs);
     p.eager_issue = EagerIssue::Cuda;
     p.sampling_kernels = 1;  // greedy argmax on the GPU
@@ -156,7 +157,7 @@ EnginePreset engine_preset_from_json(const JsonObject& o, int max_num_seqs) {
   }
   if (auto k = o.opt_object("kernels")) {
     k->reject_unknown({"norms", "residual_in_norm", "qkv_gemms", "rope", "kv_write", "gate_up_gemms",
-                       "activation", "sampling"});
+                       "activation", "activation_quant", "sampling"});
     LayerKernels& l = p.layer;
     l.norms = int(k->get_int_min("norms", l.norms, 0, 64));
     l.residual_in_norm = k->get_bool("residual_in_norm", l.residual_in_norm);
@@ -171,6 +172,7 @@ EnginePreset engine_preset_from_json(const JsonObject& o, int max_num_seqs) {
       throw Error(k->field("gate_up_gemms") + "=" + std::to_string(l.gate_up_gemms) +
                   " is invalid; valid: 1 (fused), 2");
     l.activation = int(k->get_int_min("activation", l.activation, 0, 64));
+    l.activation_quant = int(k->get_int_min("activation_quant", l.activation_quant, 0, 64));
     p.sampling_kernels = int(k->get_int_min("sampling", p.sampling_kernels, 0, 64));
   }
   if (o.has("eager_issue"))
@@ -194,7 +196,8 @@ Json EnginePreset::to_json() const {
             {"rope", layer.rope},
             {"kv_write", layer.kv_write},
             {"gate_up_gemms", layer.gate_up_gemms},
-            {"activation", layer.activation}}},
+            {"activation", layer.activation},
+            {"activation_quant", layer.activation_quant}}},
           {"cuda_graph",
            {{"enabled", graphs.enabled},
             {"sizes", graphs.sizes},

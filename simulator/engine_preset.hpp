@@ -28,7 +28,12 @@ struct LayerKernels {
   int kv_write = 0;              ///< KV-cache write launches (0 = fused into RoPE or attention)
   int gate_up_gemms = 1;         ///< 1 = fused gate/up projection, 2 = separate (SwiGLU)
   int activation = 1;            ///< SiLU·mul (or GELU) launches (0 = fused into a GEMM epilogue)
-  /// Launches per layer outside the GEMMs and attention core.
+  /// With 8-bit weights (W8A8): launches that quantize the layer's GEMM inputs with a dynamic
+  /// scale — the infraplan engine: one quantize kernel per GEMM input (4) and one amax reduction
+  /// of the attention output (the other inputs' amax is folded into the norm and SwiGLU kernels)
+  /// = 5. 0 where the preset does not know it (not priced). No effect with 16-bit weights.
+  int activation_quant = 0;
+  /// Launches per layer outside the GEMMs and attention core (16-bit weights).
   int memory_kernels() const { return norms + (residual_in_norm ? 0 : 2) + rope + kv_write + activation; }
 };
 

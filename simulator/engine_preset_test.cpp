@@ -168,3 +168,29 @@ TEST(EnginePreset, OverlappedHostWorkHidesBehindTheGpu) {
   EXPECT_EQ(cb.host_s, 0) << "200 µs of host work hides behind a multi-ms step";
   EXPECT_NEAR(ca.total_s - cb.total_s, 200e-6, 1e-12);
 }
+
+// W8A8 (fp8 weights): the infraplan engine quantizes each layer's GEMM inputs at every step (4
+// quantize kernels and one amax reduction per layer); a batch-1 decode step carries those 5 launches
+// per layer at a kernel's floor at least, the override removes them, 16-bit weights never have them.
+TEST(EnginePreset, Fp8WeightsPayTheActivationQuantizeKernels) {
+  const auto cm = hw::make_calibrated_cost_model("h200-sxm-141gb");
+  const auto m = model::preset("llama2-7b");
+  strat::ServingConfig fp8;
+  fp8.weights = strat::WeightQuant::FP8;
+  const BackendOptions own = with_engine("infraplan");
+  EXPECT_EQ(own.engine.layer.activation_quant, 5);
+  BackendOptions none = own;
+  none.engine.layer.activation_quant = 0;
+  SimulatedBackend with_q(m, fp8, *cm, nullptr, own), without_q(m, fp8, *cm, nullptr, none);
+  const StepCost a = with_q.step(decodes(1, 1000)), b = without_q.step(decodes(1, 1000));
+  EXPECT_GE(a.other_s - b.other_s, 5.0 * double(m.layers) * cm->graph_kernel_seconds() * 0.999);
+  EXPECT_EQ(a.gemm_s, b.gemm_s);
+  strat::ServingConfig bf16;
+  SimulatedBackend b1(m, bf16, *cm, nullptr, own), b2(m, bf16, *cm, nullptr, none);
+  EXPECT_EQ(b1.step(decodes(1, 1000)).total_s, b2.step(decodes(1, 1000)).total_s);
+  strat::ServingConfig core;
+  EXPECT_EQ(engine_options_from_json({{"kernels", {{"activation_quant", 0}}}}, core).engine.layer.activation_quant, 0);
+  EXPECT_NE(error_of({{"kernels", {{"activation_quant", -1}}}}).find("serving.kernels.activation_quant"),
+            std::string::npos);
+  EXPECT_EQ(engine_preset("vllm", 256).layer.activation_quant, 0) << "not known for the other engines";
+}

@@ -155,6 +155,17 @@ const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
   d.launches += k.memory_kernels();
   d.memory_bytes = k.norms * Td * hw * act * 4.0 + rope_bytes + Td * 2.0 * double(kvd) / double(tp) * (act + kv_elem) +
                    act_bytes;
+  // W8A8: the GEMM inputs quantized at every step (dynamic scales), each launch priced by its
+  // bytes (a bf16 read and an 8-bit write of the layer's average GEMM input) at least a kernel's
+  // floor; at decode batches the floor is what counts.
+  const Dtype wd = strat::gemm_dtype(s_.weights);
+  if ((wd == Dtype::FP8 || wd == Dtype::INT8) && k.activation_quant > 0) {
+    const double width = (2.0 * hw + double(qd) / double(tp) + ffn_width) / 4.0;
+    const double qbytes = Td * width * (act + 1.0);
+    d.memory += k.activation_quant * kernel_seconds(qbytes);
+    d.memory_bytes += k.activation_quant * qbytes;
+    d.launches += k.activation_quant;
+  }
   if (comm_ && tp > 1) {
     d.comm = 2.0 * comm_->all_reduce_seconds(2.0 * double(T * h), int(tp));
     d.launches += 2;
