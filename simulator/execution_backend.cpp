@@ -54,6 +54,11 @@ double SimulatedBackend::weight_gemm_seconds(std::int64_t m, std::int64_t n, std
   return std::max(t, compute);
 }
 
+bool SimulatedBackend::eight_bit_weights() const {
+  const Dtype d = strat::gemm_dtype(s_.weights);
+  return d == Dtype::FP8 || d == Dtype::INT8;
+}
+
 double SimulatedBackend::kernel_seconds(double bytes) const {
   const hw::CostModel& cm_ = *cur_->cm;
   return std::max(cm_.memory_bound_queued(bytes).seconds, cm_.graph_kernel_seconds());
@@ -158,8 +163,7 @@ const SimulatedBackend::Dense& SimulatedBackend::dense(std::int64_t T) {
   // W8A8: the GEMM inputs quantized at every step (dynamic scales), each launch priced by its
   // bytes (a bf16 read and an 8-bit write of the layer's average GEMM input) at least a kernel's
   // floor; at decode batches the floor is what counts.
-  const Dtype wd = strat::gemm_dtype(s_.weights);
-  if ((wd == Dtype::FP8 || wd == Dtype::INT8) && k.activation_quant > 0) {
+  if (eight_bit_weights() && k.activation_quant > 0) {
     const double width = (2.0 * hw + double(qd) / double(tp) + ffn_width) / 4.0;
     const double qbytes = Td * width * (act + 1.0);
     d.memory += k.activation_quant * kernel_seconds(qbytes);
@@ -366,8 +370,7 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
   const double top_gpu = top.total_s - top.host_s;
   hw::PowerDemand demand;
   if (top_gpu > 0) {
-    const double eight = strat::gemm_dtype(s_.weights) == Dtype::FP8 || strat::gemm_dtype(s_.weights) == Dtype::INT8;
-    (eight ? demand.tflops8 : demand.tflops16) = work.flops / top_gpu * 1e-12;
+    (eight_bit_weights() ? demand.tflops8 : demand.tflops16) = work.flops / top_gpu * 1e-12;
     demand.TBps = work.bytes / top_gpu * 1e-12;
     demand.ew_TBps = work.memory_bytes / top_gpu * 1e-12;
   }

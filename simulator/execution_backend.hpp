@@ -156,6 +156,8 @@ class SimulatedBackend final : public ExecutionBackend {
   double chunk_by_chunk_prefill_seconds(const hw::AttentionPrefillLaunch& l);
   /// A memory-bound kernel's GPU time with no launch gap, at least the graph floor.
   double kernel_seconds(double bytes) const;
+  /// Weights in fp8 or int8: the GEMMs run in 8 bits (W8A8).
+  bool eight_bit_weights() const;
   /// A row kernel (one block per row) from the profile's measured serving_kernels table, else
   /// priced by its bytes as kernel_seconds() does.
   double row_kernel_seconds(const char* kind, double rows, double width, double bytes) const;

@@ -89,6 +89,13 @@ coll::CollectiveOp to_coll(strat::CommOp c) {
   return coll::CollectiveOp::AllReduce;
 }
 
+/// Bytes one rank puts on the wire for communication op `op` of `g` (a send/recv: its size).
+double wire_bytes_of(const strat::WorkGraph& g, const strat::Op& op) {
+  if (op.comm == strat::CommOp::SendRecv) return op.bytes;
+  const int n = int(g.groups[std::size_t(op.group)].size());
+  return coll::bytes_per_rank(to_coll(op.comm), n, op.bytes);
+}
+
 void price_comm_ops(strat::WorkGraph& g, const coll::CommModel& comm) {
   std::map<std::tuple<int, double, int>, double> cache;
   for (auto& op : g.ops) {
@@ -271,10 +278,9 @@ TrainingResult simulate_once(const model::ModelSpec& m, const hw::Cluster& c, co
     const int lane = go.exact ? layout.rank({0, 0, 0, r.reported_stage}) : r.reported_stage;
     for (const auto& op : g.ops) {
       if (op.lane != lane || op.group < 0) continue;
-      const int n = int(g.groups[std::size_t(op.group)].size());
       const std::string k = strat::op_category_name(op.category);
       r.comm_size_per_gpu[k] += op.bytes;
-      r.comm_bytes_per_gpu[k] += op.comm == strat::CommOp::SendRecv ? op.bytes : coll::bytes_per_rank(to_coll(op.comm), n, op.bytes);
+      r.comm_bytes_per_gpu[k] += wire_bytes_of(g, op);
     }
   }
   {
@@ -331,9 +337,7 @@ TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c
     for (std::size_t i = 0; i < at_top.graph.ops.size(); ++i) {
       const strat::Op& op = at_top.graph.ops[i];
       if (op.lane != in.lane || op.group < 0) continue;
-      const int n = int(at_top.graph.groups[std::size_t(op.group)].size());
-      const double wire = op.comm == strat::CommOp::SendRecv ? op.bytes : coll::bytes_per_rank(to_coll(op.comm), n, op.bytes);
-      in.comm_traffic_bytes[i] = 2.0 * wire;
+      in.comm_traffic_bytes[i] = 2.0 * wire_bytes_of(at_top.graph, op);
     }
     sc = limited_step_clock(*pm, cost, in);
   } else {
