@@ -1,30 +1,21 @@
 #pragma once
 // FP8 E4M3 codes widened to bf16 on the GPU, exactly: E4M3's 3 mantissa bits and exponents
-// 2⁻⁹ … 2⁸ are all representable in bf16.
+// 2⁻⁹ … 2⁸ are all representable in bf16 (and in half, through which the hardware converts).
 // Used by the attention kernels that read an fp8 KV cache; they apply the cache's scales to the
 // scores and outputs in fp32, not to the widened values.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
-#include <cstring>
 
 namespace infraplan::calib {
 
-/// Two E4M3 codes (low byte first) as a bf16 pair. A code's sign, exponent and mantissa bits
-/// moved into bf16's fields (sign to bit 15, the 7 other bits to bits 4–10) make a bf16 of value ×
-/// 2⁻¹²⁰ exactly — E4M3's exponent bias is 7, bf16's 127, and E4M3's subnormals land on bf16's
-/// subnormals with the same factor — and a bf16 multiply by 2¹²⁰ (exact; half-precision
-/// arithmetic keeps subnormals) restores the value. Byte permute, logic ops and one bf16x2
-/// multiply: the hardware conversion (e4m3x2 → f16x2 → f32 → bf16x2) goes through the
-/// conversion unit, whose 16 results per clock and multiprocessor made the attention kernels
-/// conversion-bound (H200, 2026-12-02: fp8 decode attention no faster than bf16's).
+/// Two E4M3 codes (low byte first) as a bf16 pair.
 __device__ __forceinline__ __nv_bfloat162 e4m3x2_to_bf16x2(unsigned v) {
-  const unsigned x = __byte_perm(v, 0u, 0x1404u);  // byte 1 of v to bits 24–31, byte 0 to bits 8–15
-  const unsigned bits = (x & 0x80008000u) | ((x & 0x7F007F00u) >> 4);
-  __nv_bfloat162 r;
-  static_assert(sizeof(r) == sizeof(bits));
-  memcpy(&r, &bits, sizeof(bits));
-  return __hmul2(r, __nv_bfloat162(__float2bfloat16_rn(0x1p120f), __float2bfloat16_rn(0x1p120f)));
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(v & 0xFFFFu), __NV_E4M3);
+  const float2 f = __half22float2(__half2(h));
+  return __floats2bfloat162_rn(f.x, f.y);
 }
 
 /// 16 E4M3 codes (16 bytes) as 16 bf16 values: out[0] gets codes 0–7, out[1] codes 8–15.
