@@ -6,6 +6,12 @@
 // (rows >= G are zero), so the KV bytes are read once for all G heads. The 4 warps merge through
 // shared memory; with several splits, partial (o, lse) go to a workspace and a second kernel
 // merges them.
+//
+// An fp8 (E4M3) cache (DecodeArgs::k_fp8): the tiles' codes stream through NS8 = 4 staging stages
+// of 16 KiB (half a bf16 stage's bytes, so one more tile in flight in the same 96 KiB), and each
+// warp widens its own 16 tokens of a tile to bf16 (exact) into one K/V tile in the bf16 layout
+// before its tensor-core step; the key scale is folded into the softmax scale and the value scale
+// into the output.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -13,6 +19,7 @@
 #include <vector>
 
 #include "calib_kernels/cuda_util.hpp"
+#include "calib_kernels/e4m3_widen.cuh"
 #include "calib_kernels/kernels.hpp"
 #include "calib_kernels/mma_util.cuh"
 
@@ -20,6 +27,7 @@ namespace infraplan::calib {
 namespace {
 
 constexpr int D = 128, BLK = 16, THREADS = 128, TILE = 64, CHK = D / 8, NS = 3;
+constexpr int NS8 = 4, CHK8 = D / 16;  // fp8: staging stages, 16-byte chunks per row
 
 __global__ void combine_k(DecodeArgs a) {
   int bh = blockIdx.x, d = threadIdx.x;
@@ -39,11 +47,15 @@ __global__ void combine_k(DecodeArgs a) {
 // Row r (token in the tile), 16-byte chunk c, XOR-swizzled so ldmatrix rows hit distinct banks.
 __device__ __forceinline__ int swz(int r, int c) { return r * D + ((c ^ (r & 7)) * 8); }
 
-template <int G>
-__global__ void __launch_bounds__(THREADS) decode_mma_k(DecodeArgs a, float scale_log2) {
+// scale_log2 includes the key scale and out_scale is the value scale (fp8; 1 for bf16).
+template <int G, bool FP8>
+__global__ void __launch_bounds__(THREADS) decode_mma_k(DecodeArgs a, float scale_log2, float out_scale) {
+  constexpr int kStages = FP8 ? 1 : NS;  // bf16 K/V tiles
+  constexpr int kPipe = FP8 ? NS8 : NS;  // tiles in the cp.async ring
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  bf16* sK = reinterpret_cast<bf16*>(smem_raw);  // NS stages of TILE × D
-  bf16* sV = sK + NS * TILE * D;
+  bf16* sK = reinterpret_cast<bf16*>(smem_raw);  // kStages tiles of TILE × D
+  bf16* sV = sK + kStages * TILE * D;
+  unsigned char* s8 = reinterpret_cast<unsigned char*>(sV + kStages * TILE * D);  // fp8: NS8 × [K, V][TILE][D]
   int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
   int ctx = a.context_lens[b];
   // tokens_per_split 0: each sequence's own context is shared evenly by the splits (whole tiles).
@@ -53,20 +65,33 @@ __global__ void __launch_bounds__(THREADS) decode_mma_k(DecodeArgs a, float scal
   int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int* table = a.block_table + std::size_t(b) * a.max_blocks_per_seq;
 
-  // Each thread copies 8 chunks of K and of V per tile: rows tid / 16 + 8e, chunk tid % 16.
+  // Each thread copies 8 chunks of K and of V per tile: rows tid / 16 + 8e, chunk tid % 16 (fp8:
+  // 4 chunks, rows tid / 8 + 16e, chunk tid % 8, unswizzled).
   auto load = [&](int tile, int stage) {
     int base = t0 + tile * TILE;
+    if constexpr (FP8) {
+      unsigned char* st = s8 + stage * 2 * TILE * D;
 #pragma unroll
-    for (int e = 0; e < TILE * CHK / THREADS; ++e) {
-      int r = tid / CHK + e * (THREADS / CHK), c = tid % CHK, tok = base + r;
-      bool ok = tok < t1;
-      std::size_t row = ok ? (std::size_t(table[tok / BLK]) * a.kv_heads + kvh) * BLK + tok % BLK : 0;
-      cp_async16(smem_u32(sK + stage * TILE * D + swz(r, c)), a.k_cache + row * D + c * 8, ok);
-      cp_async16(smem_u32(sV + stage * TILE * D + swz(r, c)), a.v_cache + row * D + c * 8, ok);
+      for (int e = 0; e < TILE * CHK8 / THREADS; ++e) {
+        int r = tid / CHK8 + e * (THREADS / CHK8), c = tid % CHK8, tok = base + r;
+        bool ok = tok < t1;
+        std::size_t row = ok ? (std::size_t(table[tok / BLK]) * a.kv_heads + kvh) * BLK + tok % BLK : 0;
+        cp_async16(smem_u32(st + r * D + c * 16), a.k_fp8 + row * D + c * 16, ok);
+        cp_async16(smem_u32(st + TILE * D + r * D + c * 16), a.v_fp8 + row * D + c * 16, ok);
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < TILE * CHK / THREADS; ++e) {
+        int r = tid / CHK + e * (THREADS / CHK), c = tid % CHK, tok = base + r;
+        bool ok = tok < t1;
+        std::size_t row = ok ? (std::size_t(table[tok / BLK]) * a.kv_heads + kvh) * BLK + tok % BLK : 0;
+        cp_async16(smem_u32(sK + stage * TILE * D + swz(r, c)), a.k_cache + row * D + c * 8, ok);
+        cp_async16(smem_u32(sV + stage * TILE * D + swz(r, c)), a.v_cache + row * D + c * 8, ok);
+      }
     }
   };
 #pragma unroll
-  for (int st = 0; st < NS - 1; ++st) {
+  for (int st = 0; st < kPipe - 1; ++st) {
     if (st < n_tiles) load(st, st);
     cp_async_commit();
   }
@@ -85,14 +110,31 @@ __global__ void __launch_bounds__(THREADS) decode_mma_k(DecodeArgs a, float scal
   float m_r = -FLT_MAX, l_r = 0.f;  // row qr only: rows ≥ 8 are padding
 
   for (int j = 0; j < n_tiles; ++j) {
-    cp_async_wait<NS - 2>();
-    __syncthreads();  // tile j visible to all; stage (j - 1) % NS free for the prefetch below
-    if (j + NS - 1 < n_tiles) load(j + NS - 1, (j + NS - 1) % NS);
+    cp_async_wait<kPipe - 2>();
+    __syncthreads();  // tile j visible to all; stage (j - 1) % kPipe free for the prefetch below
+    if (j + kPipe - 1 < n_tiles) load(j + kPipe - 1, (j + kPipe - 1) % kPipe);
     cp_async_commit();
     int tok0 = t0 + j * TILE + warp * 16;
     if (tok0 >= t1) continue;  // this warp's 16 tokens are all past the end
-    const bf16* kt = sK + (j % NS) * TILE * D;
-    const bf16* vt = sV + (j % NS) * TILE * D;
+    const bf16* kt = sK + (FP8 ? 0 : (j % NS) * TILE * D);
+    const bf16* vt = sV + (FP8 ? 0 : (j % NS) * TILE * D);
+    if constexpr (FP8) {
+      // This warp's 16 rows of the staged tile, widened into its own rows of the bf16 tiles (only
+      // this warp reads them, after the __syncwarp).
+      const unsigned char* st = s8 + (j % NS8) * 2 * TILE * D;
+#pragma unroll
+      for (int e = 0; e < 16 * CHK8 / 32; ++e) {
+        int r = warp * 16 + lane / CHK8 + e * (32 / CHK8), c = lane % CHK8;
+        uint4 k[2], v[2];
+        e4m3x16_to_bf16(*reinterpret_cast<const uint4*>(st + r * D + c * 16), k);
+        e4m3x16_to_bf16(*reinterpret_cast<const uint4*>(st + TILE * D + r * D + c * 16), v);
+        *reinterpret_cast<uint4*>(sK + swz(r, 2 * c)) = k[0];
+        *reinterpret_cast<uint4*>(sK + swz(r, 2 * c + 1)) = k[1];
+        *reinterpret_cast<uint4*>(sV + swz(r, 2 * c)) = v[0];
+        *reinterpret_cast<uint4*>(sV + swz(r, 2 * c + 1)) = v[1];
+      }
+      __syncwarp();
+    }
     float s[2][4] = {};
 #pragma unroll
     for (int ks = 0; ks < D / 16; ++ks) {
@@ -156,8 +198,8 @@ __global__ void __launch_bounds__(THREADS) decode_mma_k(DecodeArgs a, float scal
 #pragma unroll
     for (int dt = 0; dt < D / 8; ++dt) {
       int c = dt * 8 + (lane % 4) * 2;
-      sm_o[(warp * G + qr) * D + c] = acc[dt][0];
-      sm_o[(warp * G + qr) * D + c + 1] = acc[dt][1];
+      sm_o[(warp * G + qr) * D + c] = acc[dt][0] * out_scale;
+      sm_o[(warp * G + qr) * D + c + 1] = acc[dt][1] * out_scale;
     }
   }
   __syncthreads();
@@ -187,14 +229,19 @@ __global__ void __launch_bounds__(THREADS) decode_mma_k(DecodeArgs a, float scal
 }
 
 constexpr int kSmem = 2 * NS * TILE * D * int(sizeof(bf16));
+// The fp8 kernel keeps the bf16 kernel's shared memory, so both fit the same CTAs per
+// multiprocessor (ctas_per_sm, the split choice and the engine's slot count hold for both).
+static_assert(2 * TILE * D * int(sizeof(bf16)) + NS8 * 2 * TILE * D == kSmem, "fp8: same shared memory");
 
 template <int G>
 void launch(const DecodeArgs& a, cudaStream_t stream) {
-  auto kern = decode_mma_k<G>;
+  const bool fp8 = a.k_fp8 != nullptr;
+  auto kern = fp8 ? decode_mma_k<G, true> : decode_mma_k<G, false>;
   CALIB_CUDA(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   dim3 grid(a.num_splits, a.kv_heads, a.batch);
-  float scale_log2 = float(1.0 / std::sqrt(double(D)) * 1.4426950408889634);
-  kern<<<grid, THREADS, kSmem, stream>>>(a, scale_log2);
+  const double base = 1.0 / std::sqrt(double(D)) * 1.4426950408889634;
+  float scale_log2 = float(fp8 ? base * double(a.k_scale) : base);
+  kern<<<grid, THREADS, kSmem, stream>>>(a, scale_log2, fp8 ? a.v_scale : 1.0f);
   CALIB_LAUNCH();
   if (a.num_splits > 1) {
     combine_k<<<a.batch * a.heads, D, 0, stream>>>(a);
@@ -205,8 +252,8 @@ void launch(const DecodeArgs& a, cudaStream_t stream) {
 template <int G>
 int ctas_per_sm_g() {
   int n = 0;
-  CALIB_CUDA(cudaFuncSetAttribute(decode_mma_k<G>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  CALIB_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_mma_k<G>, THREADS, kSmem));
+  CALIB_CUDA(cudaFuncSetAttribute(decode_mma_k<G, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  CALIB_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, decode_mma_k<G, false>, THREADS, kSmem));
   return std::max(n, 1);
 }
 
@@ -277,6 +324,9 @@ void decode_attention(const DecodeArgs& a, cudaStream_t stream) {
     throw CudaError("decode_attention: tokens_per_split must be 0 or a positive multiple of 16, num_splits ≥ 1");
   if (a.kv_heads <= 0 || a.heads % a.kv_heads != 0)
     throw CudaError("decode_attention: heads must be a multiple of kv_heads");
+  const bool fp8 = a.k_fp8 != nullptr;
+  if (fp8 != (a.v_fp8 != nullptr) || fp8 == (a.k_cache != nullptr) || (a.k_cache != nullptr) != (a.v_cache != nullptr))
+    throw CudaError("decode_attention: set k_cache and v_cache (bf16) or k_fp8 and v_fp8 (fp8)");
   switch (a.heads / a.kv_heads) {
     case 1:
       launch<1>(a, stream);

@@ -105,6 +105,11 @@ struct DecodeArgs {
   /// Multiple of block_size; 0: each sequence's context divided evenly among the splits (whole
   /// 64-token tiles), so one launch shape serves any contexts (CUDA graphs).
   int tokens_per_split = 0;
+  /// An fp8 (E4M3) cache, set instead of k_cache / v_cache: same layout, 1 byte per element; an
+  /// element's value is its E4M3 value times k_scale (keys) or v_scale (values).
+  const std::uint8_t* k_fp8 = nullptr;
+  const std::uint8_t* v_fp8 = nullptr;
+  float k_scale = 1.0f, v_scale = 1.0f;
 };
 void decode_attention(const DecodeArgs& a, cudaStream_t stream);
 /// Sets num_splits and tokens_per_split for these per-sequence contexts (host copy of

@@ -70,6 +70,7 @@ int bench_serve_main(const std::vector<std::string>& argv) {
   setup.requests = sim::serve::make_requests(setup.workload);
   check_bench_supported(setup, cfg);
   const WeightFormat format = engine_weight_format(setup.serving.weights);
+  const KvFormat kv_format = engine_kv_format(setup.serving.kv_dtype);
   const GpuInfo gpu = require_gpu("bench serve");
 
   const bool graphs = !a.flag("no-graphs");
@@ -89,6 +90,7 @@ int bench_serve_main(const std::vector<std::string>& argv) {
     mo.max_tokens = int(std::max<std::int64_t>(s.max_batched_tokens, s.max_num_seqs));
     mo.cuda_graphs = graphs;
     mo.autotune_gemms = mo_autotune;
+    mo.kv_format = kv_format;
     ledger_blocks = spec.num_blocks;
     const std::int64_t fit = kv_blocks_that_fit(cfg, mo, format);
     if (fit < spec.num_blocks) spec.num_blocks = std::int32_t(fit);
@@ -140,6 +142,7 @@ int bench_serve_main(const std::vector<std::string>& argv) {
                                          : "random, seed " + std::to_string(weights_seed)},
                  {"weight_format", weight_format_name(format)},
                  {"weight_bytes", weights_bytes},
+                 {"kv_dtype", kv_format_name(kv_format)},
                  {"cuda_graphs", graphs},
                  {"kv_blocks", r.instances.empty() ? 0 : r.instances[0].kv_capacity_tokens / 16},
                  {"kv_blocks_ledger", ledger_blocks},
@@ -167,6 +170,9 @@ int bench_serve_main(const std::vector<std::string>& argv) {
   if (format != WeightFormat::BF16)
     std::printf("engine weights: %s, %.2f GB on the device\n", weight_format_name(format),
                 double(weights_bytes) / 1e9);
+  if (kv_format != KvFormat::BF16)
+    std::printf("engine KV cache: %s, %lld bytes per block\n", kv_format_name(kv_format),
+                (long long)CudaModel::block_bytes(cfg, kv_format));
   for (const bool g : {true, false}) {
     const HostFit f = timing.host_fit(g);
     if (f.steps == 0) continue;

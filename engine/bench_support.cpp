@@ -31,6 +31,13 @@ WeightFormat engine_weight_format(strat::WeightQuant q) {
               "per-tensor scales)");
 }
 
+KvFormat engine_kv_format(Dtype d) {
+  if (d == Dtype::BF16) return KvFormat::BF16;
+  if (d == Dtype::FP8) return KvFormat::FP8;
+  throw Error(std::string("bench serve: serving.kv_dtype=") + std::string(dtype_name(d)) +
+              " is not supported by the CUDA backend; valid: bf16, fp8 (E4M3, per-layer key and value scales)");
+}
+
 void check_bench_supported(const sim::serve::ServingSetup& s, const LlamaConfig& c) {
   const auto& sv = s.serving;
   const auto& e = s.engine;
@@ -45,8 +52,7 @@ void check_bench_supported(const sim::serve::ServingSetup& s, const LlamaConfig&
            "tensor parallelism over NCCL is designed (docs/serving.md) but not implemented; use tp=1");
   if (sv.pp != 1) refuse("serving.pp", std::to_string(sv.pp), "use pp=1");
   (void)engine_weight_format(sv.weights);
-  if (sv.kv_dtype != Dtype::BF16)
-    refuse("serving.kv_dtype", std::string(dtype_name(sv.kv_dtype)), "use bf16");
+  (void)engine_kv_format(sv.kv_dtype);
   if (sv.block_size != 16) refuse("serving.block_size", std::to_string(sv.block_size), "the kernels use 16");
   if (e.spec.enabled())
     refuse("serving.speculative.method", "set", "speculative decoding is not implemented");

@@ -48,8 +48,8 @@ std::vector<int> CudaModel::graph_sizes(int max) {
   return v;
 }
 
-std::int64_t CudaModel::block_bytes(const LlamaConfig& c) {
-  return std::int64_t(c.layers) * 2 * c.kv_heads * kBlockSize * kHeadDim * 2;
+std::int64_t CudaModel::block_bytes(const LlamaConfig& c, KvFormat f) {
+  return std::int64_t(c.layers) * 2 * c.kv_heads * kBlockSize * kHeadDim * kv_element_bytes(f);
 }
 
 std::int64_t CudaModel::workspace_bytes(const LlamaConfig& c, const CudaModelOptions& o, WeightFormat f) {
@@ -75,10 +75,11 @@ CudaModel::CudaModel(DeviceWeights weights, const CudaModelOptions& o) : w_(std:
   if (o_.max_seqs <= 0 || o_.max_tokens < o_.max_seqs)
     throw Error("CudaModel: need 0 < max_seqs ≤ max_tokens (got " + std::to_string(o_.max_seqs) + ", " +
                 std::to_string(o_.max_tokens) + ")");
+  o_.kv_scales.validate(c.layers);
   mb_ = (c.max_seq + kBlockSize - 1) / kBlockSize;
-  block_elems_ = std::int64_t(c.kv_heads) * kBlockSize * kHeadDim;
-  plane_elems_ = (std::int64_t(o_.num_blocks) + 1) * block_elems_;
-  kv_ = calib::DeviceBuffer<bf16>(std::size_t(plane_elems_) * 2 * std::size_t(c.layers));
+  block_bytes_ = std::int64_t(c.kv_heads) * kBlockSize * kHeadDim * kv_element_bytes(o_.kv_format);
+  plane_bytes_ = (std::int64_t(o_.num_blocks) + 1) * block_bytes_;
+  kv_ = calib::DeviceBuffer<unsigned char>(std::size_t(plane_bytes_) * 2 * std::size_t(c.layers));
   CALIB_CUDA(cudaMemsetAsync(kv_.get(), 0, kv_.bytes(), stream_.get()));
   const std::vector<float> rope = rope_table(c);
   rope_ = calib::DeviceBuffer<float2>(rope.size() / 2);
@@ -114,12 +115,12 @@ CudaModel::CudaModel(DeviceWeights weights, const CudaModelOptions& o) : w_(std:
   int dev = 0, sms = 0;
   CALIB_CUDA(cudaGetDevice(&dev));
   CALIB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  if (is_fp8()) {
+  if (is_fp8() || kv_fp8()) {
     int major = 0, minor = 0;
     CALIB_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     CALIB_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
     if (major * 10 + minor < 89)
-      throw Error("CudaModel: fp8 weights need fp8 tensor cores (sm_89 or newer); this GPU is sm_" +
+      throw Error("CudaModel: fp8 weights and fp8 KV need sm_89 or newer (fp8 tensor cores and conversions); this GPU is sm_" +
                   std::to_string(major) + std::to_string(minor));
   }
   slots_ = 2 * sms;  // the decode kernel's 96 KiB of shared memory fit twice in a multiprocessor
@@ -129,9 +130,15 @@ CudaModel::CudaModel(DeviceWeights weights, const CudaModelOptions& o) : w_(std:
 CudaModel::~CudaModel() = default;
 
 void CudaModel::fill_kv_random(std::uint64_t seed) {
-  init_weights(kv_.get(), std::int64_t(kv_.size()), WeightInit{0.0f, 1.0f}, seed, 0xC0DEu, stream_.get());
+  if (kv_fp8())
+    init_fp8_random(reinterpret_cast<fp8*>(kv_.get()), std::int64_t(kv_.size()), seed, 0xC0DEu, stream_.get());
+  else
+    init_weights(reinterpret_cast<bf16*>(kv_.get()), std::int64_t(kv_.size() / 2), WeightInit{0.0f, 1.0f}, seed,
+                 0xC0DEu, stream_.get());
   synchronize();
 }
+
+unsigned char* CudaModel::k_plane(int l) const { return kv_.get() + std::int64_t(2 * l) * plane_bytes_; }
 
 void CudaModel::synchronize() const { CALIB_CUDA(cudaStreamSynchronize(stream_.get())); }
 
@@ -191,7 +198,7 @@ void CudaModel::pack(const StepPlan& p, const Offsets& o, int live_rows) {
                              stream_.get()));
   if (!p.copies.empty()) {
     copy_kv_blocks(kv_.get(), reinterpret_cast<const int2*>(meta_.get() + o.copies), int(p.copies.size()),
-                   config().layers, plane_elems_, block_elems_, stream_.get());
+                   config().layers, plane_bytes_, block_bytes_, stream_.get());
     stats_.block_copies += std::int64_t(p.copies.size());
   }
 }
@@ -220,18 +227,30 @@ void CudaModel::forward(const Offsets& off, int T, int D, int P, int S, int max_
     mark("add_rmsnorm");
   };
   for (int l = 0; l < c.layers; ++l) {
-    bf16* kc = kv_.get() + std::int64_t(2 * l) * plane_elems_;
-    bf16* vc = kc + plane_elems_;
+    const float ks = o_.kv_scales.k(l), vs = o_.kv_scales.v(l);
     norm(l, l == 0 ? nullptr : delta_.get(), LayerTensor::AttnNorm, LayerTensor::Qkv);
     linear(l, LayerTensor::Qkv, x_.get(), qkv_.get(), T, "gemm_qkv");
-    rope_qkv_to_cache(qkv_.get(), q_.get(), kc, vc, meta + off.positions, meta + off.slots, rope_.get(), T,
-                      c.heads, c.kv_heads, s);
+    if (kv_fp8())
+      rope_qkv_to_fp8_cache(qkv_.get(), q_.get(), reinterpret_cast<fp8*>(k_plane(l)),
+                            reinterpret_cast<fp8*>(v_plane(l)), meta + off.positions, meta + off.slots,
+                            rope_.get(), T, c.heads, c.kv_heads, ks, vs, s);
+    else
+      rope_qkv_to_cache(qkv_.get(), q_.get(), reinterpret_cast<bf16*>(k_plane(l)),
+                        reinterpret_cast<bf16*>(v_plane(l)), meta + off.positions, meta + off.slots,
+                        rope_.get(), T, c.heads, c.kv_heads, s);
     mark("rope_kv_write");
     if (D > 0) {
       calib::DecodeArgs a;
       a.q = q_.get();
-      a.k_cache = kc;
-      a.v_cache = vc;
+      if (kv_fp8()) {
+        a.k_fp8 = k_plane(l);
+        a.v_fp8 = v_plane(l);
+        a.k_scale = ks;
+        a.v_scale = vs;
+      } else {
+        a.k_cache = reinterpret_cast<const bf16*>(k_plane(l));
+        a.v_cache = reinterpret_cast<const bf16*>(v_plane(l));
+      }
       a.block_table = meta + off.dec_tables;
       a.context_lens = meta + off.dec_ctx;
       a.out = attn_.get();
@@ -251,8 +270,15 @@ void CudaModel::forward(const Offsets& off, int T, int D, int P, int S, int max_
     if (P > 0) {
       PagedPrefillArgs a;
       a.q = q_.get() + std::size_t(D) * qd;
-      a.k_cache = kc;
-      a.v_cache = vc;
+      if (kv_fp8()) {
+        a.k_fp8 = reinterpret_cast<const fp8*>(k_plane(l));
+        a.v_fp8 = reinterpret_cast<const fp8*>(v_plane(l));
+        a.k_scale = ks;
+        a.v_scale = vs;
+      } else {
+        a.k_cache = reinterpret_cast<const bf16*>(k_plane(l));
+        a.v_cache = reinterpret_cast<const bf16*>(v_plane(l));
+      }
       a.out = attn_.get() + std::size_t(D) * qd;
       a.cu_q = meta + off.pre_cu;
       a.start = meta + off.pre_start;

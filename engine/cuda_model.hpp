@@ -21,6 +21,12 @@
 // per-tensor scale needs the whole tensor's amax before any element is quantized, so the
 // quantization cannot be fused into the producing kernel without a grid-wide barrier: fp8 adds
 // one quantize kernel per GEMM and one reduction per layer, and one memset of every amax slot per step.
+//
+// With an fp8 KV cache (CudaModelOptions::kv_format, engine/kv_format.hpp) the cache holds E4M3
+// codes, one byte per element, under static per-layer key and value scales: the RoPE kernel
+// quantizes what it writes, both attention kernels widen the codes to bf16 as they read them, and
+// a block holds half the bytes, so the same memory holds twice the blocks. Independent of the
+// weight format; the same code paths (graphs, prefix-cache copy-on-write, recompute) for both.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -28,6 +34,7 @@
 
 #include "calib_kernels/cuda_util.hpp"
 #include "engine/device_weights.hpp"
+#include "engine/kv_format.hpp"
 #include "engine/lt_gemm.hpp"
 #include "engine/step_plan.hpp"
 
@@ -37,6 +44,8 @@ struct CudaModelOptions {
   int max_tokens = 8192;        ///< rows of one step (max_batched_tokens), ≥ max_seqs
   int max_seqs = 256;           ///< sequences of one step (max_num_seqs)
   std::int32_t num_blocks = 0;  ///< KV blocks of 16 tokens for the block manager
+  KvFormat kv_format = KvFormat::BF16;  ///< the KV cache's element type
+  KvScales kv_scales;                   ///< fp8 KV: per-layer key and value scales (default 1)
   bool cuda_graphs = true;      ///< replay decode-only steps as CUDA graphs
   int max_graph_batch = 256;    ///< largest captured decode batch (≤ max_seqs is used)
   bool keep_logits = false;     ///< copy the sampled rows' logits back each step (tests)
@@ -95,8 +104,8 @@ class CudaModel {
   const CudaModelStats& stats() const { return stats_; }
   /// Captured decode batch sizes: 1, 2, 4, 8, then every multiple of 8 up to `max`.
   static std::vector<int> graph_sizes(int max);
-  /// KV-cache bytes of one block over all layers.
-  static std::int64_t block_bytes(const LlamaConfig& c);
+  /// KV-cache bytes of one block over all layers (bf16: 2 bytes per element, fp8: 1).
+  static std::int64_t block_bytes(const LlamaConfig& c, KvFormat f = KvFormat::BF16);
   /// Device bytes the model needs besides weights and KV cache (activations, workspaces; fp8 adds
   /// the E4M3 copy of the widest GEMM input).
   static std::int64_t workspace_bytes(const LlamaConfig& c, const CudaModelOptions& o,
@@ -110,7 +119,7 @@ class CudaModel {
   void enable_autotune();
   /// Switches CUDA-graph replay of decode steps on or off (benchmarks).
   void set_cuda_graphs(bool on) { o_.cuda_graphs = on; }
-  /// Fills the whole KV cache with random bf16 values (benchmarks never time zeros).
+  /// Fills the whole KV cache with random values in [−1, 1) (benchmarks never time zeros).
   void fill_kv_random(std::uint64_t seed);
   /// Kernel breakdown (bench step --kernels): while on, steps run eagerly, queued behind a 5 ms
   /// wait kernel so the host is ahead of the GPU, and forward() records a CUDA event after
@@ -142,14 +151,18 @@ class CudaModel {
   float* amax_slot(int l, LayerTensor t) const;
   float* scale_slot(int l, LayerTensor t) const;
   bool is_fp8() const { return w_.format() == WeightFormat::FP8; }
+  bool kv_fp8() const { return o_.kv_format == KvFormat::FP8; }
+  /// Layer l's key and value planes (bf16 or E4M3 codes, per kv_format).
+  unsigned char* k_plane(int l) const;
+  unsigned char* v_plane(int l) const { return k_plane(l) + plane_bytes_; }
 
   DeviceWeights w_;
   CudaModelOptions o_;
   int mb_ = 0;  // blocks per sequence
-  std::int64_t plane_elems_ = 0, block_elems_ = 0;
+  std::int64_t plane_bytes_ = 0, block_bytes_ = 0;  // one layer's K (or V) plane, one block of it
   calib::Stream stream_;
   LtGemm gemm_;
-  calib::DeviceBuffer<bf16> kv_;
+  calib::DeviceBuffer<unsigned char> kv_;  // [layers][K, V][num_blocks + 1][kv_heads][16][128] elements
   calib::DeviceBuffer<float2> rope_;
   calib::DeviceBuffer<bf16> resid_, x_, delta_, qkv_, q_, attn_, gu_, act_, xs_;
   calib::DeviceBuffer<float> logits_, partial_o_, partial_lse_;

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "engine/bench_support.hpp"
+#include "engine/kv_format.hpp"
 #include "engine/engine_test_workload.hpp"
 #include "engine/llama_config.hpp"
 #include "engine/safetensors.hpp"
@@ -393,6 +394,65 @@ TEST(BenchSupport, RefusesWhatTheCudaBackendDoesNotRun) {
   LlamaConfig short_model = c;
   short_model.max_seq = 64;
   EXPECT_THROW(check_bench_supported(setup, short_model), Error);
+}
+
+TEST(BenchSupport, AcceptsFp8KvAndRefusesOtherKvDtypes) {
+  const std::string dir = std::string(INFRAPLAN_SOURCE_DIR) + "/scenarios/";
+  auto sc = strat::load_scenario(dir + "bench_llama2_7b_h200_load.json");
+  auto setup = sim::serve::serving_setup_from_scenario(sc);
+  const LlamaConfig c = llama_config_from_spec(sc.model);
+  EXPECT_EQ(engine_kv_format(Dtype::BF16), KvFormat::BF16);
+  EXPECT_EQ(engine_kv_format(Dtype::FP8), KvFormat::FP8);
+  auto kv8 = setup;
+  kv8.serving.kv_dtype = Dtype::FP8;
+  EXPECT_NO_THROW(check_bench_supported(kv8, c));
+  kv8.serving.weights = strat::WeightQuant::FP8;
+  EXPECT_NO_THROW(check_bench_supported(kv8, c)) << "fp8 weights with fp8 KV";
+  for (Dtype d : {Dtype::FP16, Dtype::FP32, Dtype::INT8, Dtype::INT4, Dtype::FP4}) {
+    auto bad = setup;
+    bad.serving.kv_dtype = d;
+    try {
+      check_bench_supported(bad, c);
+      FAIL() << dtype_name(d);
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("serving.kv_dtype=" + std::string(dtype_name(d))), std::string::npos) << m;
+      EXPECT_NE(m.find("valid: bf16, fp8"), std::string::npos) << m;
+    }
+  }
+  // The fp8-KV bench scenarios load as such and pass the checks.
+  for (const char* name : {"bench_llama2_7b_h200_single_fp8kv.json", "bench_llama2_7b_h200_throughput_fp8kv.json",
+                           "bench_llama3_8b_h200_throughput_fp8kv.json"}) {
+    auto f = strat::load_scenario(dir + name);
+    auto s = sim::serve::serving_setup_from_scenario(f);
+    EXPECT_EQ(s.serving.kv_dtype, Dtype::FP8) << name;
+    EXPECT_EQ(s.serving.weights, std::string(name).find("llama3") != std::string::npos ? strat::WeightQuant::FP8
+                                                                                        : strat::WeightQuant::BF16)
+        << name;
+    EXPECT_NO_THROW(check_bench_supported(s, llama_config_from_spec(f.model))) << name;
+  }
+}
+
+TEST(KvFormat, ParsesBf16AndFp8AndNamesTheFieldOtherwise) {
+  EXPECT_EQ(parse_kv_format("bf16", "--kv-dtype"), KvFormat::BF16);
+  EXPECT_EQ(parse_kv_format("fp8", "--kv-dtype"), KvFormat::FP8);
+  EXPECT_STREQ(kv_format_name(KvFormat::FP8), "fp8");
+  EXPECT_EQ(kv_element_bytes(KvFormat::BF16), 2);
+  EXPECT_EQ(kv_element_bytes(KvFormat::FP8), 1);
+  try {
+    (void)parse_kv_format("int8", "--kv-dtype");
+    FAIL();
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--kv-dtype='int8'"), std::string::npos) << m;
+    EXPECT_NE(m.find("fp8"), std::string::npos) << m;
+  }
+  KvScales s{{1.0f, 2.0f}};
+  EXPECT_NO_THROW(s.validate(1));
+  EXPECT_EQ(s.k(0), 1.0f);
+  EXPECT_EQ(s.v(0), 2.0f);
+  EXPECT_THROW(s.validate(2), Error);
+  EXPECT_EQ(KvScales{}.k(5), 1.0f) << "no scales: 1 everywhere";
 }
 
 TEST(SteadyRunClock, WaitsUntilTheTarget) {

@@ -2,8 +2,10 @@
 // The CUDA engine's own kernels (host launchers). Everything is bf16 with fp32 arithmetic;
 // rows are tokens; launchers enqueue on `stream`, check the launch and return at once. The KV
 // cache of one layer is [num_blocks][kv_heads][block_size = 16][head_dim = 128] for keys and the
-// same for values (the layout of calib::decode_attention).
+// same for values (the layout of calib::decode_attention), bf16 or (fp8 KV, engine/kv_format.hpp)
+// E4M3 codes with one static scale per layer for keys and one for values.
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 namespace infraplan::engine {
 
 using bf16 = __nv_bfloat16;
+using fp8 = __nv_fp8_e4m3;
 constexpr int kBlockSize = 16;  ///< tokens per KV block
 constexpr int kHeadDim = 128;   ///< the kernels' head width
 
@@ -44,10 +47,21 @@ void rope_qkv_to_cache(const bf16* qkv, bf16* q_out, bf16* k_cache, bf16* v_cach
                        const int* slots, const float2* rope, int rows, int heads, int kv_heads,
                        cudaStream_t stream);
 
+/// rope_qkv_to_cache for an fp8 cache: the rotated k and the plain v, rounded to bf16 as a bf16
+/// cache would hold them, are stored as E4M3(x / k_scale) and E4M3(x / v_scale) (round to nearest
+/// even, saturating to ±448; engine/fp8_e4m3.hpp's fp8_quantize). q_out is rope_qkv_to_cache's.
+void rope_qkv_to_fp8_cache(const bf16* qkv, bf16* q_out, fp8* k_cache, fp8* v_cache, const int* positions,
+                           const int* slots, const float2* rope, int rows, int heads, int kv_heads,
+                           float k_scale, float v_scale, cudaStream_t stream);
+
 /// Copies whole KV blocks pairs[i] = (src, dst) in every layer: cache holds `layers` × (K, V) planes
-/// of `plane_elems` elements, a block is `block_elems` elements of a plane.
-void copy_kv_blocks(bf16* cache, const int2* pairs, int n, int layers, std::int64_t plane_elems,
-                    std::int64_t block_elems, cudaStream_t stream);
+/// of `plane_bytes` bytes, a block is `block_bytes` bytes of a plane (a multiple of 16).
+void copy_kv_blocks(void* cache, const int2* pairs, int n, int layers, std::int64_t plane_bytes,
+                    std::int64_t block_bytes, cudaStream_t stream);
+
+/// Fills `n` E4M3 values with E4M3(weight_value({0, 1}, seed, id, i)): random codes in [−1, 1)
+/// (benchmarks never time zeros).
+void init_fp8_random(fp8* p, std::int64_t n, std::uint64_t seed, std::uint32_t id, cudaStream_t stream);
 
 /// out[r] = the index of the largest of logits[r][0, vocab) (lowest index on ties; NaN ignored).
 void argmax_rows(const float* logits, int* out, int rows, int vocab, cudaStream_t stream);
@@ -55,10 +69,16 @@ void argmax_rows(const float* logits, int* out, int rows, int vocab, cudaStream_
 /// FlashAttention-2-style causal attention of prefill chunks over the paged KV cache: chunk i has
 /// its query rows cu_q[i] .. cu_q[i + 1] − 1 of q (positions start[i] …), and attends to keys
 /// 0 .. start[i] + its row (cached prefix and earlier chunks included) through its block table.
+/// With an fp8 cache, k_fp8 / v_fp8 are set instead of k_cache / v_cache: the E4M3 tiles are
+/// widened to bf16 in shared memory (exact), the key scale multiplies the scores and the value
+/// scale the output, in fp32.
 struct PagedPrefillArgs {
   const bf16* q = nullptr;           ///< [rows][heads][128]
-  const bf16* k_cache = nullptr;     ///< one layer's keys
-  const bf16* v_cache = nullptr;     ///< one layer's values
+  const bf16* k_cache = nullptr;     ///< one layer's keys (bf16 cache)
+  const bf16* v_cache = nullptr;     ///< one layer's values (bf16 cache)
+  const fp8* k_fp8 = nullptr;        ///< one layer's keys (fp8 cache)
+  const fp8* v_fp8 = nullptr;        ///< one layer's values (fp8 cache)
+  float k_scale = 1.0f, v_scale = 1.0f;  ///< fp8 cache: dequantization scales
   bf16* out = nullptr;               ///< [rows][heads][128]
   const int* cu_q = nullptr;         ///< [chunks + 1] row offsets
   const int* start = nullptr;        ///< [chunks] position of each chunk's first row

@@ -29,8 +29,8 @@ std::int64_t kv_blocks_that_fit(const LlamaConfig& c, const CudaModelOptions& o,
   std::size_t free_b = 0, total_b = 0;
   CALIB_CUDA(cudaMemGetInfo(&free_b, &total_b));
   const std::int64_t avail = std::int64_t(free_b) - CudaModel::workspace_bytes(c, o, f) -
-                             (std::int64_t(1) << 30) - CudaModel::block_bytes(c);
-  return avail > 0 ? avail / CudaModel::block_bytes(c) : 0;
+                             (std::int64_t(1) << 30) - CudaModel::block_bytes(c, o.kv_format);
+  return avail > 0 ? avail / CudaModel::block_bytes(c, o.kv_format) : 0;
 }
 
 }  // namespace infraplan::engine

@@ -25,7 +25,7 @@ struct GpuInfo {
 /// Device 0, or throws NoGpu naming `what` (the command) and the CUDA error.
 GpuInfo require_gpu(const std::string& what);
 /// KV blocks that fit in the device's free memory next to the model's workspace (weights must
-/// already be allocated), leaving 1 GiB spare.
+/// already be allocated), leaving 1 GiB spare; blocks of o.kv_format (fp8 blocks are half the bytes).
 std::int64_t kv_blocks_that_fit(const LlamaConfig& c, const CudaModelOptions& o,
                                 WeightFormat f = WeightFormat::BF16);
 

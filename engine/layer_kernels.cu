@@ -1,6 +1,6 @@
 // The engine's memory-bound kernels: weight initialisation, embedding gather, fused residual add
 // + RMSNorm (all rows, or the sampled rows only), fused rotary embedding + paged KV-cache write,
-// KV block copies (copy-on-write) and the greedy sampler (row argmax). 16-byte accesses
+// (bf16 or fp8 E4M3 cache), KV block copies (copy-on-write) and the greedy sampler (row argmax). 16-byte accesses
 // throughout; one CTA per row where a row is a unit of work.
 #include <algorithm>
 #include <cfloat>
@@ -139,11 +139,28 @@ void norm_dispatch(bf16* resid, const bf16* delta, const bf16* w, bf16* out, con
     launch_norm<16>(resid, delta, w, out, rows, n, hidden, eps, write_resid, am, stream);
 }
 
-// One CTA per token: 8 threads per q or k head (8 rotate-half pairs each), 16 per v head.
+// Two cached elements as an fp8 cache stores them: the E4M3 codes of x / scale (round to nearest
+// even, saturate to ±448: engine/fp8_e4m3.hpp).
+__device__ __forceinline__ unsigned e4m3x2(__nv_bfloat162 h, float scale) {
+  const float2 f = __bfloat1622float2(h);
+  return __nv_cvt_float2_to_fp8x2(make_float2(__fdiv_rn(f.x, scale), __fdiv_rn(f.y, scale)), __NV_SATFINITE,
+                                  __NV_E4M3);
+}
+
+/// Stores 8 consecutive bf16 values into the cache at `dst`: as is, or quantized with `scale`.
+__device__ __forceinline__ void store8(bf16* dst, const Vec8& v, float) { *reinterpret_cast<Vec8*>(dst) = v; }
+__device__ __forceinline__ void store8(fp8* dst, const Vec8& v, float scale) {
+  *reinterpret_cast<uint2*>(dst) = make_uint2(e4m3x2(v.h[0], scale) | (e4m3x2(v.h[1], scale) << 16),
+                                              e4m3x2(v.h[2], scale) | (e4m3x2(v.h[3], scale) << 16));
+}
+
+// One CTA per token: 8 threads per q or k head (8 rotate-half pairs each), 16 per v head. The
+// cache gets the bf16 values a bf16 cache would hold, quantized when T is fp8.
+template <typename T>
 __global__ void __launch_bounds__(128)
-    rope_cache_k(const bf16* __restrict__ qkv, bf16* __restrict__ q_out, bf16* __restrict__ k_cache,
-                 bf16* __restrict__ v_cache, const int* __restrict__ positions, const int* __restrict__ slots,
-                 const float2* __restrict__ rope, int heads, int kv_heads) {
+    rope_cache_k(const bf16* __restrict__ qkv, bf16* __restrict__ q_out, T* __restrict__ k_cache,
+                 T* __restrict__ v_cache, const int* __restrict__ positions, const int* __restrict__ slots,
+                 const float2* __restrict__ rope, int heads, int kv_heads, float k_scale, float v_scale) {
   constexpr int D = kHeadDim, HALF = D / 2;
   const int t = blockIdx.x;
   const int pos = positions[t], slot = slots[t];
@@ -172,25 +189,32 @@ __global__ void __launch_bounds__(128)
         *reinterpret_cast<Vec8*>(dst + j0) = oa;
         *reinterpret_cast<Vec8*>(dst + j0 + HALF) = ob;
       } else if (slot >= 0) {
-        bf16* dst = k_cache + cache_row + std::size_t(hh - heads) * kBlockSize * D;
-        *reinterpret_cast<Vec8*>(dst + j0) = oa;
-        *reinterpret_cast<Vec8*>(dst + j0 + HALF) = ob;
+        T* dst = k_cache + cache_row + std::size_t(hh - heads) * kBlockSize * D;
+        store8(dst + j0, oa, k_scale);
+        store8(dst + j0 + HALF, ob, k_scale);
       }
     } else if (slot >= 0) {
       const int j = it - rot_items, kvh = j / 16, c = j % 16;
       const Vec8 v = *reinterpret_cast<const Vec8*>(x + (heads + kv_heads + kvh) * D + c * 8);
-      *reinterpret_cast<Vec8*>(v_cache + cache_row + std::size_t(kvh) * kBlockSize * D + c * 8) = v;
+      store8(v_cache + cache_row + std::size_t(kvh) * kBlockSize * D + c * 8, v, v_scale);
     }
   }
 }
 
-__global__ void copy_blocks_k(bf16* cache, const int2* pairs, std::int64_t plane_elems,
-                              std::int64_t block_elems) {
+__global__ void copy_blocks_k(unsigned char* cache, const int2* pairs, std::int64_t plane_bytes,
+                              std::int64_t block_bytes) {
   const int2 p = pairs[blockIdx.x];
-  bf16* plane = cache + std::int64_t(blockIdx.y) * plane_elems;
-  const Vec8* src = reinterpret_cast<const Vec8*>(plane + std::int64_t(p.x) * block_elems);
-  Vec8* dst = reinterpret_cast<Vec8*>(plane + std::int64_t(p.y) * block_elems);
-  for (std::int64_t c = threadIdx.x; c < block_elems / 8; c += blockDim.x) dst[c] = src[c];
+  unsigned char* plane = cache + std::int64_t(blockIdx.y) * plane_bytes;
+  const uint4* src = reinterpret_cast<const uint4*>(plane + std::int64_t(p.x) * block_bytes);
+  uint4* dst = reinterpret_cast<uint4*>(plane + std::int64_t(p.y) * block_bytes);
+  for (std::int64_t c = threadIdx.x; c < block_bytes / 16; c += blockDim.x) dst[c] = src[c];
+}
+
+__global__ void init_fp8_k(fp8* p, std::int64_t n, std::uint64_t seed, std::uint32_t id) {
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    p[i].__x = __nv_cvt_float_to_fp8(weight_value(WeightInit{0.0f, 1.0f}, seed, id, std::uint64_t(i)),
+                                     __NV_SATFINITE, __NV_E4M3);
 }
 
 constexpr int kArgmaxThreads = 1024;
@@ -278,16 +302,33 @@ void rope_qkv_to_cache(const bf16* qkv, bf16* q_out, bf16* k_cache, bf16* v_cach
                        const int* slots, const float2* rope, int rows, int heads, int kv_heads,
                        cudaStream_t stream) {
   if (rows <= 0) return;
-  rope_cache_k<<<rows, 128, 0, stream>>>(qkv, q_out, k_cache, v_cache, positions, slots, rope, heads,
-                                         kv_heads);
+  rope_cache_k<bf16><<<rows, 128, 0, stream>>>(qkv, q_out, k_cache, v_cache, positions, slots, rope, heads,
+                                               kv_heads, 1.0f, 1.0f);
   CALIB_LAUNCH();
 }
 
-void copy_kv_blocks(bf16* cache, const int2* pairs, int n, int layers, std::int64_t plane_elems,
-                    std::int64_t block_elems, cudaStream_t stream) {
+void rope_qkv_to_fp8_cache(const bf16* qkv, bf16* q_out, fp8* k_cache, fp8* v_cache, const int* positions,
+                           const int* slots, const float2* rope, int rows, int heads, int kv_heads,
+                           float k_scale, float v_scale, cudaStream_t stream) {
+  if (rows <= 0) return;
+  rope_cache_k<fp8><<<rows, 128, 0, stream>>>(qkv, q_out, k_cache, v_cache, positions, slots, rope, heads,
+                                              kv_heads, k_scale, v_scale);
+  CALIB_LAUNCH();
+}
+
+void copy_kv_blocks(void* cache, const int2* pairs, int n, int layers, std::int64_t plane_bytes,
+                    std::int64_t block_bytes, cudaStream_t stream) {
   if (n <= 0) return;
-  copy_blocks_k<<<dim3(unsigned(n), unsigned(2 * layers)), 256, 0, stream>>>(cache, pairs, plane_elems,
-                                                                             block_elems);
+  if (block_bytes % 16 != 0) throw calib::CudaError("copy_kv_blocks: block_bytes must be a multiple of 16");
+  copy_blocks_k<<<dim3(unsigned(n), unsigned(2 * layers)), 256, 0, stream>>>(
+      static_cast<unsigned char*>(cache), pairs, plane_bytes, block_bytes);
+  CALIB_LAUNCH();
+}
+
+void init_fp8_random(fp8* p, std::int64_t n, std::uint64_t seed, std::uint32_t id, cudaStream_t stream) {
+  if (n <= 0) return;
+  const std::int64_t blocks = std::min<std::int64_t>((n + 255) / 256, 65536);
+  init_fp8_k<<<unsigned(blocks), 256, 0, stream>>>(p, n, seed, id);
   CALIB_LAUNCH();
 }
 

@@ -1,14 +1,17 @@
 #include "engine/reference_model.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include "common/error.hpp"
 #include "engine/fp8_e4m3.hpp"
 
 namespace infraplan::engine {
 
-ReferenceModel::ReferenceModel(const LlamaConfig& c, std::vector<std::uint16_t> weights, WeightFormat format)
-    : c_(c), layout_(c), format_(format), rope_(rope_table(c)) {
+ReferenceModel::ReferenceModel(const LlamaConfig& c, std::vector<std::uint16_t> weights, WeightFormat format,
+                               KvFormat kv, KvScales kv_scales)
+    : c_(c), layout_(c), format_(format), kv_format_(kv), kv_scales_(std::move(kv_scales)), rope_(rope_table(c)) {
+  kv_scales_.validate(c_.layers);
   if (std::int64_t(weights.size()) != layout_.total_elems())
     throw Error("ReferenceModel: " + std::to_string(weights.size()) + " weights for a layout of " +
                 std::to_string(layout_.total_elems()));
@@ -115,6 +118,14 @@ std::vector<float> ReferenceModel::step(State& st, std::int32_t token, const Fp8
     auto& vc = st.v[std::size_t(l)];
     kc.insert(kc.end(), k, k + c_.kv_dim());
     vc.insert(vc.end(), v, v + c_.kv_dim());
+    // fp8 KV: the cache keeps E4M3 values; the scales return in the scores and the output.
+    const bool kv8 = kv_format_ == KvFormat::FP8;
+    const double k_scale = kv8 ? kv_scales_.k(l) : 1.0, v_scale = kv8 ? kv_scales_.v(l) : 1.0;
+    if (kv8)
+      for (std::size_t i = kc.size() - std::size_t(c_.kv_dim()); i < kc.size(); ++i) {
+        kc[i] = fp8_e4m3_value(fp8_quantize(kc[i], kv_scales_.k(l)));
+        vc[i] = fp8_e4m3_value(fp8_quantize(vc[i], kv_scales_.v(l)));
+      }
     const std::int64_t n = pos + 1;
     std::vector<float> attn(static_cast<std::size_t>(c_.q_dim()));
     std::vector<double> s(static_cast<std::size_t>(n));
@@ -125,7 +136,7 @@ std::vector<float> ReferenceModel::step(State& st, std::int32_t token, const Fp8
         double dot = 0;
         const float* kt = kc.data() + std::size_t(t) * std::size_t(c_.kv_dim()) + std::size_t(kvh) * D;
         for (int d = 0; d < D; ++d) dot += double(q[hh * D + d]) * double(kt[d]);
-        s[std::size_t(t)] = dot * scale;
+        s[std::size_t(t)] = dot * k_scale * scale;
         mx = std::max(mx, s[std::size_t(t)]);
       }
       double sum = 0;
@@ -137,7 +148,7 @@ std::vector<float> ReferenceModel::step(State& st, std::int32_t token, const Fp8
         for (std::int64_t t = 0; t < n; ++t)
           o += s[std::size_t(t)] *
                double(vc[std::size_t(t) * std::size_t(c_.kv_dim()) + std::size_t(kvh) * D + std::size_t(d)]);
-        attn[std::size_t(hh * D + d)] = round_bf16(float(o / sum));
+        attn[std::size_t(hh * D + d)] = round_bf16(float(o * v_scale / sum));
       }
     }
     std::vector<float> delta = linear(l, LayerTensor::O, attn, fp8);

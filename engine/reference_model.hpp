@@ -13,9 +13,16 @@
 // exact dot product of the E4M3 values times both scales, rounded to bf16. The GPU takes one
 // activation scale over all rows of a step, which a row-at-a-time model cannot know: the caller
 // passes the step's scales (Fp8Row), or the row is taken to be alone in its step (its own amax).
+//
+// With an fp8 KV cache (KvFormat::FP8) each rotated key and each value (bf16 values, as the GPU
+// writes them) is stored as its E4M3 code under the layer's static scale (engine/kv_format.hpp):
+// the scores are the exact dot products with the E4M3 values times the key scale, the output the
+// probability-weighted sum of E4M3 values times the value scale — what the GPU's attention
+// computes from the same codes. Independent of the weight format.
 #include <cstdint>
 #include <vector>
 
+#include "engine/kv_format.hpp"
 #include "engine/llama_config.hpp"
 #include "engine/weight_format.hpp"
 #include "engine/weight_layout.hpp"
@@ -34,11 +41,14 @@ struct ReferenceFp8Row {
 class ReferenceModel {
  public:
   /// `weights`: bf16 bits in WeightLayout order (WeightLayout::random_host, or copied back);
-  /// `format`: FP8 quantizes the layers' linear weights as the engine does at load.
+  /// `format`: FP8 quantizes the layers' linear weights as the engine does at load; `kv`: FP8
+  /// stores keys and values as E4M3 with `kv_scales` (validated; empty: 1 everywhere).
   ReferenceModel(const LlamaConfig& c, std::vector<std::uint16_t> weights,
-                 WeightFormat format = WeightFormat::BF16);
+                 WeightFormat format = WeightFormat::BF16, KvFormat kv = KvFormat::BF16,
+                 KvScales kv_scales = {});
 
-  /// One sequence's cache: per layer, [position][kv_dim] keys and values (bf16-rounded floats).
+  /// One sequence's cache: per layer, [position][kv_dim] keys and values (bf16-rounded floats;
+  /// fp8 KV: their E4M3 values, unscaled).
   struct State {
     std::vector<std::vector<float>> k, v;
     std::int64_t len = 0;
@@ -50,6 +60,7 @@ class ReferenceModel {
   std::vector<float> step(State& st, std::int32_t token, const Fp8Row& fp8 = {}) const;
 
   WeightFormat format() const { return format_; }
+  KvFormat kv_format() const { return kv_format_; }
   /// Rounds each attention probability to bf16 before the probabilities-times-values product, as
   /// the GPU's attention kernels feed them to bf16 matrix units (there relative to the running
   /// maximum of the online softmax, here to the row's maximum), the sum staying exact. Off by
@@ -70,6 +81,8 @@ class ReferenceModel {
   LlamaConfig c_;
   WeightLayout layout_;
   WeightFormat format_;
+  KvFormat kv_format_;
+  KvScales kv_scales_;
   bool bf16_probabilities_ = false;
   std::vector<float> wf_;      // weights as floats (fp8: the linear weights' E4M3 values, unscaled)
   std::vector<float> wscale_;  // fp8: per TensorSlot id, the dequantization scale (1 for bf16 tensors)
