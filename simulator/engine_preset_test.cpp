@@ -31,6 +31,7 @@ BackendOptions with_engine(const std::string& name, int max_num_seqs = 256) {
   o.engine = engine_preset(name, max_num_seqs);
   return o;
 }
+
 }  // namespace
 
 TEST(EnginePreset, EveryPresetParsesAndUnknownNamesListTheValidOnes) {
@@ -193,4 +194,31 @@ TEST(EnginePreset, Fp8WeightsPayTheActivationQuantizeKernels) {
   EXPECT_NE(error_of({{"kernels", {{"activation_quant", -1}}}}).find("serving.kernels.activation_quant"),
             std::string::npos);
   EXPECT_EQ(engine_preset("vllm", 256).layer.activation_quant, 0) << "not known for the other engines";
+}
+
+TEST(EnginePreset, Fp8KvOnTheEnginesOwnKernelsTakesTheBf16AttentionTime) {
+  // The infraplan engine widens fp8 KV tiles to bf16 and computes in bf16 (measured at the bf16
+  // kernel's time); other engines' fp8 attention is priced by its bytes. Decode at batch 64 (inside
+  // the engine kernel's measured grid) and 256 (past it), and a step with a prefill chunk.
+  const auto cm = hw::make_calibrated_cost_model("h200-sxm-141gb");
+  const auto m = model::preset("llama2-7b");
+  strat::ServingConfig bf16, fp8;
+  fp8.kv_dtype = Dtype::FP8;
+  for (int n : {64, 256}) {
+    const BackendOptions own = with_engine("infraplan"), vllm = with_engine("vllm");
+    SimulatedBackend own16(m, bf16, *cm, nullptr, own), own8(m, fp8, *cm, nullptr, own);
+    EXPECT_DOUBLE_EQ(own8.step(decodes(n, 1000)).attention_s, own16.step(decodes(n, 1000)).attention_s) << n;
+    SimulatedBackend v16(m, bf16, *cm, nullptr, vllm), v8(m, fp8, *cm, nullptr, vllm);
+    EXPECT_LT(v8.step(decodes(n, 1000)).attention_s, 0.7 * v16.step(decodes(n, 1000)).attention_s) << n;
+  }
+  BatchShape mixed = decodes(8, 1000);
+  BatchItem p;
+  p.prefill = true;
+  p.q_tokens = 2048;
+  p.context = 2048;
+  p.samples = true;
+  mixed.items.push_back(p);
+  SimulatedBackend own16(m, bf16, *cm, nullptr, with_engine("infraplan")),
+      own8(m, fp8, *cm, nullptr, with_engine("infraplan"));
+  EXPECT_DOUBLE_EQ(own8.step(mixed).attention_s, own16.step(mixed).attention_s);
 }
