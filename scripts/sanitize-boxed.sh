@@ -32,9 +32,9 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DINFRAPLAN_SANITIZE=ON -DINFRAPLAN_WERROR=OFF \
   -DINFRAPLAN_WITH_GUI=OFF -DINFRAPLAN_WITH_CUDA=OFF -DINFRAPLAN_BUILD_BENCH=OFF >/dev/null
 
-# Order: the command-line tool first (the CLI, hostile-input and fuzz-regression tests drive it or
-# its parsers), then the suites from the input layers inward, the long simulations last.
-targets=(infraplan common_tests model_tests fuzz_regression_tests strategies_tests hardware_tests
+# Order: the programs the script tests drive first (the CLI, hostile-input and multi-process
+# calibration tests), then the suites from the input layers inward, the long simulations last.
+targets=(infraplan infraplan-calibrate-mpi common_tests model_tests fuzz_regression_tests strategies_tests hardware_tests
          collectives_tests report_tests profiler_trace_tests calib_cluster_tests calib_kernels_tests
          engine_host_tests planner_tests simulator_tests training_sim_tests)
 all=$(ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\([A-Za-z0-9_-]*\): phony$/\1/p')
