@@ -3,7 +3,7 @@
 # scripts/test.sh --sanitize (clang, Debug at -O1, -fno-sanitize-recover=all) target by target in
 # a fixed order and runs every test that was built, two at a time, until the deadline.
 #   scripts/sanitize-boxed.sh DEADLINE_EPOCH_SECONDS      BUILD_DIR=build-sanitize by default
-# Any sanitizer report, failed test or test that outlives its own 900 s limit fails the script.
+# Any sanitizer report, failed test or test that outlives its own 1,800 s limit fails the script.
 # Tests still running at the deadline, and tests or targets the box did not reach, are listed as
 # not reached (the script then still exits 0): the box bounds the time, never the verdict on what
 # ran. docs/reliability.md gives the timings.
@@ -17,7 +17,7 @@ fi
 deadline=$1
 build=${BUILD_DIR:-build-sanitize}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
-per_test_limit=900
+per_test_limit=1800
 left() { echo $(( deadline - $(date +%s) )); }
 say() { echo "sanitize-boxed: $*"; }
 
