@@ -18,13 +18,6 @@ namespace infraplan::calib {
 namespace {
 
 template <class T>
-std::vector<T> to_host(const DeviceBuffer<T>& d) {
-  std::vector<T> h(d.size());
-  CALIB_CUDA(cudaMemcpy(h.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost));
-  return h;
-}
-
-template <class T>
 DeviceBuffer<T> random_buffer(std::size_t n, Elem e, std::uint64_t seed, float scale = 1.f) {
   DeviceBuffer<T> d(n);
   fill_random(d.get(), n, e, seed, scale, nullptr);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace infraplan::calib {
 
@@ -53,6 +54,22 @@ class DeviceBuffer {
   T* p_ = nullptr;
   std::size_t n_ = 0;
 };
+
+/// A synchronous copy of `d` to the host.
+template <class T>
+std::vector<T> to_host(const DeviceBuffer<T>& d) {
+  std::vector<T> h(d.size());
+  CALIB_CUDA(cudaMemcpy(h.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+/// A device copy of `h` (synchronous).
+template <class T>
+DeviceBuffer<T> to_device(const std::vector<T>& h) {
+  DeviceBuffer<T> d(h.size());
+  CALIB_CUDA(cudaMemcpy(d.get(), h.data(), d.bytes(), cudaMemcpyHostToDevice));
+  return d;
+}
 
 /// Page-locked host memory of `n` elements of T.
 template <class T>

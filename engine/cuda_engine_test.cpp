@@ -305,6 +305,37 @@ void check_fp8_gemm_io(const CudaModel& m, const HostFp8Weights& hw, GemmIoSumma
   }
 }
 
+/// One sampled row of the GPU's logits against a reference's (`r`) and a second reference's
+/// (`other`): relative L2 errors, the largest absolute difference, both argmaxes and the
+/// reference's top-2 margin (what a near tie is measured by).
+struct RowComparison {
+  double rel = 0, rel_other = 0, max_abs = 0, ref_margin = 0;
+  int ref_best = 0, gpu_best = 0;
+};
+
+RowComparison compare_row(const std::vector<float>& gpu, const std::vector<float>& r,
+                          const std::vector<float>& other, int vocab) {
+  RowComparison k;
+  double num = 0, num_other = 0, den = 0;
+  for (int v = 0; v < vocab; ++v) {
+    const std::size_t u = std::size_t(v);
+    const double d = double(gpu[u]) - double(r[u]), db = double(gpu[u]) - double(other[u]);
+    num += d * d;
+    num_other += db * db;
+    den += double(r[u]) * r[u];
+    k.max_abs = std::max(k.max_abs, std::abs(d));
+    if (r[u] > r[std::size_t(k.ref_best)]) k.ref_best = v;
+    if (gpu[u] > gpu[std::size_t(k.gpu_best)]) k.gpu_best = v;
+  }
+  k.rel = std::sqrt(num / den);
+  k.rel_other = std::sqrt(num_other / den);
+  double second = -1e30;
+  for (int v = 0; v < vocab; ++v)
+    if (v != k.ref_best) second = std::max(second, double(r[std::size_t(v)]));
+  k.ref_margin = double(r[std::size_t(k.ref_best)]) - second;
+  return k;
+}
+
 struct Fp8Summary {
   std::int64_t rows = 0, near_ties = 0, scale_slots = 0, scales_exact = 0;
   double max_rel = 0, mean_rel = 0, mean_rel_vs_bf16 = 0, max_scale_rel = 0, max_scale_rel_layer0_qkv = 0;
@@ -338,32 +369,17 @@ Fp8Summary check_fp8_against_reference(const LlamaConfig& c, const std::vector<s
       auto it = res.sampled.find({id, std::int64_t(p + 1)});
       if (it == res.sampled.end()) continue;  // a prompt position: never sampled
       const Sampled& g = it->second;
-      double num = 0, num_bf16 = 0, den = 0, max_abs = 0;
-      int ref_best = 0, gpu_best = 0;
-      for (int v = 0; v < c.vocab; ++v) {
-        const std::size_t u = std::size_t(v);
-        const double d = double(g.logits[u]) - double(r[u]), db = double(g.logits[u]) - double(rb[u]);
-        num += d * d;
-        num_bf16 += db * db;
-        den += double(r[u]) * r[u];
-        max_abs = std::max(max_abs, std::abs(d));
-        if (r[u] > r[std::size_t(ref_best)]) ref_best = v;
-        if (g.logits[u] > g.logits[std::size_t(gpu_best)]) gpu_best = v;
-      }
-      const double rel = std::sqrt(num / den);
-      sum.max_rel = std::max(sum.max_rel, rel);
-      sum.mean_rel += rel;
-      sum.mean_rel_vs_bf16 += std::sqrt(num_bf16 / den);
+      const RowComparison k = compare_row(g.logits, r, rb, c.vocab);
+      sum.max_rel = std::max(sum.max_rel, k.rel);
+      sum.mean_rel += k.rel;
+      sum.mean_rel_vs_bf16 += k.rel_other;
       ++sum.rows;
-      EXPECT_LE(rel, kv.format == KvFormat::FP8 ? kFp8WithFp8KvRowTolerance : kFp8RowTolerance)
+      EXPECT_LE(k.rel, kv.format == KvFormat::FP8 ? kFp8WithFp8KvRowTolerance : kFp8RowTolerance)
           << "seq " << id << " position " << p + 1;
-      EXPECT_EQ(g.token, gpu_best) << "the GPU sampler must pick its own logits' argmax";
+      EXPECT_EQ(g.token, k.gpu_best) << "the GPU sampler must pick its own logits' argmax";
       EXPECT_EQ(g.token, toks[p + 1]) << "the recorded token is the sequence's token";
-      if (g.token != ref_best) {
-        double second = -1e30;
-        for (int v = 0; v < c.vocab; ++v)
-          if (v != ref_best) second = std::max(second, double(r[std::size_t(v)]));
-        EXPECT_LE(double(r[std::size_t(ref_best)]) - second, 2 * max_abs)
+      if (g.token != k.ref_best) {
+        EXPECT_LE(k.ref_margin, 2 * k.max_abs)
             << "seq " << id << " position " << p + 1
             << ": greedy token differs from the fp8 reference without a near tie";
         ++sum.near_ties;
@@ -479,31 +495,16 @@ Fp8KvSummary check_fp8kv_against_reference(const LlamaConfig& c, const std::vect
       auto it = res.sampled.find({id, std::int64_t(p + 1)});
       if (it == res.sampled.end()) continue;  // a prompt position: never sampled
       const Sampled& g = it->second;
-      double num = 0, num_bf16 = 0, den = 0, max_abs = 0;
-      int ref_best = 0, gpu_best = 0;
-      for (int v = 0; v < c.vocab; ++v) {
-        const std::size_t u = std::size_t(v);
-        const double d = double(g.logits[u]) - double(r[u]), db = double(g.logits[u]) - double(rb[u]);
-        num += d * d;
-        num_bf16 += db * db;
-        den += double(r[u]) * r[u];
-        max_abs = std::max(max_abs, std::abs(d));
-        if (r[u] > r[std::size_t(ref_best)]) ref_best = v;
-        if (g.logits[u] > g.logits[std::size_t(gpu_best)]) gpu_best = v;
-      }
-      const double rel = std::sqrt(num / den);
-      sum.max_rel = std::max(sum.max_rel, rel);
-      sum.mean_rel += rel;
-      sum.mean_rel_vs_bf16_kv += std::sqrt(num_bf16 / den);
+      const RowComparison k = compare_row(g.logits, r, rb, c.vocab);
+      sum.max_rel = std::max(sum.max_rel, k.rel);
+      sum.mean_rel += k.rel;
+      sum.mean_rel_vs_bf16_kv += k.rel_other;
       ++sum.rows;
-      EXPECT_LE(rel, kFp8KvRowTolerance) << "seq " << id << " position " << p + 1;
-      EXPECT_EQ(g.token, gpu_best) << "the GPU sampler must pick its own logits' argmax";
+      EXPECT_LE(k.rel, kFp8KvRowTolerance) << "seq " << id << " position " << p + 1;
+      EXPECT_EQ(g.token, k.gpu_best) << "the GPU sampler must pick its own logits' argmax";
       EXPECT_EQ(g.token, toks[p + 1]) << "the recorded token is the sequence's token";
-      if (g.token != ref_best) {
-        double second = -1e30;
-        for (int v = 0; v < c.vocab; ++v)
-          if (v != ref_best) second = std::max(second, double(r[std::size_t(v)]));
-        EXPECT_LE(double(r[std::size_t(ref_best)]) - second, 2 * max_abs)
+      if (g.token != k.ref_best) {
+        EXPECT_LE(k.ref_margin, 2 * k.max_abs)
             << "seq " << id << " position " << p + 1
             << ": greedy token differs from the fp8-KV reference without a near tie";
         ++sum.near_ties;

@@ -26,19 +26,8 @@ namespace {
 #define REQUIRE_GPU() \
   if (!calib::gpu_available()) GTEST_SKIP() << "no CUDA GPU"
 
-template <class T>
-std::vector<T> to_host(const calib::DeviceBuffer<T>& d) {
-  std::vector<T> h(d.size());
-  CALIB_CUDA(cudaMemcpy(h.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost));
-  return h;
-}
-
-template <class T>
-calib::DeviceBuffer<T> to_device(const std::vector<T>& h) {
-  calib::DeviceBuffer<T> d(h.size());
-  CALIB_CUDA(cudaMemcpy(d.get(), h.data(), d.bytes(), cudaMemcpyHostToDevice));
-  return d;
-}
+using calib::to_device;
+using calib::to_host;
 
 /// A bf16 device buffer's bits.
 std::vector<std::uint16_t> bits(const calib::DeviceBuffer<bf16>& d) {
