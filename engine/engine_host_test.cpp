@@ -603,7 +603,7 @@ TEST(StepTimingLog, FitsTheHostLineOfGraphStepsAndLeavesOutliers) {
   EXPECT_NEAR(e.intercept_us, 400.0, 1e-9);
   const std::string csv = log.csv();
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 67);
-  EXPECT_EQ(csv.rfind("start_s,seqs,tokens,prefill_seqs,context_tokens,graph,host_us,gpu_us,predicted_gpu_us\n", 0), 0u);
+  EXPECT_EQ(csv.rfind("start_s,seqs,tokens,prefill_seqs,context_tokens,max_context,graph,host_us,gpu_us,predicted_gpu_us\n", 0), 0u);
   EXPECT_FALSE(log.summary_json().contains("step_model"));
 }
 

@@ -74,13 +74,16 @@ void StepTimingLog::predict(sim::serve::ExecutionBackend& model) {
 }
 
 std::string StepTimingLog::csv() const {
-  std::string s = "start_s,seqs,tokens,prefill_seqs,context_tokens,graph,host_us,gpu_us,predicted_gpu_us\n";
+  std::string s = "start_s,seqs,tokens,prefill_seqs,context_tokens,max_context,graph,host_us,gpu_us,predicted_gpu_us\n";
   char line[200];
   for (const StepTiming& t : steps_) {
-    long long ctx = 0;
-    for (const auto& it : t.items) ctx += it.context;
-    std::snprintf(line, sizeof line, "%.6f,%d,%lld,%d,%lld,%d,%.1f,%.1f,", t.start_s, t.seqs, (long long)t.tokens,
-                  t.prefill_seqs, ctx, t.graph ? 1 : 0, t.host_s * 1e6, t.gpu_s * 1e6);
+    long long ctx = 0, max_ctx = 0;
+    for (const auto& it : t.items) {
+      ctx += it.context;
+      max_ctx = std::max<long long>(max_ctx, it.context);
+    }
+    std::snprintf(line, sizeof line, "%.6f,%d,%lld,%d,%lld,%lld,%d,%.1f,%.1f,", t.start_s, t.seqs, (long long)t.tokens,
+                  t.prefill_seqs, ctx, max_ctx, t.graph ? 1 : 0, t.host_s * 1e6, t.gpu_s * 1e6);
     s += line;
     if (t.predicted_gpu_s >= 0) {
       std::snprintf(line, sizeof line, "%.1f", t.predicted_gpu_s * 1e6);

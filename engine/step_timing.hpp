@@ -53,7 +53,8 @@ class StepTimingLog {
   /// backend with BackendOptions::without_host()).
   void predict(sim::serve::ExecutionBackend& model);
 
-  /// One row per step: start_s,seqs,tokens,prefill_seqs,context_tokens,graph,host_us,gpu_us,
+  /// One row per step: start_s,seqs,tokens,prefill_seqs,context_tokens (summed over the batch),
+  /// max_context (the longest sequence's), graph,host_us,gpu_us,
   /// predicted_gpu_us (empty before predict()).
   std::string csv() const;
   /// {"graph_steps": HostFit, "eager_steps": HostFit} and, after predict(), "step_model":

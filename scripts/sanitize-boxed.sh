@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The ASan + UBSan suite inside a time box, for CI: builds the sanitizer configuration of
-# scripts/test.sh --sanitize (clang, Debug at -O1, -fno-sanitize-recover=all) target by target in
-# a fixed order and runs every test that was built, two at a time, until the deadline.
+# scripts/test.sh --sanitize (clang, Debug at -O1, -fno-sanitize-recover=all, libFuzzer coverage)
+# target by target in a fixed order and runs every test that was built, two at a time, until the
+# deadline; then, with the time left, builds the libFuzzer targets and runs each on its seed corpus
+# (scripts/fuzz.sh, up to FUZZ_SECONDS = 120 s per target, at least 20 s or not at all).
 #   scripts/sanitize-boxed.sh DEADLINE_EPOCH_SECONDS      BUILD_DIR=build-sanitize by default
-# Any sanitizer report, failed test or test that outlives its own 1,800 s limit fails the script.
+# Any sanitizer report, failed test, test that outlives its own 1,800 s limit or fuzz finding fails
+# the script.
 # Tests still running at the deadline, and tests or targets the box did not reach, are listed as
 # not reached (the script then still exits 0): the box bounds the time, never the verdict on what
 # ran. docs/reliability.md gives the timings.
@@ -29,7 +32,7 @@ fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \
-  -DINFRAPLAN_SANITIZE=ON -DINFRAPLAN_WERROR=OFF \
+  -DINFRAPLAN_SANITIZE=ON -DINFRAPLAN_FUZZ=ON -DINFRAPLAN_WERROR=OFF \
   -DINFRAPLAN_WITH_GUI=OFF -DINFRAPLAN_WITH_CUDA=OFF -DINFRAPLAN_BUILD_BENCH=OFF >/dev/null
 
 # Order: the programs the script tests drive first (the CLI, hostile-input and multi-process
@@ -94,4 +97,33 @@ while IFS= read -r line; do
   say "FAILED: $name ($why)"
 done < <(sed -n '/The following tests FAILED:/,$p' "$log")
 say "ran ${total:-0} tests; $failed failed; $box cut by the box$([ "$stopped" = 1 ] && echo "; the box ended before the rest started")"
-[ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ] || exit 1
+
+# Timed mutation fuzzing with what is left: the five targets' build (one small source each, then a
+# link) and FUZZ_SECONDS per target (default 120), shortened to fit; under 20 s each it is skipped.
+fuzzers=(fuzz_scenario fuzz_hf_config fuzz_profile fuzz_trace fuzz_cli_args)
+if [ "$(left)" -le 300 ]; then
+  say "no time left to fuzz ($(left) s): fuzz targets not run"
+  exit 0
+fi
+set +e
+timeout --kill-after=30 "$(( $(left) - 200 ))" cmake --build "$build" -j "$jobs" --target "${fuzzers[@]}" \
+  >"$build/build-fuzz.log" 2>&1
+rc=$?
+set -e
+if [ "$rc" -ne 0 ]; then
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then say "fuzz targets not built within the box"; exit 0; fi
+  tail -40 "$build/build-fuzz.log"
+  say "building the fuzz targets failed"
+  exit 1
+fi
+each=$(( ($(left) - 60) / ${#fuzzers[@]} - 10 ))
+[ "$each" -gt "${FUZZ_SECONDS:-120}" ] && each=${FUZZ_SECONDS:-120}
+if [ "$each" -lt 20 ]; then
+  say "fuzz targets built, $(left) s left: under 20 s per target, not run"
+  exit 0
+fi
+say "fuzzing each of ${#fuzzers[@]} targets for $each s"
+FUZZ_BUILD="$build" scripts/fuzz.sh "$each" "${fuzzers[@]}"
+say "fuzzing: no finding"
+
