@@ -26,7 +26,7 @@
 namespace infraplan::calib {
 namespace {
 
-constexpr int D = 128, BLK = 16, THREADS = 128, TILE = 64, CHK = D / 8, NS = 3;
+constexpr int D = 128, BLK = 16, THREADS = 128, TILE = kDecodeTileTokens, CHK = D / 8, NS = 3;
 constexpr int NS8 = 4, CHK8 = D / 16;  // fp8: staging stages, 16-byte chunks per row
 
 __global__ void combine_k(DecodeArgs a) {

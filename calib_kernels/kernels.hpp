@@ -86,6 +86,11 @@ struct PrefillArgs {
 };
 void attention_prefill(const PrefillArgs& a, cudaStream_t stream);
 
+/// Keys per tile of the paged decode kernel: a CTA walks its share of a sequence's context in
+/// whole tiles, so a context ending inside a tile costs part of a whole tile's time (the serving
+/// cost model's partial-tile term, hardware/paged_attention_model.hpp).
+constexpr int kDecodeTileTokens = 64;
+
 /// Paged decode attention, one new token per sequence, GQA, split-K over the context.
 /// Caches: [num_blocks][kv_heads][block_size][head_dim]; block_table: [batch][max_blocks_per_seq].
 struct DecodeArgs {

@@ -64,7 +64,13 @@ std::vector<DecodeCase> decode_cases() {
   // Without sharing over batch and context, with the engine's split rule and KV in HBM: the
   // calibration table's shapes as a decode step runs them.
   for (int b : {1, 4, 16, 64, 256})
-    for (int ctx : {256, 1024, 4096, 16384}) out.push_back({b, ctx, 0, b});
+    for (int ctx : {64, 128, 256, 1024, 4096, 16384}) out.push_back({b, ctx, 0, b});
+  // Contexts that end inside a key tile, between two whole-tile contexts (128 → 192 and
+  // 1024 → 1088): what part of a whole tile's time a partial one costs.
+  const int tile = calib::kDecodeTileTokens;
+  for (int b : {16, 64, 256})
+    for (int base : {2 * tile, 16 * tile})
+      for (int extra : {1, tile / 4, tile / 2, 3 * tile / 4, tile}) out.push_back({b, base + extra, 0, b});
   return out;
 }
 
@@ -230,6 +236,7 @@ int attention_bench_main(const std::vector<std::string>& argv) {
                                     {"driver", gpu.driver},
                                     {"heads", H},
                                     {"kv_heads", KVH},
+                                    {"decode_tile_tokens", calib::kDecodeTileTokens},
                                     {"method",
                                      "each sample overwrites 2 x L2 then runs the kernel; the sample without the "
                                      "kernel is subtracted; CUDA graph replays, median (events)"},

@@ -665,8 +665,10 @@ CostEstimate CalibratedCostModel::attention_decode(const AttentionDecodeShape& s
   }
   // The engine's own kernel as a step runs it (serving_attention's grid), where measured.
   if (paged_ && s.engine_kernel && s.batch > 0) {
-    if (auto g = paged_->decode_seconds(double(s.batch), double(s.total_context_tokens) / double(s.batch),
-                                        s.heads, s.kv_heads)) {
+    const double per_seq = double(s.total_context_tokens) / double(s.batch),
+                 padding = double(std::max<std::int64_t>(0, s.tile_padding_tokens)) / double(s.batch);
+    if (auto g = paged_->decode_seconds(double(s.batch), paged_->decode_context(per_seq, padding), s.heads,
+                                        s.kv_heads)) {
       e.seconds = *g;
       e.source = CostSource::Measured;
       e.detail = "engine decode kernel (serving_attention grid), log-space interpolation";

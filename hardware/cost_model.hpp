@@ -78,6 +78,9 @@ struct AttentionDecodeShape {
   /// Priced as the serving engine's own kernel runs it in a step (its split rule, KV read from HBM)
   /// where the profile measured that ("serving_attention"), else from the decode table.
   bool engine_kernel = false;
+  /// Keys that would fill each sequence's last tile of the engine's decode kernel, summed over the
+  /// batch (its tile: the profile's serving_attention.decode_tile_tokens); engine_kernel only.
+  std::int64_t tile_padding_tokens = 0;
   /// Bytes of K and V read from HBM.
   double kv_bytes() const;
   double flops() const;

@@ -162,31 +162,29 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
         break;
       }
   }
-  // Unshared grids: every (heads, KV heads) with a full batch × context rectangle of points.
-  {
-    std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::pair<double, double>, double>> pts_by;
-    for (const auto& d : s.decode)
-      if (d.shared_prefix == 0 && d.groups == d.batch)
-        pts_by[{d.heads, d.kv_heads}][{double(d.batch), double(d.context)}] = d.seconds;
-    for (const auto& [hk, cells] : pts_by) {
-      DecodeGrid g;
-      g.heads = hk.first, g.kv_heads = hk.second;
-      for (const auto& [bc, sec] : cells) g.batch.push_back(bc.first), g.context.push_back(bc.second);
-      std::sort(g.batch.begin(), g.batch.end());
-      g.batch.erase(std::unique(g.batch.begin(), g.batch.end()), g.batch.end());
-      std::sort(g.context.begin(), g.context.end());
-      g.context.erase(std::unique(g.context.begin(), g.context.end()), g.context.end());
-      if (g.batch.size() < 2 || g.context.size() < 2) continue;
-      bool full = true;
-      for (double b : g.batch)
-        for (double c : g.context) {
-          auto it = cells.find({b, c});
-          full = full && it != cells.end();
-          g.seconds.push_back(it == cells.end() ? NAN : it->second);
-        }
-      if (full) grids_.push_back(std::move(g));
+  // Unshared grids: every (heads, KV heads), over the contexts measured at every batch.
+  std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::pair<double, double>, double>> unshared;
+  for (const auto& d : s.decode)
+    if (d.shared_prefix == 0 && d.groups == d.batch)
+      unshared[{d.heads, d.kv_heads}][{double(d.batch), double(d.context)}] = d.seconds;
+  for (const auto& [hk, cells] : unshared) {
+    DecodeGrid g;
+    g.heads = hk.first, g.kv_heads = hk.second;
+    std::map<double, std::size_t> batches_at;  // context -> batches measured there
+    for (const auto& [bc, sec] : cells) {
+      g.batch.push_back(bc.first);
+      ++batches_at[bc.second];
     }
+    std::sort(g.batch.begin(), g.batch.end());
+    g.batch.erase(std::unique(g.batch.begin(), g.batch.end()), g.batch.end());
+    for (const auto& [c, n] : batches_at)
+      if (n == g.batch.size()) g.context.push_back(c);
+    if (g.batch.size() < 2 || g.context.size() < 2) continue;
+    for (double b : g.batch)
+      for (double c : g.context) g.seconds.push_back(cells.at({b, c}));
+    grids_.push_back(std::move(g));
   }
+  fit_partial_tiles(s.decode_tile_tokens, unshared);
   double num = 0, den = 0;
   for (const Pair& p : pairs)
     if (p.fit) num += (p.r - p.u) * (1 - p.u), den += (1 - p.u) * (1 - p.u);
@@ -198,22 +196,78 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
   }
 }
 
+void PagedAttentionModel::fit_partial_tiles(
+    int tile, const std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::pair<double, double>, double>>& unshared) {
+  if (tile <= 0) return;
+  params_.tile = tile;
+  // Each context c = n·tile + r (0 < r < tile) measured beside both whole-tile neighbours at the
+  // same batch: the share g of the step from n to n + 1 tiles that it pays, against its filled
+  // share f = r / tile. Model: g = φ + (1 − φ) f (φ: what any partial tile costs of a whole one).
+  // Fitted by least squares on the short contexts (under 8 tiles), held out on the long ones.
+  struct Pt {
+    double f, g, lo, hi, measured;
+    bool fit;
+    std::string label;
+  };
+  std::vector<Pt> pts;
+  for (const auto& [hk, cells] : unshared)
+    for (const auto& [bc, sec] : cells) {
+      const auto c = std::int64_t(bc.second), r = c % tile, n = c / tile;
+      if (r == 0) continue;
+      auto lo = cells.find({bc.first, double(n * tile)}), hi = cells.find({bc.first, double((n + 1) * tile)});
+      if (lo == cells.end() || hi == cells.end() || !(hi->second > lo->second)) continue;
+      std::ostringstream l;
+      l << "decode h" << hk.first << "/" << hk.second << " b" << bc.first << " ctx" << c << " (partial tile)";
+      pts.push_back({double(r) / tile, (sec - lo->second) / (hi->second - lo->second), lo->second, hi->second, sec,
+                     n < 8, l.str()});
+    }
+  double num = 0, den = 0;
+  for (const Pt& p : pts)
+    if (p.fit) num += (p.g - p.f) * (1 - p.f), den += (1 - p.f) * (1 - p.f);
+  if (!(den > 0)) return;
+  params_.partial_tile = std::clamp(num / den, 0.0, 1.0);
+  for (const Pt& p : pts)
+    checks_.push_back({p.label, p.fit ? "fit" : "holdout", p.measured,
+                       p.lo + (p.hi - p.lo) * (params_.partial_tile + (1 - params_.partial_tile) * p.f)});
+}
+
+double PagedAttentionModel::decode_context(double context, double padding) const {
+  return context + (params_.partial_tile > 0 ? params_.partial_tile * std::max(0.0, padding) : 0.0);
+}
+
 std::optional<double> PagedAttentionModel::decode_seconds(double batch, double context, std::int64_t heads,
                                                          std::int64_t kv_heads) const {
-  for (const DecodeGrid& g : grids_) {
-    if (g.heads != heads || g.kv_heads != kv_heads) continue;
-    if (batch < g.batch.front() || batch > g.batch.back() || context < g.context.front() ||
-        context > g.context.back())
-      return std::nullopt;
-    const Pos pb = locate(g.batch, batch), pc = locate(g.context, context);
-    const std::size_t nc = g.context.size();
-    auto at = [&](std::size_t bi, std::size_t ci) { return g.seconds[bi * nc + ci]; };
-    const double v = lerp_log(lerp_log(at(pb.i0, pc.i0), at(pb.i0, pc.i1), pc.w),
-                              lerp_log(at(pb.i1, pc.i0), at(pb.i1, pc.i1), pc.w), pb.w);
-    if (!std::isfinite(v)) return std::nullopt;
-    return v;
+  // The grid of these heads, else one of the same query heads per KV head: a CTA per (sequence,
+  // KV head) walks the same tiles either way, so B sequences of K KV heads launch the CTAs of
+  // B · K / K' sequences of the grid's K' (a 40-head MHA model on the 32-head MHA grid).
+  const DecodeGrid* g = nullptr;
+  double b = batch;
+  for (const DecodeGrid& x : grids_)
+    if (x.heads == heads && x.kv_heads == kv_heads) g = &x;
+  if (!g && kv_heads > 0 && heads % kv_heads == 0)
+    for (const DecodeGrid& x : grids_)
+      if (x.kv_heads > 0 && x.heads % x.kv_heads == 0 && x.heads / x.kv_heads == heads / kv_heads &&
+          (!g || std::abs(x.kv_heads - kv_heads) < std::abs(g->kv_heads - kv_heads))) {
+        g = &x;
+        b = batch * double(kv_heads) / double(x.kv_heads);
+      }
+  if (!g || b < g->batch.front() || context < g->context.front() || context > g->context.back())
+    return std::nullopt;
+  // Past the largest batch the launch is many waves of CTAs (at least two per resident slot there):
+  // time in proportion to the CTAs.
+  double scale = 1.0;
+  if (b > g->batch.back()) {
+    if (g->batch.back() * double(g->kv_heads) < 2.0 * params_.slots) return std::nullopt;
+    scale = b / g->batch.back();
+    b = g->batch.back();
   }
-  return std::nullopt;
+  const Pos pb = locate(g->batch, b), pc = locate(g->context, context);
+  const std::size_t nc = g->context.size();
+  auto at = [&](std::size_t bi, std::size_t ci) { return g->seconds[bi * nc + ci]; };
+  const double v = lerp_log(lerp_log(at(pb.i0, pc.i0), at(pb.i0, pc.i1), pc.w),
+                            lerp_log(at(pb.i1, pc.i0), at(pb.i1, pc.i1), pc.w), pb.w);
+  if (!std::isfinite(v)) return std::nullopt;
+  return v * scale;
 }
 
 double PagedAttentionModel::prefill_launch_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks,

@@ -23,7 +23,15 @@
 // without sharing. ρ is fitted on the points where the whole batch shares one prefix; the points
 // with several groups are held out. Unshared decode over a batch × context grid, timed with the
 // engine's split rule and the KV in HBM, is kept as a grid per (heads, KV heads) and interpolated.
+// The decode kernel walks a sequence's keys in whole tiles (calib::kDecodeTileTokens): a context
+// that ends inside a tile skips the missing keys' loads but not the tile's fixed work, so between
+// two whole-tile contexts the time steps up at the boundary and then rises with the keys. A
+// partial tile filled to a share f pays φ + (1 − φ) f of a whole tile's time; φ is fitted on
+// contexts measured between 128 and 192 keys and held out between 1,024 and 1,088. A batch is
+// priced on the whole-tile grid at its mean context plus φ times the keys that would fill each
+// sequence's last tile.
 #include <array>
+#include <map>
 #include <optional>
 #include <cstdint>
 #include <string>
@@ -45,6 +53,10 @@ class PagedAttentionModel {
     int slots = 0;       ///< resident CTAs (2 × SMs)
     double rho = 1;      ///< cost of an L2-hit KV read against an HBM read (decode sharing)
     bool has_decode = false;
+    int tile = 0;        ///< keys per tile of the decode kernel (0: not recorded)
+    /// Share of a whole tile's decode time that a partial tile costs before its keys are counted
+    /// (φ; −1: not measured).
+    double partial_tile = -1;
   };
   /// A measured point against the model.
   struct Check {
@@ -60,8 +72,13 @@ class PagedAttentionModel {
   double prefill_launch_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads) const;
   /// Seconds of the engine's decode kernel for `batch` sequences of `context` tokens each (no
   /// sharing), interpolated in log space over the measured batch × context grid of the same heads
-  /// and KV heads; nullopt outside the grid or without one.
+  /// and KV heads (or of the same query heads per KV head, its batch scaled to the same CTAs;
+  /// past the grid's largest batch in proportion to the CTAs); nullopt outside the grid or
+  /// without one.
   std::optional<double> decode_seconds(double batch, double context, std::int64_t heads, std::int64_t kv_heads) const;
+  /// The context a sequence of `context` tokens is priced at on the whole-tile grid when `padding`
+  /// more keys would fill its last tile: context + φ · padding (context itself without φ).
+  double decode_context(double context, double padding) const;
   /// Time factor of a decode batch whose distinct KV blocks are `unique_fraction` of those it reads.
   double decode_share_factor(double unique_fraction) const;
 
@@ -78,6 +95,9 @@ class PagedAttentionModel {
     std::vector<double> seconds;         ///< [batch][context], NaN = not measured
   };
   std::vector<DecodeGrid> grids_;
+  void fit_partial_tiles(
+      int tile,
+      const std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::pair<double, double>, double>>& unshared);
   /// Tile time against a CTA alone on its multiprocessor, for a launch of `ctas` CTAs.
   double occupancy_factor(double ctas, double shared) const;
   Params params_;

@@ -670,6 +670,8 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     if (!sa.is_object()) fail(origin, sp, "expected an object {prefill: [...], decode: [...]}");
     Profile::ServingAttention t;
     if (sa.contains("source") && sa["source"].is_string()) t.source = sa["source"].get<std::string>();
+    if (sa.contains("decode_tile_tokens"))
+      t.decode_tile_tokens = int(integer(sa["decode_tile_tokens"], sp + ".decode_tile_tokens", origin, 1, 4096));
     constexpr std::int64_t kMaxTokens = std::int64_t(1) << 24;
     // Every point: the head shape it was timed with and its kernel time.
     auto heads_and_seconds = [&](const Json& q, const std::string& f, int& heads, int& kv_heads, double& seconds) {

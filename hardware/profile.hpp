@@ -267,6 +267,9 @@ struct Profile {
     std::vector<Prefill> prefill;
     std::vector<Decode> decode;
     std::string source;
+    /// Keys per tile of the decode kernel that was timed (0: not recorded): a context ending inside
+    /// a tile pays part of a whole tile (hardware/paged_attention_model.hpp).
+    int decode_tile_tokens = 0;
   };
   std::optional<ServingAttention> serving_attention;
   /// Sustained load ("power", infraplan-calibrate --only power): workloads held back to back for

@@ -196,6 +196,25 @@ TEST(EnginePreset, Fp8WeightsPayTheActivationQuantizeKernels) {
   EXPECT_EQ(engine_preset("vllm", 256).layer.activation_quant, 0) << "not known for the other engines";
 }
 
+TEST(EnginePreset, EnginesOwnDecodeKernelPaysForPartialKeyTiles) {
+  // The infraplan engine's decode kernel walks 64-key tiles (the profile records the tile and the
+  // partial tile's measured share): 256 sequences of 129 keys cost more than of 128 — part of the
+  // step to 192 — while vLLM's kernel is priced at its keys.
+  const auto cm = hw::make_calibrated_cost_model("h200-sxm-141gb");
+  const auto m = model::preset("llama2-7b");
+  strat::ServingConfig s;
+  SimulatedBackend own(m, s, *cm, nullptr, with_engine("infraplan")), vllm(m, s, *cm, nullptr, with_engine("vllm"));
+  const double t128 = own.step(decodes(256, 128)).attention_s, t129 = own.step(decodes(256, 129)).attention_s,
+               t192 = own.step(decodes(256, 192)).attention_s;
+  const double phi = cm->paged_attention()->params().partial_tile;
+  ASSERT_GT(phi, 0);
+  EXPECT_GT(t129 - t128, 0.8 * phi * (t192 - t128));
+  EXPECT_LT(t129, t192);
+  EXPECT_NEAR(own.step(decodes(256, 191)).attention_s, t192, 0.03 * t192) << "one key short of a whole tile";
+  const double v128 = vllm.step(decodes(256, 128)).attention_s, v129 = vllm.step(decodes(256, 129)).attention_s;
+  EXPECT_LT(v129 - v128, 0.1 * (t129 - t128));
+}
+
 TEST(EnginePreset, Fp8KvOnTheEnginesOwnKernelsTakesTheBf16AttentionTime) {
   // The infraplan engine widens fp8 KV tiles to bf16 and computes in bf16 (measured at the bf16
   // kernel's time); other engines' fp8 attention is priced by its bytes. Decode at batch 64 (inside

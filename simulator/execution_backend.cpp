@@ -20,6 +20,8 @@ SimulatedBackend::SimulatedBackend(const model::ModelSpec& m, const strat::Servi
     : m_(m), s_(s), cm_(cm), comm_(comm), o_(o) {
   tp_heads_ = std::max<std::int64_t>(1, m_.heads / s_.tp);
   tp_kv_heads_ = m_.mla.enabled() ? 1 : std::max<std::int64_t>(1, m_.kv_heads / s_.tp);
+  if (const hw::Profile* p = cm_.measured_profile(); p && p->serving_attention)
+    decode_tile_tokens_ = p->serving_attention->decode_tile_tokens;
   if (o_.power_limited && cm_.power_model() && cm_.power_limiter_tau_s() > 0 && cm_.reference_clock_mhz() > 0)
     limiter_.emplace(cm_.power_model()->limit_w(),
                      cm_.idle_power_w() > 0 ? cm_.idle_power_w() : 0.15 * cm_.power_model()->limit_w(),
@@ -261,6 +263,10 @@ StepCost SimulatedBackend::price(const BatchShape& b, Work& work) {
   // distinct shared prefix (by its first block) counted once, at the longest share of it.
   std::vector<std::pair<std::int32_t, std::int64_t>> shared_ids;  // {first block, shared blocks}
   std::int64_t shared_tokens = 0, block_size = 16;
+  // The engine's decode kernel walks each sequence's context in whole tiles: the keys that would
+  // fill each last tile (priced by the profile's measured partial-tile share).
+  const std::int64_t tile = o_.engine.own_paged_attention ? decode_tile_tokens_ : 0;
+  std::int64_t tile_padding = 0;
   for (const BatchItem& it : b.items) {
     T += it.q_tokens;
     if (it.samples) rows += it.prefill ? 1 : it.q_tokens;
@@ -274,6 +280,7 @@ StepCost SimulatedBackend::price(const BatchShape& b, Work& work) {
     } else {
       ++decodes;
       decode_ctx += it.context;
+      if (tile > 0) tile_padding += (tile - it.context % tile) % tile;
       q_max = std::max(q_max, it.q_tokens);
       if (it.seq && it.seq->shared_blocks > 0) {
         const std::int64_t n = std::min<std::int64_t>(it.seq->shared_blocks, std::int64_t(it.seq->block_table.size()));
@@ -293,6 +300,7 @@ StepCost SimulatedBackend::price(const BatchShape& b, Work& work) {
     hw::AttentionDecodeShape d{decodes, decode_ctx, tp_heads_ * q_max, tp_kv_heads_, head_dim,
                                widened_fp8_kv ? Dtype::BF16 : s_.kv_dtype};
     d.engine_kernel = o_.engine.own_paged_attention;
+    d.tile_padding_tokens = tile_padding;
     if (!shared_ids.empty()) {
       std::sort(shared_ids.begin(), shared_ids.end());
       std::int64_t distinct = 0;

@@ -174,6 +174,7 @@ class SimulatedBackend final : public ExecutionBackend {
   const TpCommModel* comm_;
   BackendOptions o_;
   std::int64_t tp_heads_, tp_kv_heads_;
+  std::int64_t decode_tile_tokens_ = 0;  ///< the engine's decode kernel tile (the profile's; 0: none)
   std::unordered_map<int, Pricing> pricing_;  // by clock in MHz (0: the tables')
   Pricing* cur_ = nullptr;
   std::optional<hw::PowerLimiter> limiter_;

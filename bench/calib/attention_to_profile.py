@@ -29,6 +29,11 @@ def main():
         "prefill": prefill,
         "decode": decode,
     }
+    tiles = {json.load(open(p)).get("decode_tile_tokens") for p in runs}
+    if len(tiles) > 1:
+        sys.exit(f"the runs disagree on decode_tile_tokens: {sorted(t for t in tiles if t)}")
+    if None not in tiles:
+        profile["serving_attention"]["decode_tile_tokens"] = tiles.pop()
     with open(profile_path, "w") as f:
         json.dump(profile, f, indent=1, ensure_ascii=False)
         f.write("\n")

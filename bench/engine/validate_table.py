@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Errors of the serving simulator against the mini-engine's measured runs, every bench scenario.
 
-    bench/engine/validate_table.py [--measured-dir DIR] [--prefix PREFIX] [INFRAPLAN ...]
+    bench/engine/validate_table.py [--measured-dir DIR] [--prefix PREFIX] [--models M,..] [--loads L,..]
+                                   [INFRAPLAN ...]
 
 For each scenarios/bench_<model>_h200_<load>.json it runs `INFRAPLAN validate serve --scenario S
 --measured DIR/<PREFIX>bench_<model>_h200_<load>.json --json` (one column per binary given, default
@@ -14,7 +15,8 @@ import os
 import subprocess
 
 MODELS = ("llama2_7b", "llama3_8b")
-LOADS = ("single", "closed1", "load", "prefix", "closed16", "closed_prefix", "closed64", "saturate", "throughput")
+LOADS = ("single", "closed1", "load", "prefix", "closed16", "closed_prefix", "closed64", "saturate", "throughput",
+         "throughput_fp8")
 METRICS = (("ttft_ms.p50", 0.10), ("tpot_ms.p50", 0.05), ("output_tokens_per_s", 0.05))
 
 
@@ -22,14 +24,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--measured-dir", default="docs/data/engine")
     ap.add_argument("--prefix", default="h200_validate_")
+    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated, e.g. llama2_13b")
+    ap.add_argument("--loads", default=",".join(LOADS), help="comma-separated workload names")
     ap.add_argument("binaries", nargs="*", default=["build/bin/infraplan"])
     a = ap.parse_args()
     met = {b: [0] * len(METRICS) for b in a.binaries}
     print("| model | load | " + " | ".join(f"{os.path.basename(os.path.dirname(os.path.dirname(b))) or b}: "
                                            "TTFT p50 / TPOT p50 / tok/s" for b in a.binaries) + " |")
     print("|---|---|" + "---|" * len(a.binaries))
-    for m in MODELS:
-        for load in LOADS:
+    for m in a.models.split(","):
+        for load in a.loads.split(","):
             measured = os.path.join(a.measured_dir, f"{a.prefix}bench_{m}_h200_{load}.json")
             if not os.path.exists(measured):
                 continue
