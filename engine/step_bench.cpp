@@ -31,8 +31,8 @@ const std::vector<cli::OptionSpec> kSpec = {
      "of 1)"},
     {"json-out", true, "write the results as JSON to this file"},
     {"kernels", false,
-     "also time each kernel group of a decode step (eager, queued behind a wait so the host is ahead; "
-     "CUDA events between kernels): per-label GPU time"},
+     "also time each kernel group of a decode step and of the prefill (eager, queued behind a wait so the "
+     "host is ahead; CUDA events between kernels): per-label GPU time"},
 };
 
 struct Timing {
@@ -188,8 +188,9 @@ struct Setup {
   double datasheet_flops() const { return format == WeightFormat::FP8 ? 1978.9e12 : 989.4e12; }
 };
 
-/// Per-label GPU time of one decode step (median of 9 after 2 warm-up steps), printed and as JSON.
-Json kernel_breakdown(CudaModel& m, const StepPlan& plan, int batch) {
+/// Per-label GPU time of one step (median of 9 after 2 warm-up steps), printed under `title` and as
+/// JSON.
+Json kernel_breakdown(CudaModel& m, const StepPlan& plan, const std::string& title) {
   m.set_kernel_marks(true);
   std::vector<std::string> order;
   std::map<std::string, std::vector<double>> secs;
@@ -215,8 +216,7 @@ Json kernel_breakdown(CudaModel& m, const StepPlan& plan, int batch) {
     t.add({l, std::to_string(count[l]), cli::fmt(s * 1e6, 1), cli::fmt(s * 1e6 / count[l], 2)});
   }
   t.add({"all", "", cli::fmt(total * 1e6, 1), ""});
-  std::printf("kernels of one eager decode step, batch %d (queued, CUDA events between kernels):\n%s\n", batch,
-              t.str().c_str());
+  std::printf("kernels of %s (queued, CUDA events between kernels):\n%s\n", title.c_str(), t.str().c_str());
   return out;
 }
 
@@ -251,7 +251,8 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
                cli::fmt(g.wall_p90 * 1e3, 3) + ")",
            cli::fmt(g.gpu_p50 * 1e3, 3), cli::fmt(e.wall_p50 * 1e3, 3), cli::fmt(bytes / 1e9, 2),
            cli::fmt(100 * bytes / st.bw / g.gpu_p50, 1), cli::fmt(100 * bytes / 4.8e12 / g.gpu_p50, 1)});
-    if (st.kernels) out["decode"].back()["kernels"] = kernel_breakdown(m, plan, b);
+    if (st.kernels)
+      out["decode"].back()["kernels"] = kernel_breakdown(m, plan, "one eager decode step, batch " + std::to_string(b));
   }
   std::printf("%s decode (%s weights, %s KV, %s GEMMs), context %d:\n%s\n", cfg.name.c_str(),
               weight_format_name(st.format), kv_format_name(st.kv_format), label.c_str(), st.context,
@@ -283,6 +284,12 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
         100 * flops / p.gpu_p50 / st.datasheet_flops(),
         st.format == WeightFormat::FP8 ? "1979 dense fp8" : "989 dense bf16",
         100 * flops / p.gpu_p50 / st.peak);
+    if (st.kernels) {
+      m.set_cuda_graphs(false);
+      out["prefill"]["kernels"] =
+          kernel_breakdown(m, prefill_plan(m, st.prefill), "one prefill of " + std::to_string(st.prefill) + " tokens");
+      m.set_cuda_graphs(true);
+    }
   }
   return out;
 }
