@@ -251,6 +251,21 @@ std::optional<double> PagedAttentionModel::decode_seconds(double batch, double c
         g = &x;
         b = batch * double(kv_heads) / double(x.kv_heads);
       }
+  // Else the grid of the nearest group size: the kernel pads a CTA's query heads to one 8-row MMA
+  // tile (calib_kernels/decode_attention.cu), so up to 8 query heads per KV head a CTA does the
+  // same work per key tile whatever the group; what differs (the query loads, the output) is small.
+  constexpr std::int64_t kMaxPaddedGroup = 8;
+  if (!g && kv_heads > 0 && heads % kv_heads == 0 && heads / kv_heads <= kMaxPaddedGroup) {
+    const double want = std::log(double(heads / kv_heads));
+    for (const DecodeGrid& x : grids_) {
+      if (x.kv_heads <= 0 || x.heads % x.kv_heads != 0 || x.heads / x.kv_heads > kMaxPaddedGroup) continue;
+      const double d = std::abs(std::log(double(x.heads / x.kv_heads)) - want);
+      if (!g || d < std::abs(std::log(double(g->heads / g->kv_heads)) - want) - 1e-12) {
+        g = &x;
+        b = batch * double(kv_heads) / double(x.kv_heads);
+      }
+    }
+  }
   if (!g || b < g->batch.front() || context < g->context.front() || context > g->context.back())
     return std::nullopt;
   // Past the largest batch the launch is many waves of CTAs (at least two per resident slot there):

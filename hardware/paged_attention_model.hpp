@@ -72,9 +72,9 @@ class PagedAttentionModel {
   double prefill_launch_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads) const;
   /// Seconds of the engine's decode kernel for `batch` sequences of `context` tokens each (no
   /// sharing), interpolated in log space over the measured batch × context grid of the same heads
-  /// and KV heads (or of the same query heads per KV head, its batch scaled to the same CTAs;
-  /// past the grid's largest batch in proportion to the CTAs); nullopt outside the grid or
-  /// without one.
+  /// and KV heads (or of the same query heads per KV head, else of the nearest group size up to 8
+  /// — the kernel pads a group to one 8-row MMA tile — its batch scaled to the same CTAs; past the
+  /// grid's largest batch in proportion to the CTAs); nullopt outside the grid or without one.
   std::optional<double> decode_seconds(double batch, double context, std::int64_t heads, std::int64_t kv_heads) const;
   /// The context a sequence of `context` tokens is priced at on the whole-tile grid when `padding`
   /// more keys would fill its last tile: context + φ · padding (context itself without φ).

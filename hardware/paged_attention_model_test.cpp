@@ -123,8 +123,13 @@ TEST(PagedAttention, OtherHeadCountsUseTheGridOfTheSameGroupSize) {
   const auto small40 = m->decode_seconds(16, 1024, 40, 40), small32 = m->decode_seconds(20, 1024, 32, 32);
   ASSERT_TRUE(small40 && small32);
   EXPECT_DOUBLE_EQ(*small40, *small32);
-  // No grid of that group size (GQA 40/8 = 5 query heads per KV head): not priced here.
-  EXPECT_FALSE(m->decode_seconds(16, 1024, 40, 8).has_value());
+  // No grid of that group size: the nearest one (the kernel pads up to 8 query heads per KV head to
+  // one MMA tile, the same work per key tile), at the same CTAs — 64/8 (CodeLlama-34B) on 32/8.
+  const auto g8 = m->decode_seconds(64, 1024, 64, 8), g4 = m->decode_seconds(64, 1024, 32, 8);
+  ASSERT_TRUE(g8 && g4);
+  EXPECT_DOUBLE_EQ(*g8, *g4);
+  EXPECT_TRUE(m->decode_seconds(16, 1024, 40, 8).has_value()) << "group 5: the group-4 grid";
+  EXPECT_FALSE(m->decode_seconds(16, 1024, 64, 4).has_value()) << "group 16: past one MMA tile";
   // Held out: LLaMA-2-13B's decode kernel measured on the same machine start
   // (docs/data/engine/attention/run_tiles/attention_llama2-13b.json), 256 sequences:
   // 1,024 keys 1,195.4 us, 128 keys 210.4 us.
