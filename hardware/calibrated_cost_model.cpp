@@ -189,6 +189,22 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
     return (mhz > 0 && reference_clock_mhz_ > 0) ? seconds * std::pow(mhz / reference_clock_mhz_, beta)
                                                  : seconds;
   };
+  // The fastest HBM streaming each table measured, as timed (before the cells are referred to the
+  // reference clock, which would credit a memory-bound cell with the SM clock): its cells whose
+  // operands are far larger than the L2. A decode GEMM streaming a weight matrix is bound by it.
+  stream_Bps_.assign(profile_.gemm.size(), 0.0);
+  const double l2 = gpu_.l2_bytes > 0 ? gpu_.l2_bytes : 64.0 * (1 << 20);
+  for (std::size_t ti = 0; ti < profile_.gemm.size(); ++ti) {
+    const GemmTable& t = profile_.gemm[ti];
+    for (std::size_t i = 0; i < t.m.size(); ++i)
+      for (std::size_t j = 0; j < t.n.size(); ++j)
+        for (std::size_t l = 0; l < t.k.size(); ++l) {
+          const double sec = t.at(i, j, l);
+          if (!(sec > 0) || !std::isfinite(sec)) continue;
+          const double bytes = gemm_min_bytes({std::int64_t(t.m[i]), std::int64_t(t.n[j]), std::int64_t(t.k[l]), t.dtype, 1});
+          if (bytes >= 4.0 * l2) stream_Bps_[ti] = std::max(stream_Bps_[ti], bytes / sec);
+        }
+  }
   // The fit points were timed with the tables, on their machine, in TN: fitted without the fleet
   // scale and timing correction (fleet_ is set below) and without layout ratios.
   for (std::size_t ti = 0; ti < profile_.gemm.size(); ++ti) {
@@ -353,6 +369,11 @@ double CalibratedCostModel::clock_exponent(Dtype d) const {
 double CalibratedCostModel::clock_factor(Dtype d, double mhz) const {
   if (!(mhz > 0) || !(reference_clock_mhz_ > 0)) return 1.0;
   return std::pow(mhz / reference_clock_mhz_, clock_exponent(d));
+}
+
+double CalibratedCostModel::gemm_stream_Bps(Dtype d) const {
+  const GemmTable* t = profile_.gemm_table(d);
+  return t ? stream_Bps_[std::size_t(t - profile_.gemm.data())] : 0.0;
 }
 
 double CalibratedCostModel::at_reference_clock(const HoldoutGemm& h) const {
@@ -566,6 +587,17 @@ CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact, 
     std::ostringstream d;
     d.precision(3);
     d << "; fleet: timing ×" << tr << ", machines ×" << t->fleet_scale;
+    // Operands larger than the L2 stream from HBM: no correction makes them move faster than the
+    // table's fastest measured streaming.
+    const double rate = stream_Bps_[std::size_t(t - profile_.gemm.data())];
+    GemmShape single = s;
+    single.batch = 1;
+    const double bytes = gemm_min_bytes(single);
+    const double l2 = gpu_.l2_bytes > 0 ? gpu_.l2_bytes : 64.0 * (1 << 20);
+    if (rate > 0 && bytes >= l2 && secs < bytes / rate) {
+      secs = bytes / rate;
+      d << " (held at the table's fastest HBM streaming, " << std::lround(rate / 1e9) << " GB/s)";
+    }
     detail += d.str();
   }
   e.seconds = secs * double(s.batch);

@@ -104,6 +104,9 @@ class CalibratedCostModel final : public CostModel {
   /// (mhz / reference)^β: how a time measured at `mhz` compares with the prediction (1 when either
   /// clock is unknown). A GEMM measured at `mhz` is predicted as gemm(s).seconds / clock_factor.
   double clock_factor(Dtype d, double mhz) const;
+  /// The fastest HBM streaming (bytes/s) the table of `d` measured (cells of at least 4× the L2, as
+  /// timed); 0 without one. Corrected GEMM predictions whose operands exceed the L2 never beat it.
+  double gemm_stream_Bps(Dtype d) const;
   /// A timed shape's time at the reference clock: each pass referred by the clock it ran at, then
   /// the median; its `seconds` when the passes carry no clock readings.
   double at_reference_clock(const HoldoutGemm& h) const;
@@ -114,6 +117,10 @@ class CalibratedCostModel final : public CostModel {
   GpuSpec gpu_;
   std::vector<double> offgrid_factor_;  ///< per profile_.gemm table, fitted on its fit points
   std::vector<double> clock_exponent_;  ///< per profile_.gemm table, fitted on its fit points
+  /// Per profile_.gemm table: the fastest rate (bytes/s) at which its cells read and wrote their
+  /// operands from HBM (cells of at least 4× the L2); 0 = none. The fleet and timing corrections
+  /// never make a GEMM move its operands faster than this.
+  std::vector<double> stream_Bps_;
   /// profile_.gemm_exact by (format, layout, m, n, k): seconds at the reference clock.
   std::map<std::tuple<int, int, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
   /// profile_.gemm_rows by (format, layout, fixed sizes: n, k for TN / NN, m, n for NT): the token
