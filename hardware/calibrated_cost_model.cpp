@@ -193,7 +193,7 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
   // reference clock, which would credit a memory-bound cell with the SM clock): its cells whose
   // operands are far larger than the L2. A decode GEMM streaming a weight matrix is bound by it.
   stream_Bps_.assign(profile_.gemm.size(), 0.0);
-  const double l2 = gpu_.l2_bytes > 0 ? gpu_.l2_bytes : 64.0 * (1 << 20);
+  l2_bytes_ = gpu_.l2_bytes > 0 ? gpu_.l2_bytes : 64.0 * (1 << 20);
   for (std::size_t ti = 0; ti < profile_.gemm.size(); ++ti) {
     const GemmTable& t = profile_.gemm[ti];
     for (std::size_t i = 0; i < t.m.size(); ++i)
@@ -202,7 +202,7 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
           const double sec = t.at(i, j, l);
           if (!(sec > 0) || !std::isfinite(sec)) continue;
           const double bytes = gemm_min_bytes({std::int64_t(t.m[i]), std::int64_t(t.n[j]), std::int64_t(t.k[l]), t.dtype, 1});
-          if (bytes >= 4.0 * l2) stream_Bps_[ti] = std::max(stream_Bps_[ti], bytes / sec);
+          if (bytes >= 4.0 * l2_bytes_) stream_Bps_[ti] = std::max(stream_Bps_[ti], bytes / sec);
         }
   }
   // The fit points were timed with the tables, on their machine, in TN: fitted without the fleet
@@ -593,8 +593,7 @@ CostEstimate CalibratedCostModel::gemm_impl(const GemmShape& s, bool use_exact, 
     GemmShape single = s;
     single.batch = 1;
     const double bytes = gemm_min_bytes(single);
-    const double l2 = gpu_.l2_bytes > 0 ? gpu_.l2_bytes : 64.0 * (1 << 20);
-    if (rate > 0 && bytes >= l2 && secs < bytes / rate) {
+    if (rate > 0 && bytes >= l2_bytes_ && secs < bytes / rate) {
       secs = bytes / rate;
       d << " (held at the table's fastest HBM streaming, " << std::lround(rate / 1e9) << " GB/s)";
     }

@@ -121,6 +121,7 @@ class CalibratedCostModel final : public CostModel {
   /// operands from HBM (cells of at least 4× the L2); 0 = none. The fleet and timing corrections
   /// never make a GEMM move its operands faster than this.
   std::vector<double> stream_Bps_;
+  double l2_bytes_ = 0;  ///< the GPU's L2 (64 MiB where the catalog does not say)
   /// profile_.gemm_exact by (format, layout, m, n, k): seconds at the reference clock.
   std::map<std::tuple<int, int, std::int64_t, std::int64_t, std::int64_t>, double> exact_;
   /// profile_.gemm_rows by (format, layout, fixed sizes: n, k for TN / NN, m, n for NT): the token

@@ -163,7 +163,7 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
       }
   }
   // Unshared grids: every (heads, KV heads), over the contexts measured at every batch.
-  std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::pair<double, double>, double>> unshared;
+  UnsharedDecode unshared;
   for (const auto& d : s.decode)
     if (d.shared_prefix == 0 && d.groups == d.batch)
       unshared[{d.heads, d.kv_heads}][{double(d.batch), double(d.context)}] = d.seconds;
@@ -196,8 +196,7 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
   }
 }
 
-void PagedAttentionModel::fit_partial_tiles(
-    int tile, const std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::pair<double, double>, double>>& unshared) {
+void PagedAttentionModel::fit_partial_tiles(int tile, const UnsharedDecode& unshared) {
   if (tile <= 0) return;
   params_.tile = tile;
   // Each context c = n·tile + r (0 < r < tile) measured beside both whole-tile neighbours at the
@@ -237,35 +236,33 @@ double PagedAttentionModel::decode_context(double context, double padding) const
 
 std::optional<double> PagedAttentionModel::decode_seconds(double batch, double context, std::int64_t heads,
                                                          std::int64_t kv_heads) const {
-  // The grid of these heads, else one of the same query heads per KV head: a CTA per (sequence,
-  // KV head) walks the same tiles either way, so B sequences of K KV heads launch the CTAs of
-  // B · K / K' sequences of the grid's K' (a 40-head MHA model on the 32-head MHA grid).
+  // The grid of these heads; else one of the same query heads per KV head (the nearest KV heads),
+  // a CTA per (sequence, KV head) walking the same tiles either way, so B sequences of K KV heads
+  // launch the CTAs of B · K / K' sequences of the grid's K' (a 40-head MHA model on the 32-head
+  // MHA grid); else the nearest group size: the kernel pads a CTA's query heads to one 8-row MMA
+  // tile (calib_kernels/decode_attention.cu), so up to 8 query heads per KV head a CTA does the same
+  // work per key tile whatever the group; what differs (the query loads, the output) is small.
+  constexpr std::int64_t kMaxPaddedGroup = 8;
   const DecodeGrid* g = nullptr;
-  double b = batch;
   for (const DecodeGrid& x : grids_)
     if (x.heads == heads && x.kv_heads == kv_heads) g = &x;
-  if (!g && kv_heads > 0 && heads % kv_heads == 0)
-    for (const DecodeGrid& x : grids_)
-      if (x.kv_heads > 0 && x.heads % x.kv_heads == 0 && x.heads / x.kv_heads == heads / kv_heads &&
-          (!g || std::abs(x.kv_heads - kv_heads) < std::abs(g->kv_heads - kv_heads))) {
-        g = &x;
-        b = batch * double(kv_heads) / double(x.kv_heads);
-      }
-  // Else the grid of the nearest group size: the kernel pads a CTA's query heads to one 8-row MMA
-  // tile (calib_kernels/decode_attention.cu), so up to 8 query heads per KV head a CTA does the
-  // same work per key tile whatever the group; what differs (the query loads, the output) is small.
-  constexpr std::int64_t kMaxPaddedGroup = 8;
-  if (!g && kv_heads > 0 && heads % kv_heads == 0 && heads / kv_heads <= kMaxPaddedGroup) {
-    const double want = std::log(double(heads / kv_heads));
+  if (!g && kv_heads > 0 && heads % kv_heads == 0) {
+    const std::int64_t want = heads / kv_heads;
+    double best_group = INFINITY, best_kv = INFINITY;
     for (const DecodeGrid& x : grids_) {
-      if (x.kv_heads <= 0 || x.heads % x.kv_heads != 0 || x.heads / x.kv_heads > kMaxPaddedGroup) continue;
-      const double d = std::abs(std::log(double(x.heads / x.kv_heads)) - want);
-      if (!g || d < std::abs(std::log(double(g->heads / g->kv_heads)) - want) - 1e-12) {
+      if (x.kv_heads <= 0 || x.heads % x.kv_heads != 0) continue;
+      const std::int64_t group = x.heads / x.kv_heads;
+      if (group != want && (group > kMaxPaddedGroup || want > kMaxPaddedGroup)) continue;
+      // Rank by group distance (log), then, within the same group, by KV-head distance.
+      const double dg = std::abs(std::log(double(group)) - std::log(double(want)));
+      const double dk = group == want ? double(std::abs(x.kv_heads - kv_heads)) : 0.0;
+      if (dg < best_group - 1e-12 || (std::abs(dg - best_group) <= 1e-12 && dk < best_kv)) {
         g = &x;
-        b = batch * double(kv_heads) / double(x.kv_heads);
+        best_group = dg, best_kv = dk;
       }
     }
   }
+  double b = g ? batch * double(kv_heads) / double(g->kv_heads) : batch;
   if (!g || b < g->batch.front() || context < g->context.front() || context > g->context.back())
     return std::nullopt;
   // Past the largest batch the launch is many waves of CTAs (at least two per resident slot there):

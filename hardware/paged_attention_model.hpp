@@ -95,9 +95,9 @@ class PagedAttentionModel {
     std::vector<double> seconds;         ///< [batch][context], NaN = not measured
   };
   std::vector<DecodeGrid> grids_;
-  void fit_partial_tiles(
-      int tile,
-      const std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::pair<double, double>, double>>& unshared);
+  /// Unshared decode points: {heads, KV heads} → {batch, context} → seconds.
+  using UnsharedDecode = std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::pair<double, double>, double>>;
+  void fit_partial_tiles(int tile, const UnsharedDecode& unshared);
   /// Tile time against a CTA alone on its multiprocessor, for a launch of `ctas` CTAs.
   double occupancy_factor(double ctas, double shared) const;
   Params params_;

@@ -139,25 +139,24 @@ TEST(PagedAttention, OtherHeadCountsUseTheGridOfTheSameGroupSize) {
 
 TEST(PagedAttention, ProfileSectionErrorsNameTheField) {
   Json j = read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/hardware/profiles/h200-sxm-141gb.json");
+  // `bad` is refused with an error that names `field`.
+  auto expect_refused_naming = [](const Json& bad, const std::string& field, const char* what) {
+    try {
+      parse_profile(bad, "bad.json");
+      ADD_FAILURE() << "accepted " << what;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
   Json bad = j;
   bad["serving_attention"]["prefill"][0]["chunks"][0][0] = 0;
-  try {
-    parse_profile(bad, "bad.json");
-    FAIL() << "accepted a chunk of 0 new tokens";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("serving_attention.prefill[0].chunks[0][0]"), std::string::npos) << e.what();
-  }
+  expect_refused_naming(bad, "serving_attention.prefill[0].chunks[0][0]", "a chunk of 0 new tokens");
   bad = j;
   bad["serving_attention"]["decode"][0]["unique_blocks"] = 1e9;
   EXPECT_THROW(parse_profile(bad, "bad.json"), Error);
   bad = j;
   bad["serving_attention"]["decode_tile_tokens"] = 0;
-  try {
-    parse_profile(bad, "bad.json");
-    FAIL() << "accepted a decode tile of 0 keys";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("serving_attention.decode_tile_tokens"), std::string::npos) << e.what();
-  }
+  expect_refused_naming(bad, "serving_attention.decode_tile_tokens", "a decode tile of 0 keys");
   bad = j;
   bad["serving_attention"]["prefill"] = Json::array({bad["serving_attention"]["prefill"][0]});
   EXPECT_THROW(CalibratedCostModel(parse_profile(bad, "bad.json"), find_gpu("h200-sxm-141gb")), Error);
