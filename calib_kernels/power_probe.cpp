@@ -1,7 +1,5 @@
 #include "calib_kernels/power_probe.hpp"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +10,7 @@
 #include "calib_kernels/cuda_util.hpp"
 #include "calib_kernels/gemm_timer.hpp"
 #include "calib_kernels/kernels.hpp"
+#include "calib_kernels/nvml_reader.hpp"
 #include "calib_kernels/timing.hpp"
 
 namespace infraplan::calib {
@@ -21,69 +20,6 @@ using json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-/// The few NVML calls the probe reads, loaded from the driver's library at run time (no link-time
-/// dependency: the calibrate tool also runs where NVML is missing, and then reports no power).
-class Nvml {
- public:
-  explicit Nvml(int cuda_device) {
-    lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib_) return;
-    auto sym = [&](const char* name) { return dlsym(lib_, name); };
-    auto init = reinterpret_cast<int (*)()>(sym("nvmlInit_v2"));
-    auto by_bus = reinterpret_cast<int (*)(const char*, void**)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
-    power_ = reinterpret_cast<int (*)(void*, unsigned*)>(sym("nvmlDeviceGetPowerUsage"));
-    limit_ = reinterpret_cast<int (*)(void*, unsigned*)>(sym("nvmlDeviceGetEnforcedPowerLimit"));
-    clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(sym("nvmlDeviceGetClockInfo"));
-    max_clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(sym("nvmlDeviceGetMaxClockInfo"));
-    temp_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(sym("nvmlDeviceGetTemperature"));
-    reasons_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
-    if (!reasons_)
-      reasons_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
-    shutdown_ = reinterpret_cast<int (*)()>(sym("nvmlShutdown"));
-    char bus[64] = {};
-    if (!init || !by_bus || !power_ || init() != 0) return;
-    initialised_ = true;
-    if (cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess || by_bus(bus, &dev_) != 0) dev_ = nullptr;
-  }
-  ~Nvml() {
-    if (initialised_ && shutdown_) shutdown_();
-    if (lib_) dlclose(lib_);
-  }
-  Nvml(const Nvml&) = delete;
-  Nvml& operator=(const Nvml&) = delete;
-  bool ok() const { return dev_ != nullptr; }
-  /// Board power (W); NaN when unreadable.
-  double power_w() const { return read(power_, 1e-3); }
-  double limit_w() const { return read(limit_, 1e-3); }
-  double sm_clock_mhz() const { return read_typed(clock_, 1); }
-  double max_sm_clock_mhz() const { return read_typed(max_clock_, 1); }
-  double temperature_c() const { return read_typed(temp_, 0); }
-  unsigned long long clock_event_reasons() const {
-    unsigned long long r = 0;
-    return (ok() && reasons_ && reasons_(dev_, &r) == 0) ? r : 0;
-  }
-
- private:
-  double read(int (*f)(void*, unsigned*), double scale) const {
-    unsigned v = 0;
-    return (ok() && f && f(dev_, &v) == 0) ? double(v) * scale : std::nan("");
-  }
-  double read_typed(int (*f)(void*, int, unsigned*), int type) const {
-    unsigned v = 0;
-    return (ok() && f && f(dev_, type, &v) == 0) ? double(v) : std::nan("");
-  }
-  void* lib_ = nullptr;
-  void* dev_ = nullptr;
-  bool initialised_ = false;
-  int (*power_)(void*, unsigned*) = nullptr;
-  int (*limit_)(void*, unsigned*) = nullptr;
-  int (*clock_)(void*, int, unsigned*) = nullptr;
-  int (*max_clock_)(void*, int, unsigned*) = nullptr;
-  int (*temp_)(void*, int, unsigned*) = nullptr;
-  int (*reasons_)(void*, unsigned long long*) = nullptr;
-  int (*shutdown_)() = nullptr;
-};
 
 double median(std::vector<double> v) {
   if (v.empty()) return std::nan("");
@@ -349,7 +285,7 @@ json measure_power(const LtHandle& lt, cudaStream_t s, double l2_bytes, const st
                    double hold_s, double rest_s, std::uint64_t seed) {
   int dev = 0;
   CALIB_CUDA(cudaGetDevice(&dev));
-  Nvml nvml(dev);
+  NvmlReader nvml(dev);
   DeviceBuffer<unsigned long long> clk(6 + 2 * 4096);
   // Idle power: the GPU after rest_s with nothing to run.
   CALIB_CUDA(cudaDeviceSynchronize());

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
+#include "calib_kernels/nvml_reader.hpp"
 #include "common/error.hpp"
 #include "engine/fp8_kernels.hpp"
 #include "engine/gpu_info.hpp"
@@ -30,6 +33,12 @@ const std::vector<cli::OptionSpec> kSpec = {
      "KV cache format: bf16 (default) or fp8 (E4M3, 1 byte per element, per-layer key and value scales "
      "of 1)"},
     {"json-out", true, "write the results as JSON to this file"},
+    {"heuristic-only", false,
+     "time only with cuBLASLt's first choices (the GEMMs the serving engine runs); skip the autotuned pass"},
+    {"hold", true,
+     "also hold each decode batch for this many seconds (graph replays back to back as the engine runs "
+     "them, after 0.5 s idle; the second half measured): step time, SM clock and board power under "
+     "sustained load, as the profile's power.engine_steps record them (default 0 = off)"},
     {"kernels", false,
      "also time each kernel group of a decode step and of the prefill (eager, queued behind a wait so the "
      "host is ahead; CUDA events between kernels): per-label GPU time"},
@@ -180,6 +189,7 @@ struct Setup {
   LlamaConfig cfg;
   std::vector<int> batches;
   int context = 1024, prefill = 8192, reps = 30;
+  double hold_s = 0;  // > 0: each decode batch also held this long (graph replays, NVML readings)
   bool kernels = false;  // per-kernel breakdown of each decode batch (eager, queued)
   WeightFormat format = WeightFormat::BF16;
   KvFormat kv_format = KvFormat::BF16;
@@ -218,6 +228,57 @@ Json kernel_breakdown(CudaModel& m, const StepPlan& plan, const std::string& tit
   t.add({"all", "", cli::fmt(total * 1e6, 1), ""});
   std::printf("kernels of %s (queued, CUDA events between kernels):\n%s\n", title.c_str(), t.str().c_str());
   return out;
+}
+
+/// The decode step of `plan` run back to back as the engine runs it (a graph replay, then the host's
+/// part of the step) for `hold_s` seconds after 0.5 s of idle GPU; the second half is measured:
+/// GPU and wall time per step, the SM clock and board power NVML reports every ~100 ms.
+Json hold_step(CudaModel& m, const StepPlan& plan, double hold_s, const calib::NvmlReader& nvml) {
+  using clock = std::chrono::steady_clock;
+  CALIB_CUDA(cudaDeviceSynchronize());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::vector<double> gpu, power, mhz, temp;
+  unsigned long long reasons = 0;
+  const auto t0 = clock::now();
+  auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+  auto last_read = t0, measured_from = t0;
+  bool measuring = false;
+  while (since(t0) < hold_s) {
+    StepPlan p = plan;
+    m.run(p);
+    if (!measuring && since(t0) >= hold_s / 2) measuring = true, measured_from = last_read = clock::now();
+    if (!measuring) continue;
+    gpu.push_back(m.last_gpu_seconds());
+    if (since(last_read) >= 0.1) {
+      last_read = clock::now();
+      power.push_back(nvml.power_w());
+      mhz.push_back(nvml.sm_clock_mhz());
+      temp.push_back(nvml.temperature_c());
+      reasons |= nvml.clock_event_reasons();
+    }
+  }
+  const double wall = since(measured_from);
+  auto finite = [](std::vector<double> v) {
+    std::erase_if(v, [](double x) { return !std::isfinite(x); });
+    return v;
+  };
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? std::nan("") : s / double(v.size());
+  };
+  auto num = [](double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); };
+  power = finite(power), mhz = finite(mhz), temp = finite(temp);
+  const double steps = double(gpu.size());
+  return {{"hold_s", hold_s},
+          {"steps_measured", gpu.size()},
+          {"gpu_ms_p50", gpu.empty() ? Json(nullptr) : Json(pct(gpu, 0.5) * 1e3)},
+          {"wall_ms_mean", steps > 0 ? Json(wall / steps * 1e3) : Json(nullptr)},
+          {"clock_mhz", mhz.empty() ? Json(nullptr) : Json(pct(mhz, 0.5))},
+          {"power_w", num(mean(power))},
+          {"temperature_c", num(mean(temp))},
+          {"clock_event_reasons", reasons},
+          {"nvml_samples", power.size()}};
 }
 
 /// Decode points and the prefill chunk with the model as it is now; prints a table.
@@ -313,6 +374,7 @@ int step_bench_main(const std::vector<std::string>& argv) {
   st.prefill = int(a.get_int("prefill", 0).value_or(8192));
   st.reps = int(a.get_int("reps", 1).value_or(30));
   st.kernels = a.flag("kernels");
+  st.hold_s = a.get_number("hold", 0, 600).value_or(0);
   st.format = parse_weight_format(a.get("weights", "bf16"), "--weights");
   st.kv_format = parse_kv_format(a.get("kv-dtype", "bf16"), "--kv-dtype");
   // Timing shapes may exceed the model's trained length (LLaMA-2: 4096): the engine's tables and
@@ -381,6 +443,30 @@ int step_bench_main(const std::vector<std::string>& argv) {
               {"weight_bytes_read_per_decode_step", st.weights_read},
               {"runs", Json::array()}};
   out["runs"].push_back(measure(m, st, "heuristic"));
+  if (st.hold_s > 0) {
+    // Under sustained load, with the GEMMs the serving engine runs (cuBLASLt's first choices).
+    int dev = 0;
+    CALIB_CUDA(cudaGetDevice(&dev));
+    const calib::NvmlReader nvml(dev);
+    out["limit_w"] = nvml.ok() ? Json(nvml.limit_w()) : Json(nullptr);
+    out["max_clock_mhz"] = nvml.ok() ? Json(nvml.max_sm_clock_mhz()) : Json(nullptr);
+    cli::Table t({"batch", "held s", "GPU ms", "wall ms", "SM MHz", "board W"});
+    m.set_cuda_graphs(true);
+    for (std::size_t i = 0; i < st.batches.size(); ++i) {
+      const int b = st.batches[i];
+      Json h = hold_step(m, decode_plan(m, b, st.context), st.hold_s, nvml);
+      auto show = [&](const char* k, int digits) { return h[k].is_null() ? std::string("-") : cli::fmt(h[k].get<double>(), digits); };
+      t.add({std::to_string(b), cli::fmt(st.hold_s, 1), show("gpu_ms_p50", 3), show("wall_ms_mean", 3),
+             show("clock_mhz", 0), show("power_w", 0)});
+      out["runs"][0]["decode"][i]["held"] = std::move(h);
+    }
+    std::printf("decode held (cuBLASLt's first choices, graph replays back to back), context %d%s:\n%s\n",
+                st.context, nvml.ok() ? "" : " (NVML not readable: no power or clock)", t.str().c_str());
+  }
+  if (a.flag("heuristic-only")) {
+    if (auto f = a.get("json-out")) cli::write_file_atomic(*f, out.dump(2) + "\n");
+    return 0;
+  }
   m.enable_autotune();
   const CudaModelStats& ts = m.stats();
   std::printf("autotuned %lld GEMM shapes: %.3f ms with the heuristic's first choices, %.3f ms chosen\n",
