@@ -21,7 +21,7 @@ PowerLimiter::Run PowerLimiter::run(const Phase& p) {
   Run r;
   const double top = std::max(0.0, p.top_seconds), capped = std::max(top, p.capped_seconds);
   if (!(top > 0)) return r;
-  if (p.top_power_w <= limit_w_ || capped <= top) {  // never held back
+  if (p.top_power_w <= limit_w_) {  // never held back
     r.seconds = top;
     avg_w_ = p.top_power_w + (avg_w_ - p.top_power_w) * std::exp(-top / tau_);
     return r;

@@ -796,6 +796,41 @@ Profile parse_profile(const Json& j, const std::string& origin) {
         fail(origin, f, "seconds per unit above 1000: not a kernel measurement");
       ps.points.push_back(std::move(pt));
     }
+    if (pj.contains("engine_steps")) {
+      const Json& es = pj["engine_steps"];
+      if (!es.is_array()) fail(origin, pp + ".engine_steps", "expected an array of held decode steps");
+      for (std::size_t i = 0; i < es.size(); ++i) {
+        const Json& q = es[i];
+        const std::string f = pp + ".engine_steps[" + std::to_string(i) + "]";
+        if (!q.is_object()) fail(origin, f, "expected an object");
+        Profile::EngineStepPoint e;
+        e.model = need(q, "model", f, origin);
+        if (!e.model.is_string() && !e.model.is_object())
+          fail(origin, f + ".model", "expected a model preset name or a model object");
+        if (q.contains("name")) {
+          if (!q["name"].is_string()) fail(origin, f + ".name", "expected a string");
+          e.name = q["name"].get<std::string>();
+        }
+        e.batch = integer(need(q, "batch", f, origin), f + ".batch", origin, 1, 1 << 20);
+        e.context = integer(need(q, "context", f, origin), f + ".context", origin, 1, std::int64_t(1) << 24);
+        const Json& role = need(q, "role", f, origin);
+        if (!role.is_string() || (role.get<std::string>() != "fit" && role.get<std::string>() != "holdout"))
+          fail(origin, f + ".role", "expected \"fit\" or \"holdout\", got " + shown(role));
+        e.role = role.get<std::string>();
+        const Json& h = need(q, "held", f, origin);
+        const std::string fh = f + ".held";
+        e.gpu_seconds = number(need(h, "gpu_seconds", fh, origin), fh + ".gpu_seconds", origin, 1e-7);
+        e.wall_seconds = number(need(h, "wall_seconds", fh, origin), fh + ".wall_seconds", origin, 1e-7);
+        e.clock_mhz = number(need(h, "clock_mhz", fh, origin), fh + ".clock_mhz", origin, 1);
+        e.power_w = number(need(h, "power_w", fh, origin), fh + ".power_w", origin, 1);
+        if (e.gpu_seconds > 60 || e.wall_seconds > 60) fail(origin, fh, "a decode step above 60 s: not a measurement");
+        if (e.clock_mhz > ps.max_clock_mhz * 1.01)
+          fail(origin, fh + ".clock_mhz", "above the section's max_clock_mhz " + std::to_string(ps.max_clock_mhz));
+        if (e.power_w > ps.limit_w * 1.2)
+          fail(origin, fh + ".power_w", "more than 1.2 x the section's limit_w " + std::to_string(ps.limit_w));
+        ps.engine_steps.push_back(std::move(e));
+      }
+    }
     p.power = std::move(ps);
   }
   if (j.contains("gemm_clock")) {

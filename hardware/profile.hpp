@@ -295,11 +295,26 @@ struct Profile {
     double gemm_phase_seconds = 0, other_phase_seconds = 0;
     std::string gemm_label;
   };
+  /// A serving engine's decode step held under sustained load (infraplan-bench step --hold): what
+  /// the board drew and the clock it settled at while the step ran back to back as the engine runs
+  /// it. The draw the power law gives a step's work is scaled to these (simulator/engine_step_draw.hpp).
+  struct EngineStepPoint {
+    Json model;                ///< a preset name or a model object, as a scenario's "model"
+    std::string name;          ///< how tables name the model ("name"; empty: the model's own name)
+    std::int64_t batch = 0;    ///< decoding sequences
+    std::int64_t context = 0;  ///< KV length of each, tokens
+    std::string role;          ///< "fit" or "holdout"
+    double gpu_seconds = 0;    ///< GPU time of one held step
+    double wall_seconds = 0;   ///< wall time per held step (the host's part included)
+    double clock_mhz = 0;      ///< SM clock while held
+    double power_w = 0;        ///< mean board power while held
+  };
   struct PowerSection {
     double limit_w = 0;        ///< the enforced board power limit
     double max_clock_mhz = 0;  ///< the highest SM clock
     double idle_w = 0;         ///< board power with nothing to run (0: not read)
     std::vector<PowerPoint> points;
+    std::vector<EngineStepPoint> engine_steps;  ///< "engine_steps" (optional)
   };
   std::optional<PowerSection> power;
   /// The clock the GEMM tables refer to, for profiles whose tables carry no clock readings (derived

@@ -370,6 +370,16 @@ StepCost SimulatedBackend::price(const BatchShape& b, Work& work) {
   return c;
 }
 
+SimulatedBackend::TopClockWork SimulatedBackend::top_clock_work(const BatchShape& b) {
+  const hw::PowerModel* law = cm_.power_model();
+  if (!law) throw Error("top_clock_work: the cost model has no power law");
+  Work work;
+  use_clock(law->max_clock_mhz());
+  const StepCost top = price(b, work);
+  use_clock(0);
+  return {top.total_s - top.host_s, work.flops, work.bytes, work.memory_bytes};
+}
+
 StepCost SimulatedBackend::step(const BatchShape& b) {
   Work work;
   if (!limiter_) {
@@ -389,6 +399,18 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
     (eight_bit_weights() ? demand.tflops8 : demand.tflops16) = work.flops / top_gpu * 1e-12;
     demand.TBps = work.bytes / top_gpu * 1e-12;
     demand.ew_TBps = work.memory_bytes / top_gpu * 1e-12;
+  }
+  if (o_.decode_draw && !o_.decode_draw->empty()) {
+    // Decoding sequences draw what the held engine steps showed; prefill tokens the law's.
+    double tokens = double(b.padding_seqs), decodes = double(b.padding_seqs);
+    for (const BatchItem& it : b.items) {
+      tokens += double(it.q_tokens);
+      if (!it.prefill) decodes += 1;
+    }
+    if (decodes > 0 && tokens > 0) {
+      const double k = 1.0 + (o_.decode_draw->at(decodes) - 1.0) * std::min(1.0, decodes / tokens);
+      demand.tflops16 *= k, demand.tflops8 *= k, demand.TBps *= k, demand.ew_TBps *= k;
+    }
   }
   const double draw = law.power_w(demand, top_mhz);
   // The GPU's clock moves in 15 MHz steps: the capped clock rounded down to one.

@@ -22,6 +22,7 @@
 #include "model/model_spec.hpp"
 #include "simulator/block_copy.hpp"
 #include "simulator/engine_preset.hpp"
+#include "simulator/engine_step_draw.hpp"
 #include "strategies/serving_config.hpp"
 
 namespace infraplan::sim::serve {
@@ -104,6 +105,9 @@ struct BackendOptions {
   /// Needs a cost model with a power law and a limiter time constant; otherwise steps stay at the
   /// clock the GEMM tables refer to.
   bool power_limited = false;
+  /// Under the limiter: the draw of decoding sequences over the power law's (simulator/
+  /// engine_step_draw.hpp, from the profile's held engine steps); null or empty: the law's.
+  std::shared_ptr<const DecodeDrawScale> decode_draw;
   static BackendOptions without_host() {
     BackendOptions o;
     o.engine.host_step_us = o.engine.host_seq_us = 0;
@@ -125,6 +129,12 @@ class SimulatedBackend final : public ExecutionBackend {
   double weight_gemm_seconds(std::int64_t m, std::int64_t n, std::int64_t k) const;
   const model::ModelSpec& model() const { return m_; }
   const EnginePreset& engine() const { return o_.engine; }
+  /// A step at the top clock of the profile's power law, as the law sees it: GPU seconds, matmul
+  /// FLOPs, operand and KV bytes, bytes through memory-bound kernels. Needs a power law.
+  struct TopClockWork {
+    double gpu_s = 0, flops = 0, bytes = 0, memory_bytes = 0;
+  };
+  TopClockWork top_clock_work(const BatchShape& b);
 
  private:
   struct Dense {  // one layer's kernels besides attention, GPU seconds

@@ -151,6 +151,11 @@ void Simulation::build() {
                 "; add nodes or lower serving.replicas/tp");
   int rank = 0;
   std::int64_t total_blocks = 0;
+  // The draw of decoding sequences from the profile's held engine steps (priced once per run).
+  std::shared_ptr<const DecodeDrawScale> decode_draw;
+  if (o_.power_limited && !o_.backend_factory)
+    if (const hw::Profile* pr = cm_.measured_profile(); pr && pr->power && !pr->power->engine_steps.empty())
+      decode_draw = std::make_shared<const DecodeDrawScale>(engine_step_draws(cm_, e.engine));
   for (const auto& p : pools) {
     strat::ServingConfig sc = s_.serving;
     sc.tp = p.tp;
@@ -190,6 +195,7 @@ void Simulation::build() {
         bo.engine = e.engine;
         bo.quant_group = s_.serving.quant_group;
         bo.power_limited = o_.power_limited;
+        bo.decode_draw = decode_draw;
         backend = std::make_unique<SimulatedBackend>(m, sc, cm_, comm, bo);
       }
       const int idx = int(engines_.size());
