@@ -44,6 +44,28 @@ double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
 
 void poison(void* p, std::size_t bytes) { CALIB_CUDA(cudaMemset(p, 0xff, bytes)); }  // NaN for floats
 
+/// Host reference of one attention row: softmax(q·kⱼ · scale) over keys j < n, then the weighted
+/// sum of the values into out[0, D). key(j) / value(j) give key and value j's D elements.
+template <class Key, class Value>
+void attend_ref(const double* q, int n, int D, double scale, Key key, Value value, double* out) {
+  std::vector<double> w(std::size_t(std::max(n, 0)));
+  double m = -INFINITY;
+  for (int j = 0; j < n; ++j) {
+    const double* k = key(j);
+    double d = 0;
+    for (int c = 0; c < D; ++c) d += q[c] * k[c];
+    w[j] = d * scale;
+    m = std::max(m, w[j]);
+  }
+  double den = 0;
+  for (double& x : w) den += (x = std::exp(x - m));
+  for (int c = 0; c < D; ++c) {
+    double acc = 0;
+    for (int j = 0; j < n; ++j) acc += w[j] * value(j)[c];
+    out[c] = acc / den;
+  }
+}
+
 struct Acc {
   CheckResult r;
   std::ostringstream sizes;
@@ -306,25 +328,12 @@ CheckResult check_prefill(std::uint64_t seed, int head_dim, bool causal) {
   for (std::size_t s = 0; s < lens.size(); ++s)
     for (int h = 0; h < heads; ++h)
       for (int i = 0; i < lens[s]; ++i) {
-        int g = h / (heads / kvh);
-        std::vector<double> w;
-        double m = -INFINITY;
-        int nk = causal ? i + 1 : lens[s];
-        for (int j = 0; j < nk; ++j) {
-          double d = 0;
-          for (int c = 0; c < D; ++c)
-            d += hq[(std::size_t(cu[s] + i) * heads + h) * D + c] *
-                 hk[(std::size_t(cu[s] + j) * kvh + g) * D + c];
-          w.push_back(d * sc);
-          m = std::max(m, d * sc);
-        }
-        double den = 0;
-        for (double& x : w) den += (x = std::exp(x - m));
-        for (int c = 0; c < D; ++c) {
-          double acc = 0;
-          for (int j = 0; j < nk; ++j) acc += w[j] * hv[(std::size_t(cu[s] + j) * kvh + g) * D + c];
-          ref[(std::size_t(cu[s] + i) * heads + h) * D + c] = acc / den;
-        }
+        const int g = h / (heads / kvh);
+        auto kv_row = [&](const std::vector<double>& t) {
+          return [&, g](int j) { return &t[(std::size_t(cu[s] + j) * kvh + g) * D]; };
+        };
+        attend_ref(&hq[(std::size_t(cu[s] + i) * heads + h) * D], causal ? i + 1 : lens[s], D, sc, kv_row(hk),
+                   kv_row(hv), &ref[(std::size_t(cu[s] + i) * heads + h) * D]);
       }
   a.add(rel_err(as_double(to_host(o)), ref), "lens 1,17,64,100,257,383 heads 4/2");
   return a.done();
@@ -382,25 +391,13 @@ CheckResult check_decode(std::uint64_t seed, int heads, int kvh, int forced_tps)
   std::vector<double> ref(std::size_t(B) * heads * D);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < heads; ++h) {
-      int g = h / (heads / kvh);
-      std::vector<double> w(ctx[b]);
-      double m = -INFINITY;
+      const int g = h / (heads / kvh);
       auto row = [&](int t) {
         return ((std::size_t(table[std::size_t(b) * mbps + t / BS]) * kvh + g) * BS + t % BS) * D;
       };
-      for (int t = 0; t < ctx[b]; ++t) {
-        double d = 0;
-        for (int c = 0; c < D; ++c) d += hq[(std::size_t(b) * heads + h) * D + c] * hk[row(t) + c];
-        w[t] = d / std::sqrt(double(D));
-        m = std::max(m, w[t]);
-      }
-      double den = 0;
-      for (double& x : w) den += (x = std::exp(x - m));
-      for (int c = 0; c < D; ++c) {
-        double acc = 0;
-        for (int t = 0; t < ctx[b]; ++t) acc += w[t] * hv[row(t) + c];
-        ref[(std::size_t(b) * heads + h) * D + c] = acc / den;
-      }
+      attend_ref(&hq[(std::size_t(b) * heads + h) * D], ctx[b], D, 1.0 / std::sqrt(double(D)),
+                 [&](int t) { return &hk[row(t)]; }, [&](int t) { return &hv[row(t)]; },
+                 &ref[(std::size_t(b) * heads + h) * D]);
     }
   a.add(rel_err(as_double(to_host(out)), ref), "ctx 1,15,16,300,1000 heads " + std::to_string(heads) + "/" +
                                                    std::to_string(kvh) + " splits " +
