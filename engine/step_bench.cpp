@@ -25,6 +25,8 @@ const std::vector<cli::OptionSpec> kSpec = {
     {"batches", true, "decode batch sizes, comma-separated (default 1,8,64)"},
     {"context", true, "KV length of every decoding sequence, tokens (default 1024)"},
     {"prefill", true, "tokens of the prefill chunk (default 8192; 0 = none)"},
+    {"prefill-cached", true,
+     "tokens already cached before the prefill chunk (a prefix-cache hit or an earlier chunk; default 0)"},
     {"reps", true, "timed repetitions per point (default 30)"},
     {"weights", true,
      "weight format: bf16 (default) or fp8 (W8A8: the layers' linear weights and their inputs in E4M3, "
@@ -90,18 +92,20 @@ StepPlan decode_plan(const CudaModel& m, int batch, int context) {
   return p;
 }
 
-StepPlan prefill_plan(const CudaModel& m, int tokens) {
+/// One prefill chunk of `tokens` new tokens after `cached` tokens already in the cache (a prefix
+/// hit or an earlier chunk), blocks [0, (cached + tokens) / 16].
+StepPlan prefill_plan(const CudaModel& m, int tokens, int cached = 0) {
   StepPlan p;
   p.block_size = kBlockSize;
   p.max_blocks_per_seq = m.max_blocks_per_seq();
   p.prefill_cu = {0, tokens};
-  p.prefill_start = {0};
-  p.prefill_kv = {tokens};
+  p.prefill_start = {cached};
+  p.prefill_kv = {cached + tokens};
   for (int b = 0; b < p.max_blocks_per_seq; ++b) p.prefill_tables.push_back(b);
   for (int t = 0; t < tokens; ++t) {
     p.tokens.push_back(1 + (t * 104729) % (m.config().vocab - 1));
-    p.positions.push_back(t);
-    p.slots.push_back(t);
+    p.positions.push_back(cached + t);
+    p.slots.push_back(cached + t);
   }
   p.max_prefill_q = tokens;
   p.sample_rows = {tokens - 1};
@@ -189,6 +193,7 @@ struct Setup {
   LlamaConfig cfg;
   std::vector<int> batches;
   int context = 1024, prefill = 8192, reps = 30;
+  int prefill_cached = 0;  // tokens cached before the prefill chunk
   double hold_s = 0;  // > 0: each decode batch also held this long (graph replays, NVML readings)
   bool kernels = false;  // per-kernel breakdown of each decode batch (eager, queued)
   WeightFormat format = WeightFormat::BF16;
@@ -320,16 +325,18 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
               t.str().c_str());
   if (st.prefill > 0) {
     m.set_cuda_graphs(false);
-    const Timing p = time_plan(m, prefill_plan(m, st.prefill), std::max(5, st.reps / 3));
+    const Timing p = time_plan(m, prefill_plan(m, st.prefill, st.prefill_cached), std::max(5, st.reps / 3));
     m.set_cuda_graphs(true);
     const double N = st.prefill;
     const double dense = 2.0 * N * double(cfg.layers) *
                              (double(cfg.hidden) * cfg.qkv_dim() + double(cfg.q_dim()) * cfg.hidden +
                               3.0 * double(cfg.hidden) * cfg.ffn) +
                          2.0 * cfg.hidden * double(cfg.vocab);
-    const double attn = 4.0 * cfg.layers * double(cfg.heads) * kHeadDim * (N * (N + 1) / 2);
+    const double C = st.prefill_cached;
+    const double attn = 4.0 * cfg.layers * double(cfg.heads) * kHeadDim * (N * C + N * (N + 1) / 2);
     const double flops = dense + attn;
     out["prefill"] = {{"tokens", st.prefill},
+                      {"cached_tokens", st.prefill_cached},
                       {"wall_ms_p50", p.wall_p50 * 1e3},
                       {"gpu_ms_p50", p.gpu_p50 * 1e3},
                       {"flops", flops},
@@ -348,7 +355,9 @@ Json measure(CudaModel& m, const Setup& st, const std::string& label) {
     if (st.kernels) {
       m.set_cuda_graphs(false);
       out["prefill"]["kernels"] =
-          kernel_breakdown(m, prefill_plan(m, st.prefill), "one prefill of " + std::to_string(st.prefill) + " tokens");
+          kernel_breakdown(m, prefill_plan(m, st.prefill, st.prefill_cached),
+                           "one prefill of " + std::to_string(st.prefill) + " tokens after " +
+                               std::to_string(st.prefill_cached) + " cached");
       m.set_cuda_graphs(true);
     }
   }
@@ -372,6 +381,8 @@ int step_bench_main(const std::vector<std::string>& argv) {
   st.batches = parse_list(a.get("batches", "1,8,64"), "batches");
   st.context = int(a.get_int("context", 1).value_or(1024));
   st.prefill = int(a.get_int("prefill", 0).value_or(8192));
+  st.prefill_cached = int(a.get_int("prefill-cached", 0).value_or(0));
+  if (st.prefill_cached > 0 && st.prefill == 0) throw Error("--prefill-cached needs a prefill chunk (--prefill > 0)");
   st.reps = int(a.get_int("reps", 1).value_or(30));
   st.kernels = a.flag("kernels");
   st.hold_s = a.get_number("hold", 0, 600).value_or(0);
@@ -379,7 +390,7 @@ int step_bench_main(const std::vector<std::string>& argv) {
   st.kv_format = parse_kv_format(a.get("kv-dtype", "bf16"), "--kv-dtype");
   // Timing shapes may exceed the model's trained length (LLaMA-2: 4096): the engine's tables and
   // rotary table are sized for what is asked.
-  st.cfg.max_seq = std::max({st.cfg.max_seq, st.context + 1, st.prefill});
+  st.cfg.max_seq = std::max({st.cfg.max_seq, st.context + 1, st.prefill + st.prefill_cached});
   LlamaConfig& cfg = st.cfg;
   const GpuInfo gpu = require_gpu("bench step");
   st.bw = copy_bandwidth();
@@ -388,7 +399,7 @@ int step_bench_main(const std::vector<std::string>& argv) {
   const int max_batch = *std::max_element(st.batches.begin(), st.batches.end());
   const int per_seq = (st.context + kBlockSize) / kBlockSize;
   auto blocks_for = [&](int batch) {
-    return std::max(batch * per_seq, (st.prefill + kBlockSize - 1) / kBlockSize) + 1;
+    return std::max(batch * per_seq, (st.prefill + st.prefill_cached + kBlockSize - 1) / kBlockSize) + 1;
   };
   CudaModelOptions mo;
   mo.max_seqs = max_batch;

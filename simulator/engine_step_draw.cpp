@@ -9,7 +9,7 @@
 
 namespace infraplan::sim::serve {
 
-std::vector<EngineStepDraw> engine_step_draws(const hw::CostModel& cm, const EnginePreset& engine) {
+std::vector<EngineStepDraw> engine_step_draws(const hw::CostModel& cm) {
   std::vector<EngineStepDraw> out;
   const hw::Profile* prof = cm.measured_profile();
   const hw::PowerModel* law = cm.power_model();
@@ -17,6 +17,9 @@ std::vector<EngineStepDraw> engine_step_draws(const hw::CostModel& cm, const Eng
   const auto& par = law->params();
   const double fmax = law->max_clock_mhz();
   const double idle = cm.idle_power_w() > 0 ? cm.idle_power_w() : 0.15 * law->limit_w();
+  std::int64_t largest = 1;
+  for (const auto& p : prof->power->engine_steps) largest = std::max(largest, p.batch);
+  const EnginePreset engine = engine_preset("infraplan", int(std::min<std::int64_t>(largest, 1 << 16)));
   for (std::size_t i = 0; i < prof->power->engine_steps.size(); ++i) {
     const hw::Profile::EngineStepPoint& p = prof->power->engine_steps[i];
     const std::string field = "power.engine_steps[" + std::to_string(i) + "].model";

@@ -37,9 +37,10 @@ struct EngineStepDraw {
 };
 
 /// κ of every power.engine_steps point of `cm`'s profile (empty without a power law or points):
-/// each priced with `engine` on one GPU in bf16 weights and KV. Throws infraplan::Error naming the
-/// point when its model does not resolve.
-std::vector<EngineStepDraw> engine_step_draws(const hw::CostModel& cm, const EnginePreset& engine);
+/// each priced as the engine that was held runs it (the `infraplan` preset, CUDA graphs up to the
+/// largest held batch) on one GPU in bf16 weights and KV. Throws infraplan::Error naming the point
+/// when its model does not resolve.
+std::vector<EngineStepDraw> engine_step_draws(const hw::CostModel& cm);
 
 /// κ as a function of the decoding sequences of a step, from the fit points: the median κ of the
 /// points at each batch size, linear in log(batch) between them, held flat beyond the ends.

@@ -30,7 +30,7 @@ struct Row {
 };
 
 std::vector<Row> rows() {
-  const std::vector<EngineStepDraw> draws = engine_step_draws(h200(), EnginePreset{});
+  const std::vector<EngineStepDraw> draws = engine_step_draws(h200());
   const DecodeDrawScale scale(draws);
   const hw::PowerModel& law = *h200().power_model();
   std::vector<Row> out;
@@ -77,8 +77,10 @@ TEST(EngineStepDraw, HeldStepTimesAgainstTheSimulatedSteps) {
   // time): its GPU time and clock against what the held step measured.
   const hw::Profile& prof = *h200().measured_profile();
   BackendOptions o = BackendOptions::without_host();
+  o.engine = engine_preset("infraplan", 256);  // the engine that was held
+  o.engine.host_step_us = o.engine.host_seq_us = 0;
   o.power_limited = true;
-  o.decode_draw = std::make_shared<const DecodeDrawScale>(engine_step_draws(h200(), EnginePreset{}));
+  o.decode_draw = std::make_shared<const DecodeDrawScale>(engine_step_draws(h200()));
   std::printf("%-20s %5s %6s %-8s %10s %10s %7s %9s %9s\n", "model", "batch", "ctx", "role", "held GPU",
               "simulated", "error", "held MHz", "simulated");
   double worst_fit = 0;
@@ -119,7 +121,7 @@ TEST(EngineStepDraw, HeavyDecodeStepsRunSlowerWithTheMeasuredDraw) {
   strat::ServingConfig s;
   BackendOptions law = BackendOptions::without_host(), held = law;
   law.power_limited = held.power_limited = true;
-  held.decode_draw = std::make_shared<const DecodeDrawScale>(engine_step_draws(h200(), EnginePreset{}));
+  held.decode_draw = std::make_shared<const DecodeDrawScale>(engine_step_draws(h200()));
   ASSERT_FALSE(held.decode_draw->empty());
   SimulatedBackend a(model::preset("llama3-8b"), s, h200(), nullptr, law);
   SimulatedBackend b(model::preset("llama3-8b"), s, h200(), nullptr, held);
@@ -143,7 +145,7 @@ TEST(EngineStepDraw, AProfilePointNamingNoPresetIsRefused) {
   j["power"]["engine_steps"][0]["model"] = "no-such-model";
   const hw::CalibratedCostModel cm(hw::parse_profile(j, "p.json"), hw::find_gpu("h200-sxm-141gb"));
   try {
-    engine_step_draws(cm, EnginePreset{});
+    engine_step_draws(cm);
     FAIL() << "expected a refusal";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("power.engine_steps[0].model"), std::string::npos) << e.what();

@@ -155,7 +155,7 @@ void Simulation::build() {
   std::shared_ptr<const DecodeDrawScale> decode_draw;
   if (o_.power_limited && !o_.backend_factory)
     if (const hw::Profile* pr = cm_.measured_profile(); pr && pr->power && !pr->power->engine_steps.empty())
-      decode_draw = std::make_shared<const DecodeDrawScale>(engine_step_draws(cm_, e.engine));
+      decode_draw = std::make_shared<const DecodeDrawScale>(engine_step_draws(cm_));
   for (const auto& p : pools) {
     strat::ServingConfig sc = s_.serving;
     sc.tp = p.tp;
