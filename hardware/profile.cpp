@@ -799,6 +799,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     if (pj.contains("engine_steps")) {
       const Json& es = pj["engine_steps"];
       if (!es.is_array()) fail(origin, pp + ".engine_steps", "expected an array of held decode steps");
+      if (es.size() > 1024) fail(origin, pp + ".engine_steps", "at most 1024 held steps");
       for (std::size_t i = 0; i < es.size(); ++i) {
         const Json& q = es[i];
         const std::string f = pp + ".engine_steps[" + std::to_string(i) + "]";
@@ -811,7 +812,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
           if (!q["name"].is_string()) fail(origin, f + ".name", "expected a string");
           e.name = q["name"].get<std::string>();
         }
-        e.batch = integer(need(q, "batch", f, origin), f + ".batch", origin, 1, 1 << 20);
+        e.batch = integer(need(q, "batch", f, origin), f + ".batch", origin, 1, 65536);
         e.context = integer(need(q, "context", f, origin), f + ".context", origin, 1, std::int64_t(1) << 24);
         const Json& role = need(q, "role", f, origin);
         if (!role.is_string() || (role.get<std::string>() != "fit" && role.get<std::string>() != "holdout"))

@@ -152,4 +152,12 @@ TEST(EngineStepDraw, AProfilePointNamingNoPresetIsRefused) {
   }
   j["power"]["engine_steps"][0]["held"]["power_w"] = 5000;
   EXPECT_THROW(hw::parse_profile(j, "p.json"), Error);
+  j["power"]["engine_steps"][0]["held"]["power_w"] = 600;
+  j["power"]["engine_steps"][0]["batch"] = 70000;  // beyond the documented 65,536
+  try {
+    hw::parse_profile(j, "p.json");
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("power.engine_steps[0].batch"), std::string::npos) << e.what();
+  }
 }
