@@ -26,7 +26,8 @@ const std::vector<cli::OptionSpec> kSpec = {
     {"context", true, "KV length of every decoding sequence, tokens (default 1024)"},
     {"prefill", true, "tokens of the prefill chunk (default 8192; 0 = none)"},
     {"prefill-cached", true,
-     "tokens already cached before the prefill chunk (a prefix-cache hit or an earlier chunk; default 0)"},
+     "tokens already cached before the prefill chunk (a prefix-cache hit or an earlier chunk; default 0; "
+     "at most 16777216, as --prefill)"},
     {"reps", true, "timed repetitions per point (default 30)"},
     {"weights", true,
      "weight format: bf16 (default) or fp8 (W8A8: the layers' linear weights and their inputs in E4M3, "
@@ -380,8 +381,8 @@ int step_bench_main(const std::vector<std::string>& argv) {
   st.cfg = llama_config_from_spec(spec);
   st.batches = parse_list(a.get("batches", "1,8,64"), "batches");
   st.context = int(a.get_int("context", 1).value_or(1024));
-  st.prefill = int(a.get_int("prefill", 0).value_or(8192));
-  st.prefill_cached = int(a.get_int("prefill-cached", 0).value_or(0));
+  st.prefill = int(a.get_int("prefill", 0, 1 << 24).value_or(8192));
+  st.prefill_cached = int(a.get_int("prefill-cached", 0, 1 << 24).value_or(0));
   if (st.prefill_cached > 0 && st.prefill == 0) throw Error("--prefill-cached needs a prefill chunk (--prefill > 0)");
   st.reps = int(a.get_int("reps", 1).value_or(30));
   st.kernels = a.flag("kernels");

@@ -51,6 +51,7 @@ std::vector<EngineStepDraw> engine_step_draws(const hw::CostModel& cm) {
     e.measured_w = p.power_w;
     e.busy_fraction = std::clamp(p.gpu_seconds / p.wall_seconds, 0.05, 1.0);
     e.step_seconds = w.gpu_s;
+    e.demand = d;
     e.law_mhz = law->sustained_clock_mhz(d);
     const double busy_w = (p.power_w - (1.0 - e.busy_fraction) * idle) / e.busy_fraction;
     const double x = std::pow(std::min(p.clock_mhz, fmax) / fmax, par.exponent);
@@ -58,6 +59,11 @@ std::vector<EngineStepDraw> engine_step_draws(const hw::CostModel& cm) {
     out.push_back(std::move(e));
   }
   return out;
+}
+
+hw::PowerDemand with_draw_scale(hw::PowerDemand d, double k) {
+  d.tflops16 *= k, d.tflops8 *= k, d.TBps *= k, d.ew_TBps *= k;
+  return d;
 }
 
 DecodeDrawScale::DecodeDrawScale(const std::vector<EngineStepDraw>& draws) {

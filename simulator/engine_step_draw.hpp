@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hardware/cost_model.hpp"
+#include "hardware/power_model.hpp"
 #include "simulator/engine_preset.hpp"
 
 namespace infraplan::sim::serve {
@@ -32,6 +33,7 @@ struct EngineStepDraw {
   double measured_w = 0;      ///< mean board power while held
   double busy_fraction = 1;   ///< GPU time / wall time per held step
   double step_seconds = 0;    ///< the step as the simulator prices it at the top clock
+  hw::PowerDemand demand;     ///< its work's rates at the top clock (what the law prices)
   double law_mhz = 0;         ///< the clock the law gives the step's work (κ = 1)
   double scale = 1;           ///< κ
 };
@@ -41,6 +43,9 @@ struct EngineStepDraw {
 /// largest held batch) on one GPU in bf16 weights and KV. Throws infraplan::Error naming the point
 /// when its model does not resolve.
 std::vector<EngineStepDraw> engine_step_draws(const hw::CostModel& cm);
+
+/// `d` with its switching draw scaled by `k` (the law is linear in its rates).
+hw::PowerDemand with_draw_scale(hw::PowerDemand d, double k);
 
 /// κ as a function of the decoding sequences of a step, from the fit points: the median κ of the
 /// points at each batch size, linear in log(batch) between them, held flat beyond the ends.

@@ -34,19 +34,8 @@ std::vector<Row> rows() {
   const DecodeDrawScale scale(draws);
   const hw::PowerModel& law = *h200().power_model();
   std::vector<Row> out;
-  for (const EngineStepDraw& d : draws) {
-    // The law's clock for κ·demand: the demand at the top clock that gives law_mhz, scaled.
-    const double fmax = law.max_clock_mhz();
-    const auto& par = law.params();
-    // dyn·(f/fmax)^γ = limit − P0 at law_mhz when capped; recover dyn from κ's definition instead:
-    // dyn = (busy − P0) / (κ·x_measured).
-    const double busy = (d.measured_w - (1 - d.busy_fraction) * h200().idle_power_w()) / d.busy_fraction;
-    const double dyn = (busy - par.base_w) / (d.scale * std::pow(d.measured_mhz / fmax, par.exponent));
-    const double k = scale.at(double(d.batch));
-    // The clock where P0 + k·dyn·x^γ reaches the limit (the top clock when it stays below).
-    const double x = std::pow((law.limit_w() - par.base_w) / (k * dyn), 1.0 / par.exponent);
-    out.push_back({d, std::min(fmax, fmax * x)});
-  }
+  for (const EngineStepDraw& d : draws)
+    out.push_back({d, law.sustained_clock_mhz(with_draw_scale(d.demand, scale.at(double(d.batch))))});
   return out;
 }
 

@@ -408,8 +408,7 @@ StepCost SimulatedBackend::step(const BatchShape& b) {
       if (!it.prefill) decodes += 1;
     }
     if (decodes > 0 && tokens > 0) {
-      const double k = 1.0 + (o_.decode_draw->at(decodes) - 1.0) * std::min(1.0, decodes / tokens);
-      demand.tflops16 *= k, demand.tflops8 *= k, demand.TBps *= k, demand.ew_TBps *= k;
+      demand = with_draw_scale(demand, 1.0 + (o_.decode_draw->at(decodes) - 1.0) * std::min(1.0, decodes / tokens));
     }
   }
   const double draw = law.power_w(demand, top_mhz);
