@@ -26,6 +26,7 @@ namespace {
 const std::vector<cli::OptionSpec> kSpec = {
     {"model", true, "model preset or config file (LLaMA architecture, head_dim 128): heads and KV heads"},
     {"json-out", true, "write the cases and their times as JSON"},
+    {"prefill-kernel", true, "paged prefill kernel: auto (default: wgmma on a 9.x GPU), mma or wgmma"},
 };
 
 /// One prefill chunk: `q` new tokens after `cached` tokens already in the cache.
@@ -94,12 +95,15 @@ std::string describe(const PrefillCase& c) {
 int attention_bench_main(const std::vector<std::string>& argv) {
   cli::Args a(argv, kSpec);
   if (a.help()) {
-    std::printf("Usage: infraplan-bench attention --model NAME [--json-out F]\n\n%s", cli::options_help(kSpec).c_str());
+    std::printf("Usage: infraplan-bench attention --model NAME [--prefill-kernel auto|mma|wgmma] [--json-out F]\n\n%s",
+                cli::options_help(kSpec).c_str());
     return 0;
   }
+  const PrefillKernel prefill_kernel = parse_prefill_kernel(a.get("prefill-kernel", "auto"), "--prefill-kernel");
   const model::ModelSpec spec = model::resolve_model_arg(a.require("model"));
   const LlamaConfig c = llama_config_from_spec(spec);
   const GpuInfo gpu = require_gpu("bench attention");
+  const PrefillKernel ran = resolved_prefill_kernel(prefill_kernel, false);
   calib::Stream stream;
   cudaStream_t s = stream.get();
   const int H = c.heads, KVH = c.kv_heads;
@@ -177,6 +181,7 @@ int attention_bench_main(const std::vector<std::string>& argv) {
     pa.heads = H;
     pa.kv_heads = KVH;
     pa.max_blocks_per_seq = max_blocks_per_seq;
+    pa.kernel = prefill_kernel;
     const double sec = time_kernel([&] { paged_prefill_attention(pa, s); });
     Json chunks = Json::array();
     for (const Chunk& ch : pc.chunks) chunks.push_back({ch.q, ch.cached});
@@ -228,14 +233,17 @@ int attention_bench_main(const std::vector<std::string>& argv) {
     td.add({std::to_string(dc.batch), std::to_string(dc.context), std::to_string(dc.groups < dc.batch ? dc.shared : 0),
             std::to_string(dc.groups), cli::fmt(sec * 1e6, 1)});
   }
-  std::printf("%s attention kernels on %s (%s), heads %d, KV heads %d; KV in HBM (L2 overwritten), graph replays:\n%s\n%s\n",
-              c.name.c_str(), gpu.name.c_str(), gpu.driver.c_str(), H, KVH, tp.str().c_str(), td.str().c_str());
+  std::printf("%s attention kernels on %s (%s), heads %d, KV heads %d, prefill kernel %s; KV in HBM (L2 overwritten), graph replays:\n%s\n%s\n",
+              c.name.c_str(), gpu.name.c_str(), gpu.driver.c_str(), H, KVH, prefill_kernel_name(ran), tp.str().c_str(), td.str().c_str());
   if (auto f = a.get("json-out"))
     cli::write_file_atomic(*f, Json{{"source", "infraplan-bench attention --model " + c.name},
                                     {"device", gpu.name},
                                     {"driver", gpu.driver},
                                     {"heads", H},
                                     {"kv_heads", KVH},
+                                    {"prefill_kernel", prefill_kernel_name(ran)},
+                                    {"prefill_key_tile", prefill_kernel_geometry(ran).key_tile},
+                                    {"prefill_ctas_per_sm", prefill_kernel_geometry(ran).ctas_per_sm},
                                     {"decode_tile_tokens", calib::kDecodeTileTokens},
                                     {"method",
                                      "each sample overwrites 2 x L2 then runs the kernel; the sample without the "

@@ -289,6 +289,7 @@ void CudaModel::forward(const Offsets& off, int T, int D, int P, int S, int max_
       a.heads = c.heads;
       a.kv_heads = c.kv_heads;
       a.max_blocks_per_seq = mb_;
+      a.kernel = o_.prefill_kernel;
       paged_prefill_attention(a, s);
       mark("attention_prefill");
     }

@@ -36,6 +36,7 @@
 #include "engine/device_weights.hpp"
 #include "engine/kv_format.hpp"
 #include "engine/lt_gemm.hpp"
+#include "engine/prefill_kernel.hpp"
 #include "engine/step_plan.hpp"
 
 namespace infraplan::engine {
@@ -57,6 +58,7 @@ struct CudaModelOptions {
   /// Time cuBLASLt's ranked algorithms at start-up (every graph batch size and a full
   /// max_tokens chunk) and keep the fastest; other shapes take the heuristic's first choice.
   bool autotune_gemms = false;
+  PrefillKernel prefill_kernel = PrefillKernel::automatic;  ///< paged prefill attention's path
 };
 
 /// One fp8 GEMM of a step as it ran (CudaModelOptions::keep_fp8_gemm_io): its bf16 input before

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "engine/prefill_kernel.hpp"
 #include "engine/weight_init.hpp"
 
 namespace infraplan::engine {
@@ -66,7 +67,7 @@ void init_fp8_random(fp8* p, std::int64_t n, std::uint64_t seed, std::uint32_t i
 /// out[r] = the index of the largest of logits[r][0, vocab) (lowest index on ties; NaN ignored).
 void argmax_rows(const float* logits, int* out, int rows, int vocab, cudaStream_t stream);
 
-/// FlashAttention-2-style causal attention of prefill chunks over the paged KV cache: chunk i has
+/// FlashAttention-style causal attention of prefill chunks over the paged KV cache: chunk i has
 /// its query rows cu_q[i] .. cu_q[i + 1] − 1 of q (positions start[i] …), and attends to keys
 /// 0 .. start[i] + its row (cached prefix and earlier chunks included) through its block table.
 /// With an fp8 cache, k_fp8 / v_fp8 are set instead of k_cache / v_cache: the E4M3 tiles are
@@ -85,7 +86,11 @@ struct PagedPrefillArgs {
   const int* kv_len = nullptr;       ///< [chunks] keys visible to the last row (start + rows)
   const int* block_table = nullptr;  ///< [chunks][max_blocks_per_seq]
   int chunks = 0, max_q = 0, heads = 0, kv_heads = 0, max_blocks_per_seq = 0;
+  PrefillKernel kernel = PrefillKernel::automatic;
 };
 void paged_prefill_attention(const PagedPrefillArgs& a, cudaStream_t stream);
+/// The kernel paged_prefill_attention runs for `k` on the current GPU with a bf16 (fp8_cache false)
+/// or fp8 cache: mma_sync or wgmma, never automatic.
+PrefillKernel resolved_prefill_kernel(PrefillKernel k, bool fp8_cache);
 
 }  // namespace infraplan::engine

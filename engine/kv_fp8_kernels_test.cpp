@@ -230,6 +230,7 @@ void check_prefill(int heads, int kv_heads, float ks, float vs) {
   a.k_cache = reinterpret_cast<const bf16*>(dkb.get());
   a.v_cache = reinterpret_cast<const bf16*>(dvb.get());
   a.out = out_bf16.get();
+  a.kernel = PrefillKernel::mma_sync;  // the kernel the fp8 path widens into
   paged_prefill_attention(a, nullptr);
   CALIB_CUDA(cudaDeviceSynchronize());
   const auto got = bits(out);

@@ -19,6 +19,7 @@
 #include "calib_kernels/e4m3_widen.cuh"
 #include "calib_kernels/mma_util.cuh"
 #include "engine/engine_kernels.hpp"
+#include "engine/paged_prefill_launchers.hpp"
 
 namespace infraplan::engine {
 namespace {
@@ -323,17 +324,11 @@ __global__ void __launch_bounds__(THREADS, 2)
 
 }  // namespace
 
-void paged_prefill_attention(const PagedPrefillArgs& a, cudaStream_t stream) {
-  if (a.chunks <= 0 || a.max_q <= 0) return;
-  if (a.heads <= 0 || a.kv_heads <= 0 || a.heads % a.kv_heads != 0)
-    throw calib::CudaError("paged_prefill_attention: heads must be a positive multiple of kv_heads");
+void paged_prefill_mma(const PagedPrefillArgs& a, cudaStream_t stream) {
   const int m_blocks = (a.max_q + BR - 1) / BR;
   if (m_blocks > 65535 || a.chunks > 65535)
     throw calib::CudaError("paged_prefill_attention: too many blocks");
   const bool fp8_cache = a.k_fp8 != nullptr;
-  if (fp8_cache != (a.v_fp8 != nullptr) || fp8_cache == (a.k_cache != nullptr) ||
-      (a.k_cache != nullptr) != (a.v_cache != nullptr))
-    throw calib::CudaError("paged_prefill_attention: set k_cache and v_cache (bf16) or k_fp8 and v_fp8 (fp8)");
   constexpr int smem = (BR + 4 * BC) * D * int(sizeof(bf16));
   static_assert((BR + 2 * BC) * D * int(sizeof(bf16)) + 2 * 2 * BC * D == smem, "fp8: same shared memory");
   auto kern = fp8_cache ? paged_prefill_k<true> : paged_prefill_k<false>;
@@ -344,6 +339,45 @@ void paged_prefill_attention(const PagedPrefillArgs& a, cudaStream_t stream) {
   kern<<<dim3(unsigned(a.heads), unsigned(a.chunks), unsigned(m_blocks)), THREADS, smem, stream>>>(
       a, scale_log2, out_scale);
   CALIB_LAUNCH();
+}
+
+namespace {
+bool hopper_device() {
+  int dev = 0, major = 0;
+  CALIB_CUDA(cudaGetDevice(&dev));
+  CALIB_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return major == 9;
+}
+}  // namespace
+
+void paged_prefill_attention(const PagedPrefillArgs& a, cudaStream_t stream) {
+  if (a.chunks <= 0 || a.max_q <= 0) return;
+  if (a.heads <= 0 || a.kv_heads <= 0 || a.heads % a.kv_heads != 0)
+    throw calib::CudaError("paged_prefill_attention: heads must be a positive multiple of kv_heads");
+  const bool fp8_cache = a.k_fp8 != nullptr;
+  if (fp8_cache != (a.v_fp8 != nullptr) || fp8_cache == (a.k_cache != nullptr) ||
+      (a.k_cache != nullptr) != (a.v_cache != nullptr))
+    throw calib::CudaError("paged_prefill_attention: set k_cache and v_cache (bf16) or k_fp8 and v_fp8 (fp8)");
+  if (resolved_prefill_kernel(a.kernel, fp8_cache) == PrefillKernel::wgmma)
+    paged_prefill_wgmma(a, stream);
+  else
+    paged_prefill_mma(a, stream);
+}
+
+PrefillKernel resolved_prefill_kernel(PrefillKernel k, bool fp8_cache) {
+  switch (k) {
+    case PrefillKernel::mma_sync:
+      return k;
+    case PrefillKernel::wgmma:
+      if (fp8_cache) throw calib::CudaError("paged_prefill_attention: the wgmma kernel reads a bf16 cache only");
+      if (!hopper_device()) throw calib::CudaError("paged_prefill_attention: the wgmma kernel needs a 9.x GPU");
+      return k;
+    case PrefillKernel::automatic:
+      break;
+  }
+  // Asked once per process: a host holds one GPU model.
+  static const bool hopper = hopper_device();
+  return !fp8_cache && hopper ? PrefillKernel::wgmma : PrefillKernel::mma_sync;
 }
 
 }  // namespace infraplan::engine

@@ -35,6 +35,7 @@ const std::vector<cli::OptionSpec> kSpec = {
     {"kv-dtype", true,
      "KV cache format: bf16 (default) or fp8 (E4M3, 1 byte per element, per-layer key and value scales "
      "of 1)"},
+    {"prefill-kernel", true, "paged prefill attention: auto (default: wgmma on a 9.x GPU with a bf16 cache), mma or wgmma"},
     {"json-out", true, "write the results as JSON to this file"},
     {"heuristic-only", false,
      "time only with cuBLASLt's first choices (the GEMMs the serving engine runs); skip the autotuned pass"},
@@ -199,6 +200,7 @@ struct Setup {
   bool kernels = false;  // per-kernel breakdown of each decode batch (eager, queued)
   WeightFormat format = WeightFormat::BF16;
   KvFormat kv_format = KvFormat::BF16;
+  PrefillKernel prefill_kernel = PrefillKernel::automatic;
   double bw = 0, peak = 0, weights_read = 0;
   /// Dense datasheet rate of the GEMMs' input type on an H100/H200 SXM, FLOP/s.
   double datasheet_flops() const { return format == WeightFormat::FP8 ? 1978.9e12 : 989.4e12; }
@@ -389,6 +391,7 @@ int step_bench_main(const std::vector<std::string>& argv) {
   st.hold_s = a.get_number("hold", 0, 600).value_or(0);
   st.format = parse_weight_format(a.get("weights", "bf16"), "--weights");
   st.kv_format = parse_kv_format(a.get("kv-dtype", "bf16"), "--kv-dtype");
+  st.prefill_kernel = parse_prefill_kernel(a.get("prefill-kernel", "auto"), "--prefill-kernel");
   // Timing shapes may exceed the model's trained length (LLaMA-2: 4096): the engine's tables and
   // rotary table are sized for what is asked.
   st.cfg.max_seq = std::max({st.cfg.max_seq, st.context + 1, st.prefill + st.prefill_cached});
@@ -408,6 +411,7 @@ int step_bench_main(const std::vector<std::string>& argv) {
   mo.max_graph_batch = max_batch;
   mo.num_blocks = blocks_for(max_batch);
   mo.kv_format = st.kv_format;
+  mo.prefill_kernel = st.prefill_kernel;
   DeviceWeights w = DeviceWeights::random(cfg, 1, st.format);
   // Bytes one decode step must read: every weight once (the embedding only for the batch's rows)
   // and the KV of every sequence.
@@ -450,6 +454,7 @@ int step_bench_main(const std::vector<std::string>& argv) {
               {"weights", fmt},
               {"batches_left_out", skipped},
               {"kv_dtype", kv_format_name(st.kv_format)},
+              {"prefill_kernel", prefill_kernel_name(resolved_prefill_kernel(st.prefill_kernel, st.kv_format == KvFormat::FP8))},
               {"kv_block_bytes", CudaModel::block_bytes(cfg, st.kv_format)},
               {"weight_bytes", weight_bytes},
               {"weight_bytes_read_per_decode_step", st.weights_read},
