@@ -242,8 +242,6 @@ int attention_bench_main(const std::vector<std::string>& argv) {
                                     {"heads", H},
                                     {"kv_heads", KVH},
                                     {"prefill_kernel", prefill_kernel_name(ran)},
-                                    {"prefill_key_tile", prefill_kernel_geometry(ran).key_tile},
-                                    {"prefill_ctas_per_sm", prefill_kernel_geometry(ran).ctas_per_sm},
                                     {"decode_tile_tokens", calib::kDecodeTileTokens},
                                     {"method",
                                      "each sample overwrites 2 x L2 then runs the kernel; the sample without the "

@@ -23,20 +23,6 @@ inline const char* prefill_kernel_name(PrefillKernel k) {
   return "auto";
 }
 
-/// What the simulator's launch model needs of a prefill kernel (hardware/paged_attention_model.hpp):
-/// keys per tile a CTA walks at a time, and CTAs resident per multiprocessor. Both kernels give a
-/// CTA 128 query rows.
-struct PrefillKernelGeometry {
-  int key_tile = 0, ctas_per_sm = 0;
-};
-/// mma.sync: 64-key tiles, two CTAs of 96 KiB per multiprocessor; wgmma: 128-key tiles, one CTA of
-/// 160 KiB. `automatic` has no geometry of its own (resolve it first).
-inline PrefillKernelGeometry prefill_kernel_geometry(PrefillKernel k) {
-  if (k == PrefillKernel::wgmma) return {128, 1};
-  if (k == PrefillKernel::mma_sync) return {64, 2};
-  return {};
-}
-
 /// "auto", "mma" or "wgmma"; anything else is refused naming `field` and the choices.
 inline PrefillKernel parse_prefill_kernel(const std::string& s, const std::string& field) {
   for (PrefillKernel k : {PrefillKernel::automatic, PrefillKernel::mma_sync, PrefillKernel::wgmma})

@@ -13,22 +13,42 @@
 namespace infraplan::hw {
 namespace {
 
-constexpr std::int64_t kQueryRows = 128;  // query rows per CTA
-constexpr std::int64_t kKeyTile = 64;     // keys per tile
-constexpr int kCtasPerSm = 2;             // 96 KiB of shared memory each
+constexpr std::int64_t kQueryRows = 128;  // query rows per CTA (both prefill kernels)
+constexpr int kDecodeCtasPerSm = 2;       // the decode kernel's resident CTAs per multiprocessor
 // Above this many CTAs the longest-first deal is replaced by its bound (average queue + longest
 // CTA): the two agree within one CTA's tiles, a small part of such a launch.
 constexpr std::size_t kExactCtas = std::size_t(1) << 16;
 
-/// Key tiles of every CTA of a launch (per_head: one entry per CTA of one head, times heads).
-std::vector<double> launch_tiles(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads) {
+/// How the timed prefill kernel walks keys: `key_tile` keys at a time, its 128 query rows in
+/// `groups` equal groups that each stop at their own last row's position. A CTA's cost in tiles is
+/// its longest group's tiles plus `second` times the other groups' (they share the tensor cores and
+/// overlap part of their softmax with the longest one's products) plus `handoff` tiles for each
+/// other group that has rows (the groups wait on each other's products once per tile: a fixed
+/// latency that a CTA of few tiles does not hide).
+struct Walk {
+  std::int64_t key_tile = 64;
+  int groups = 1;
+  double second = 1, handoff = 0;
+};
+
+/// Key tiles of every CTA of a launch (one entry per CTA of one head, times heads).
+std::vector<double> launch_tiles(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads,
+                                 const Walk& w) {
   std::vector<double> tiles;
+  const std::int64_t rows = kQueryRows / w.groups;
   for (const auto& [q, cached] : chunks) {
     const std::int64_t blocks = (q + kQueryRows - 1) / kQueryRows;
     for (std::int64_t j = 0; j < blocks; ++j) {
-      const std::int64_t last = cached + std::min(kQueryRows * (j + 1), q);
-      const double n = double((last + kKeyTile - 1) / kKeyTile);
-      tiles.insert(tiles.end(), std::size_t(heads), n);
+      double longest = 0, rest = 0;
+      for (int g = 0; g < w.groups; ++g) {
+        const std::int64_t first = kQueryRows * j + rows * g;
+        if (first >= q) break;
+        const std::int64_t last = cached + std::min(first + rows, q);
+        const double n = double((last + w.key_tile - 1) / w.key_tile);
+        rest += std::min(n, longest) + (g > 0 ? w.handoff : 0.0);
+        longest = std::max(n, longest);
+      }
+      tiles.insert(tiles.end(), std::size_t(heads), longest + w.second * rest);
     }
   }
   return tiles;
@@ -45,15 +65,19 @@ double launch_ctas(const std::vector<std::array<std::int64_t, 2>>& chunks, std::
 /// up to kExactCtas CTAs, above it the bound from the tile total in closed form (the CTAs are not
 /// listed).
 double launch_makespan(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads, double per_cta,
-                       int slots, double* ctas) {
+                       int slots, const Walk& w, double* ctas) {
   *ctas = launch_ctas(chunks, heads);
-  if (*ctas <= double(kExactCtas)) return cta_makespan(launch_tiles(chunks, heads), per_cta, slots);
+  if (*ctas <= double(kExactCtas)) return cta_makespan(launch_tiles(chunks, heads, w), per_cta, slots);
   double total = 0, longest = 0;
+  const double per_group = 1 + w.second * (w.groups - 1);
+  const double handoffs = w.handoff * (w.groups - 1);
   for (const auto& [q, cached] : chunks) {
     const double blocks = double((q + kQueryRows - 1) / kQueryRows);
-    // Σ_j ceil((cached + 128 (j + 1)) / 64) over the query blocks, from above.
-    total += double(heads) * (blocks * (double(cached) / kKeyTile + 1 + per_cta) + blocks * (blocks + 1));
-    longest = std::max(longest, std::ceil(double(cached + q) / kKeyTile) + per_cta);
+    // Σ_j ceil((cached + 128 (j + 1)) / tile) over the query blocks, from above, for every group.
+    const double tile = double(w.key_tile);
+    total += double(heads) * (blocks * ((double(cached) / tile + 1) * per_group + handoffs + per_cta) +
+                              per_group * double(kQueryRows) / tile * blocks * (blocks + 1) / 2);
+    longest = std::max(longest, std::ceil(double(cached + q) / tile) * per_group + handoffs + per_cta);
   }
   return total / slots + longest;
 }
@@ -98,7 +122,15 @@ double cta_makespan(std::vector<double> tiles, double per_cta, int slots) {
 
 PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int sms) {
   if (sms <= 0) throw Error("serving_attention: the profile's device has no multiprocessor count");
-  params_.slots = kCtasPerSm * sms;
+  if (s.prefill_key_tile <= 0 || s.prefill_ctas_per_sm <= 0 || s.prefill_row_groups <= 0 ||
+      kQueryRows % s.prefill_row_groups != 0)
+    throw Error("serving_attention: prefill_key_tile, prefill_ctas_per_sm and prefill_row_groups (a divisor of "
+                "128) must be positive");
+  params_.key_tile = s.prefill_key_tile;
+  params_.ctas_per_sm = s.prefill_ctas_per_sm;
+  params_.row_groups = s.prefill_row_groups;
+  params_.sms = sms;
+  params_.slots = params_.ctas_per_sm * sms;
   struct Pt {
     const Profile::ServingAttention::Prefill* p;
     bool fit;
@@ -107,18 +139,26 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
   for (const auto& p : s.prefill) pts.push_back({&p, p.chunks.size() == 1});
   const auto nfit = std::count_if(pts.begin(), pts.end(), [](const Pt& p) { return p.fit; });
   if (nfit < 3) throw Error("serving_attention: need at least 3 single-chunk prefill points to fit the launch model");
-  // Weighted least squares in relative error for (t0, t_tile) at each per-CTA cost and shared-SM
-  // slow-down on a grid.
+  // Weighted least squares in relative error for (t0, t_tile) at each per-CTA cost, shared-SM
+  // slow-down (two CTAs per multiprocessor only) and cost of the other row groups (several only)
+  // on a grid.
   double best = INFINITY;
-  for (int ci = 0; ci <= 16; ++ci)
-   for (int si = 0; si <= 20; ++si) {
-    const double c = 0.25 * ci, shared = 1.0 + 0.05 * si;
+  // (Row groups: a coarser per-CTA step keeps the grid near the one-group size, ~1,000 points.)
+  const bool groups = params_.row_groups > 1;
+  const int shared_steps = params_.ctas_per_sm > 1 ? 20 : 0, group_steps = groups ? 10 : 0;
+  const double c_step = groups ? 0.5 : 0.25;
+  for (int ci = 0; ci * c_step <= 4.0; ++ci)
+   for (int si = 0; si <= shared_steps; ++si)
+    for (int gi = 0; gi <= group_steps; ++gi)
+     for (int hi = 0; hi <= (groups ? 8 : 0); ++hi) {
+    const double c = c_step * ci, shared = 1.0 + 0.05 * si;
+    const Walk walk{params_.key_tile, params_.row_groups, groups ? 0.1 * gi : 1.0, 0.5 * hi};
     double sw = 0, swx = 0, swxx = 0, swy = 0, swxy = 0;
     std::vector<double> xs;
     for (const Pt& p : pts) {
       if (!p.fit) continue;
       double ctas = 0;
-      const double span = launch_makespan(p.p->chunks, p.p->heads, c, params_.slots, &ctas);
+      const double span = launch_makespan(p.p->chunks, p.p->heads, c, params_.slots, walk, &ctas);
       const double x = span * occupancy_factor(ctas, shared);
       const double y = p.p->seconds, w = 1.0 / (y * y);
       sw += w, swx += w * x, swxx += w * x * x, swy += w * y, swxy += w * x * y;
@@ -136,7 +176,8 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
         err += r * r;
       }
     if (err < best - 1e-15)
-      best = err, params_.t0 = t0, params_.t_tile = a, params_.c_cta = c, params_.shared_slowdown = shared;
+      best = err, params_.t0 = t0, params_.t_tile = a, params_.c_cta = c, params_.shared_slowdown = shared,
+      params_.second_group = walk.second, params_.group_handoff = walk.handoff;
   }
   for (const Pt& p : pts)
     checks_.push_back({chunk_label(p.p->chunks, p.p->heads), p.fit ? "fit" : "holdout", p.p->seconds,
@@ -269,7 +310,7 @@ std::optional<double> PagedAttentionModel::decode_seconds(double batch, double c
   // time in proportion to the CTAs.
   double scale = 1.0;
   if (b > g->batch.back()) {
-    if (g->batch.back() * double(g->kv_heads) < 2.0 * params_.slots) return std::nullopt;
+    if (g->batch.back() * double(g->kv_heads) < 2.0 * kDecodeCtasPerSm * params_.sms) return std::nullopt;
     scale = b / g->batch.back();
     b = g->batch.back();
   }
@@ -286,14 +327,18 @@ double PagedAttentionModel::prefill_launch_seconds(const std::vector<std::array<
                                                    std::int64_t heads) const {
   if (chunks.empty() || heads <= 0) return 0;
   double ctas = 0;
-  const double span = launch_makespan(chunks, heads, params_.c_cta, params_.slots, &ctas);
+  const double span = launch_makespan(chunks, heads, params_.c_cta, params_.slots,
+                                      Walk{params_.key_tile, params_.row_groups, params_.second_group,
+                                           params_.group_handoff},
+                                      &ctas);
   return params_.t0 + params_.t_tile * span * occupancy_factor(ctas, params_.shared_slowdown);
 }
 
 double PagedAttentionModel::occupancy_factor(double ctas, double shared) const {
   // The share of multiprocessors that hold two CTAs: none up to one CTA per multiprocessor, all
-  // from two per multiprocessor on.
-  const double sms = params_.slots / 2.0;
+  // from two per multiprocessor on (none ever for a kernel of one CTA per multiprocessor).
+  if (params_.ctas_per_sm < 2) return 1.0;
+  const double sms = double(params_.slots) / params_.ctas_per_sm;
   const double two = std::clamp((ctas - sms) / sms, 0.0, 1.0);
   return 1.0 + (shared - 1.0) * two;
 }

@@ -2,15 +2,22 @@
 // The serving engine's paged attention kernels as a step launches them, from the profile's
 // "serving_attention" measurements (infraplan-bench attention).
 //
-// Prefill: every prefill chunk of a step goes into one launch of a FlashAttention-2-style kernel
-// (engine/paged_prefill_attention.cu): one CTA per 128 query rows of one head of one chunk, which
-// walks the chunk's keys 64 at a time up to its last row's position — a chunk of q new tokens after
-// c cached ones gives ceil(q / 128) · heads CTAs, the j-th doing ceil((c + min(128 (j + 1), q)) / 64)
-// key tiles. Two CTAs fit on a multiprocessor (96 KiB of shared memory each); the launch takes
+// Prefill: every prefill chunk of a step goes into one launch of the engine's paged prefill kernel
+// (engine/paged_prefill_attention.cu, mma.sync; engine/paged_prefill_wgmma.cu on Hopper): one CTA
+// per 128 query rows of one head of one chunk, which walks the chunk's keys T at a time up to its
+// last row's position — a chunk of q new tokens after c cached ones gives ceil(q / 128) · heads
+// CTAs, the j-th doing ceil((c + min(128 (j + 1), q)) / T) key tiles. T and the CTAs resident per
+// multiprocessor are the timed kernel's (profile: prefill_key_tile, prefill_ctas_per_sm; mma.sync
+// 64 and 2, 96 KiB of shared memory each; wgmma 128 and 1, 160 KiB). The wgmma kernel's two
+// warpgroups of 64 rows each stop at their own last row (prefill_row_groups 2): a CTA costs its
+// longest group's tiles plus g times the other's plus h tiles if the other has rows, g and h fitted
+// (g 0 … 1: the groups take turns on the tensor cores and overlap their softmax; h: they wait on
+// each other once per tile, a latency a CTA of few tiles does not hide). The launch takes
 //     t = t0 + t_tile · makespan · (1 + (s − 1) · f2)
 // where makespan is the longest queue, in tiles plus a per-CTA cost of c_cta tiles, when the CTAs
 // are dealt longest first onto 2 × SMs slots, f2 the share of multiprocessors that hold two CTAs
-// (0 up to one CTA per multiprocessor, 1 from two on) and s the tile time of two CTAs sharing a
+// (0 up to one CTA per multiprocessor, 1 from two on; always 0 for one CTA per multiprocessor) and
+// s the tile time of two CTAs sharing a
 // multiprocessor against one alone. t0, t_tile, c_cta and s are fitted on the single-chunk
 // points (role "fit"); the launches of several chunks are held out. A short chunk after a long
 // cached prefix is slow for its FLOPs (32 CTAs walking 17 tiles each leave most of the GPU idle),
@@ -50,7 +57,14 @@ class PagedAttentionModel {
     /// Tile time of two CTAs sharing a multiprocessor against one alone (1 … 2: they share its
     /// tensor cores and load pipes).
     double shared_slowdown = 1;
-    int slots = 0;       ///< resident CTAs (2 × SMs)
+    int sms = 0;         ///< the GPU's multiprocessors
+    int slots = 0;       ///< resident prefill CTAs (ctas_per_sm × SMs)
+    int key_tile = 64;   ///< keys per CTA tile of the timed prefill kernel
+    int ctas_per_sm = 2; ///< its CTAs resident per multiprocessor
+    int row_groups = 1;  ///< groups of a CTA's query rows that stop at their own last position
+    /// Cost of the other row groups' tiles against the longest group's (1 with one group).
+    double second_group = 1;
+    double group_handoff = 0;  ///< tiles per CTA for each other row group with rows
     double rho = 1;      ///< cost of an L2-hit KV read against an HBM read (decode sharing)
     bool has_decode = false;
     int tile = 0;        ///< keys per tile of the decode kernel (0: not recorded)

@@ -270,6 +270,14 @@ struct Profile {
     /// Keys per tile of the decode kernel that was timed (0: not recorded): a context ending inside
     /// a tile pays part of a whole tile (hardware/paged_attention_model.hpp).
     int decode_tile_tokens = 0;
+    /// The timed prefill kernel's geometry: keys per tile a CTA walks at a time, and CTAs resident
+    /// per multiprocessor (the mma.sync kernel's 64 and 2 when not recorded; the wgmma kernel's
+    /// 128 and 1; bench/calib/attention_to_profile.py writes them).
+    int prefill_key_tile = 64;
+    int prefill_ctas_per_sm = 2;
+    /// Groups of a CTA's 128 query rows that each stop at their own last position (mma.sync: 1 as
+    /// modelled; wgmma: 2 warpgroups).
+    int prefill_row_groups = 1;
   };
   std::optional<ServingAttention> serving_attention;
   /// Sustained load ("power", infraplan-calibrate --only power): workloads held back to back for

@@ -2,16 +2,40 @@
 """Writes the serving engine's attention measurements (`infraplan-bench attention --json-out F`, one
 file per model shape) into a profile as its "serving_attention" section.
 
-    bench/calib/attention_to_profile.py PROFILE.json ATTENTION.json [ATTENTION.json ...]
+    bench/calib/attention_to_profile.py [--prefill-only] PROFILE.json ATTENTION.json [ATTENTION.json ...]
+
+--prefill-only replaces the prefill launches and the prefill kernel's geometry only, and keeps the
+profile's decode points (a new prefill kernel; the decode kernel unchanged). The section's `source`
+then names both runs.
 """
 import json
 import sys
 
+# The paged prefill kernels' geometry (hardware/paged_attention_model.hpp): keys per tile a CTA walks
+# at a time, CTAs resident per multiprocessor, groups of query rows that skip key tiles on their own.
+# mma.sync (engine/paged_prefill_attention.cu) is the profile's default; wgmma
+# (engine/paged_prefill_wgmma.cu): two warpgroups of 64 rows, 160 KiB of shared memory.
+GEOMETRY = {
+    "mma": {"prefill_key_tile": 64, "prefill_ctas_per_sm": 2, "prefill_row_groups": 1},
+    "wgmma": {"prefill_key_tile": 128, "prefill_ctas_per_sm": 1, "prefill_row_groups": 2},
+}
+
+
+def agreed(runs, key):
+    """The runs' common value of `key` (None when they do not record it); exits when they disagree."""
+    values = {json.dumps(json.load(open(p)).get(key)) for p in runs}
+    if len(values) > 1:
+        sys.exit(f"the runs disagree on {key}: {sorted(values)}")
+    return json.loads(values.pop())
+
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    prefill_only = "--prefill-only" in args
+    args = [a for a in args if a != "--prefill-only"]
+    if len(args) < 2:
         sys.exit(__doc__)
-    profile_path, runs = sys.argv[1], sys.argv[2:]
+    profile_path, runs = args[0], args[1:]
     prefill, decode, sources = [], [], []
     for path in runs:
         run = json.load(open(path))
@@ -23,17 +47,28 @@ def main():
             decode.append({"heads": heads, "kv_heads": kv_heads, **{k: d[k] for k in
                           ("batch", "context", "shared_prefix", "groups", "unique_blocks", "seconds")}})
     profile = json.loads(open(profile_path).read())
-    profile["serving_attention"] = {
-        "source": "; ".join(sources),
-        "method": json.load(open(runs[0]))["method"],
-        "prefill": prefill,
-        "decode": decode,
-    }
-    tiles = {json.load(open(p)).get("decode_tile_tokens") for p in runs}
-    if len(tiles) > 1:
-        sys.exit(f"the runs disagree on decode_tile_tokens: {sorted(t for t in tiles if t)}")
-    if None not in tiles:
-        profile["serving_attention"]["decode_tile_tokens"] = tiles.pop()
+    old = profile.get("serving_attention")
+    if prefill_only:
+        if not old or "decode" not in old:
+            sys.exit("--prefill-only: the profile has no serving_attention decode points to keep")
+        section = dict(old)
+        section["source"] = "prefill: " + "; ".join(sources) + " | decode: " + old.get("source", "")
+        section["prefill"] = prefill
+    else:
+        section = {"source": "; ".join(sources), "method": json.load(open(runs[0]))["method"],
+                   "prefill": prefill, "decode": decode}
+        tile = agreed(runs, "decode_tile_tokens")
+        if tile is not None:
+            section["decode_tile_tokens"] = tile
+    # Runs that do not name their prefill kernel timed the mma.sync kernel.
+    kernel = agreed(runs, "prefill_kernel") or "mma"
+    if kernel not in GEOMETRY:
+        sys.exit(f"unknown prefill_kernel {kernel!r}: expected one of {sorted(GEOMETRY)}")
+    for key in GEOMETRY["mma"]:
+        section.pop(key, None)
+    if kernel != "mma":
+        section.update(GEOMETRY[kernel])
+    profile["serving_attention"] = section
     with open(profile_path, "w") as f:
         json.dump(profile, f, indent=1, ensure_ascii=False)
         f.write("\n")
