@@ -12,6 +12,7 @@
 #include "engine/kv_format.hpp"
 #include "engine/engine_test_workload.hpp"
 #include "engine/llama_config.hpp"
+#include "engine/prefill_kernel.hpp"
 #include "engine/safetensors.hpp"
 #include "engine/step_plan.hpp"
 #include "engine/step_timing.hpp"
@@ -632,4 +633,20 @@ TEST(StepTimingLog, ComparesTheStepModelWithTheMeasuredGpuTime) {
   EXPECT_EQ(j["step_model"]["ratios"]["graph_steps"]["1"]["steps"].get<int>(), 1);
   EXPECT_EQ(j["step_model"]["ratios"]["graph_steps"]["33-128"]["steps"].get<int>(), 1);
   EXPECT_NE(log.csv().find(",100.0\n"), std::string::npos);  // predicted µs of the 1-sequence step
+}
+
+// The prefill kernel's spelling on the command line: the three names round-trip; anything else is
+// refused naming the option and the choices.
+TEST(PrefillKernelName, ParsesTheThreeChoicesAndRefusesOthers) {
+  using namespace infraplan::engine;
+  for (PrefillKernel k : {PrefillKernel::automatic, PrefillKernel::mma_sync, PrefillKernel::wgmma})
+    EXPECT_EQ(parse_prefill_kernel(prefill_kernel_name(k), "--prefill-kernel"), k);
+  try {
+    parse_prefill_kernel("wgmma2", "--prefill-kernel");
+    ADD_FAILURE() << "accepted wgmma2";
+  } catch (const infraplan::Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--prefill-kernel"), std::string::npos) << m;
+    EXPECT_NE(m.find("auto, mma, wgmma"), std::string::npos) << m;
+  }
 }
