@@ -152,7 +152,7 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
     for (int gi = 0; gi <= group_steps; ++gi)
      for (int hi = 0; hi <= (groups ? 8 : 0); ++hi) {
     const double c = c_step * ci, shared = 1.0 + 0.05 * si;
-    const Walk walk{params_.key_tile, params_.row_groups, groups ? 0.1 * gi : 1.0, 0.5 * hi};
+    const Walk walk{params_.key_tile, params_.row_groups, groups ? 0.1 * gi : 1.0, 1.0 * hi};
     double sw = 0, swx = 0, swxx = 0, swy = 0, swxy = 0;
     std::vector<double> xs;
     for (const Pt& p : pts) {

@@ -11,7 +11,7 @@
 // 64 and 2, 96 KiB of shared memory each; wgmma 128 and 1, 160 KiB). The wgmma kernel's two
 // warpgroups of 64 rows each stop at their own last row (prefill_row_groups 2): a CTA costs its
 // longest group's tiles plus g times the other's plus h tiles if the other has rows, g and h fitted
-// (g 0 … 1: the groups take turns on the tensor cores and overlap their softmax; h: they wait on
+// (g 0 … 1, h 0 … 8: the groups take turns on the tensor cores and overlap their softmax; h: they wait on
 // each other once per tile, a latency a CTA of few tiles does not hide). The launch takes
 //     t = t0 + t_tile · makespan · (1 + (s − 1) · f2)
 // where makespan is the longest queue, in tiles plus a per-CTA cost of c_cta tiles, when the CTAs
