@@ -1,4 +1,4 @@
-// infraplan bench serve|step ...: runs the serving mini-engine on this machine's GPU through the
+// infraplan bench serve|step|attention ...: runs the serving mini-engine on this machine's GPU through the
 // infraplan-bench tool (engine/, built when nvcc is found), so that infraplan itself links no CUDA.
 #include <cstdio>
 
@@ -18,7 +18,8 @@ int cmd_bench(const std::vector<std::string>& args) {
         "out.csv]\n"
         "                             [--seed N] [--weights DIR] [--weights-seed N] [--no-graphs]\n"
         "       infraplan bench step --model NAME [--batches 1,8,64] [--context N] [--prefill N] [--json-out "
-        "F]\n\n"
+        "F]\n"
+        "       infraplan bench attention --model NAME [--prefill-kernel auto|mma|wgmma] [--json-out F]\n\n"
         "Runs a scenario's workload in real time on this machine's GPU with the mini-engine's CUDA\n"
         "backend (the simulator's scheduler, block manager and prefix cache driving a LLaMA-architecture\n"
         "model on the project's kernels) and writes the same metrics JSON, per-request CSV and trace as\n"
