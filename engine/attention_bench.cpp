@@ -95,11 +95,14 @@ std::string describe(const PrefillCase& c) {
 int attention_bench_main(const std::vector<std::string>& argv) {
   cli::Args a(argv, kSpec);
   if (a.help()) {
-    std::printf("Usage: infraplan-bench attention --model NAME [--prefill-kernel auto|mma|wgmma] [--json-out F]\n\n%s",
-                cli::options_help(kSpec).c_str());
+    std::printf(
+        "Usage: infraplan-bench attention --model NAME [--prefill-kernel auto|mma|wgmma]\n"
+        "                                 [--json-out F]\n\n%s",
+        cli::options_help(kSpec).c_str());
     return 0;
   }
-  const PrefillKernel prefill_kernel = parse_prefill_kernel(a.get("prefill-kernel", "auto"), "--prefill-kernel");
+  const PrefillKernel prefill_kernel =
+      parse_prefill_kernel(a.get("prefill-kernel", "auto"), "--prefill-kernel");
   const model::ModelSpec spec = model::resolve_model_arg(a.require("model"));
   const LlamaConfig c = llama_config_from_spec(spec);
   const GpuInfo gpu = require_gpu("bench attention");
@@ -233,23 +236,27 @@ int attention_bench_main(const std::vector<std::string>& argv) {
     td.add({std::to_string(dc.batch), std::to_string(dc.context), std::to_string(dc.groups < dc.batch ? dc.shared : 0),
             std::to_string(dc.groups), cli::fmt(sec * 1e6, 1)});
   }
-  std::printf("%s attention kernels on %s (%s), heads %d, KV heads %d, prefill kernel %s; KV in HBM (L2 overwritten), graph replays:\n%s\n%s\n",
-              c.name.c_str(), gpu.name.c_str(), gpu.driver.c_str(), H, KVH, prefill_kernel_name(ran), tp.str().c_str(), td.str().c_str());
+  std::printf(
+      "%s attention kernels on %s (%s), heads %d, KV heads %d, prefill kernel %s; KV in HBM (L2 "
+      "overwritten), graph replays:\n%s\n%s\n",
+      c.name.c_str(), gpu.name.c_str(), gpu.driver.c_str(), H, KVH, prefill_kernel_name(ran),
+      tp.str().c_str(), td.str().c_str());
   if (auto f = a.get("json-out"))
-    cli::write_file_atomic(*f, Json{{"source", "infraplan-bench attention --model " + c.name},
-                                    {"device", gpu.name},
-                                    {"driver", gpu.driver},
-                                    {"heads", H},
-                                    {"kv_heads", KVH},
-                                    {"prefill_kernel", prefill_kernel_name(ran)},
-                                    {"decode_tile_tokens", calib::kDecodeTileTokens},
-                                    {"method",
-                                     "each sample overwrites 2 x L2 then runs the kernel; the sample without the "
-                                     "kernel is subtracted; CUDA graph replays, median (events)"},
-                                    {"paged_prefill", jp},
-                                    {"paged_decode", jd}}
+    cli::write_file_atomic(*f,
+                           Json{{"source", "infraplan-bench attention --model " + c.name},
+                                {"device", gpu.name},
+                                {"driver", gpu.driver},
+                                {"heads", H},
+                                {"kv_heads", KVH},
+                                {"prefill_kernel", prefill_kernel_name(ran)},
+                                {"decode_tile_tokens", calib::kDecodeTileTokens},
+                                {"method",
+                                 "each sample overwrites 2 x L2 then runs the kernel; the sample without the "
+                                 "kernel is subtracted; CUDA graph replays, median (events)"},
+                                {"paged_prefill", jp},
+                                {"paged_decode", jd}}
                                    .dump(2) +
-                                   "\n");
+                               "\n");
   return 0;
 }
 

@@ -8,12 +8,12 @@
 #include "cli/find_tool.hpp"
 #include "cli/results.hpp"
 #include "cli/serve_report.hpp"
+#include "common/error.hpp"
 #include "engine/bench_support.hpp"
 #include "engine/cuda_backend.hpp"
 #include "engine/engine_kernels.hpp"
 #include "engine/gpu_info.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "common/error.hpp"
 #include "simulator/chrome_trace.hpp"
 #include "simulator/cost_setup.hpp"
 #include "strategies/scenario.hpp"
@@ -144,8 +144,8 @@ int bench_serve_main(const std::vector<std::string>& argv) {
                  {"weight_format", weight_format_name(format)},
                  {"weight_bytes", weights_bytes},
                  {"kv_dtype", kv_format_name(kv_format)},
-                 {"prefill_kernel",
-                  prefill_kernel_name(resolved_prefill_kernel(PrefillKernel::automatic, kv_format == KvFormat::FP8))},
+                 {"prefill_kernel", prefill_kernel_name(resolved_prefill_kernel(PrefillKernel::automatic,
+                                                                                kv_format == KvFormat::FP8))},
                  {"cuda_graphs", graphs},
                  {"kv_blocks", r.instances.empty() ? 0 : r.instances[0].kv_capacity_tokens / 16},
                  {"kv_blocks_ledger", ledger_blocks},

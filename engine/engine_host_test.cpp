@@ -9,8 +9,8 @@
 
 #include "common/error.hpp"
 #include "engine/bench_support.hpp"
-#include "engine/kv_format.hpp"
 #include "engine/engine_test_workload.hpp"
+#include "engine/kv_format.hpp"
 #include "engine/llama_config.hpp"
 #include "engine/prefill_kernel.hpp"
 #include "engine/safetensors.hpp"

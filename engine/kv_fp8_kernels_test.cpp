@@ -17,6 +17,7 @@
 #include "engine/engine_kernels.hpp"
 #include "engine/fp8_e4m3.hpp"
 #include "engine/llama_config.hpp"
+#include "engine/paged_kv_test_support.hpp"
 
 using namespace infraplan;
 using namespace infraplan::engine;
@@ -28,22 +29,15 @@ namespace {
 
 using calib::to_device;
 using calib::to_host;
+using test_support::bits;
+using test_support::shuffled_tables;
 
-/// A bf16 device buffer's bits.
-std::vector<std::uint16_t> bits(const calib::DeviceBuffer<bf16>& d) {
-  std::vector<std::uint16_t> h(d.size());
-  CALIB_CUDA(cudaMemcpy(h.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost));
-  return h;
+/// This file's random bf16 inputs (seed 77).
+std::vector<std::uint16_t> random_bf16(std::size_t n, float spread, std::uint32_t id) {
+  return test_support::random_bf16(n, spread, id, 77);
 }
 
 constexpr int D = kHeadDim, B = kBlockSize;
-
-/// Random bf16 bits: spread · u, u uniform in [−1, 1).
-std::vector<std::uint16_t> random_bf16(std::size_t n, float spread, std::uint32_t id) {
-  std::vector<std::uint16_t> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = bf16_bits(weight_value({0.0f, spread}, 77, id, i));
-  return v;
-}
 
 /// Random E4M3 codes over the whole finite range (NaN codes 0x7F / 0xFF left out).
 std::vector<std::uint8_t> random_e4m3(std::size_t n, std::uint32_t id) {
@@ -105,16 +99,6 @@ std::vector<std::uint16_t> widened(const std::vector<std::uint8_t>& codes) {
   std::vector<std::uint16_t> out(codes.size());
   for (std::size_t i = 0; i < codes.size(); ++i) out[i] = bf16_bits(fp8_e4m3_value(codes[i]));
   return out;
-}
-
-/// A block table of `n` sequences × `width` distinct blocks out of `blocks`, shuffled.
-std::vector<int> shuffled_tables(int n, int width, int blocks, std::uint32_t id) {
-  std::vector<int> ids(static_cast<std::size_t>(blocks));
-  std::iota(ids.begin(), ids.end(), 0);
-  for (std::size_t i = ids.size(); i > 1; --i)
-    std::swap(ids[i - 1], ids[std::size_t(weight_hash((std::uint64_t(id) << 32) ^ i) % i)]);
-  ids.resize(std::size_t(n) * std::size_t(width));
-  return ids;
 }
 
 void check_decode(int heads, int kv_heads, int splits, float ks, float vs) {

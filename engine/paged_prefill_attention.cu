@@ -357,7 +357,8 @@ void paged_prefill_attention(const PagedPrefillArgs& a, cudaStream_t stream) {
   const bool fp8_cache = a.k_fp8 != nullptr;
   if (fp8_cache != (a.v_fp8 != nullptr) || fp8_cache == (a.k_cache != nullptr) ||
       (a.k_cache != nullptr) != (a.v_cache != nullptr))
-    throw calib::CudaError("paged_prefill_attention: set k_cache and v_cache (bf16) or k_fp8 and v_fp8 (fp8)");
+    throw calib::CudaError(
+        "paged_prefill_attention: set k_cache and v_cache (bf16) or k_fp8 and v_fp8 (fp8)");
   if (resolved_prefill_kernel(a.kernel, fp8_cache) == PrefillKernel::wgmma)
     paged_prefill_wgmma(a, stream);
   else
@@ -369,8 +370,10 @@ PrefillKernel resolved_prefill_kernel(PrefillKernel k, bool fp8_cache) {
     case PrefillKernel::mma_sync:
       return k;
     case PrefillKernel::wgmma:
-      if (fp8_cache) throw calib::CudaError("paged_prefill_attention: the wgmma kernel reads a bf16 cache only");
-      if (!hopper_device()) throw calib::CudaError("paged_prefill_attention: the wgmma kernel needs a 9.x GPU");
+      if (fp8_cache)
+        throw calib::CudaError("paged_prefill_attention: the wgmma kernel reads a bf16 cache only");
+      if (!hopper_device())
+        throw calib::CudaError("paged_prefill_attention: the wgmma kernel needs a 9.x GPU");
       return k;
     case PrefillKernel::automatic:
       break;

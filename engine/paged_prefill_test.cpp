@@ -13,6 +13,7 @@
 
 #include "calib_kernels/cuda_util.hpp"
 #include "engine/engine_kernels.hpp"
+#include "engine/paged_kv_test_support.hpp"
 #include "engine/paged_prefill_launchers.hpp"
 #include "engine/weight_init.hpp"
 
@@ -22,35 +23,18 @@ using namespace infraplan::engine;
 namespace {
 
 constexpr int D = kHeadDim, B = kBlockSize;
+using test_support::bits;
+using test_support::shuffled_tables;
 
-bool hopper() {
-  if (!calib::gpu_available()) return false;
-  int dev = 0, major = 0;
-  CALIB_CUDA(cudaGetDevice(&dev));
-  CALIB_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  return major == 9;
-}
-
+/// This file's random bf16 inputs (seed 91).
 std::vector<std::uint16_t> random_bf16(std::size_t n, float spread, std::uint32_t id) {
-  std::vector<std::uint16_t> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = bf16_bits(weight_value({0.0f, spread}, 91, id, i));
-  return v;
+  return test_support::random_bf16(n, spread, id, 91);
 }
 
-std::vector<std::uint16_t> bits(const calib::DeviceBuffer<bf16>& d) {
-  std::vector<std::uint16_t> h(d.size());
-  CALIB_CUDA(cudaMemcpy(h.data(), d.get(), d.bytes(), cudaMemcpyDeviceToHost));
-  return h;
-}
-
-/// `n` sequences × `width` distinct blocks out of `blocks`, shuffled.
-std::vector<int> shuffled_tables(int n, int width, int blocks, std::uint32_t id) {
-  std::vector<int> ids(static_cast<std::size_t>(blocks));
-  std::iota(ids.begin(), ids.end(), 0);
-  for (std::size_t i = ids.size(); i > 1; --i)
-    std::swap(ids[i - 1], ids[std::size_t(weight_hash((std::uint64_t(id) << 32) ^ i) % i)]);
-  ids.resize(std::size_t(n) * std::size_t(width));
-  return ids;
+/// The engine would run the wgmma kernel here (a 9.x GPU).
+bool hopper() {
+  return calib::gpu_available() &&
+         resolved_prefill_kernel(PrefillKernel::automatic, false) == PrefillKernel::wgmma;
 }
 
 struct Case {
@@ -107,13 +91,15 @@ Result run_case(const Case& c) {
   auto kv_at = [&](const std::vector<std::uint16_t>& cache, int chunk, int tok, int kvh, int d) {
     const int blk = table[std::size_t(chunk) * std::size_t(width) + std::size_t(tok / B)];
     return double(bf16_value(
-        cache[((std::size_t(blk) * std::size_t(c.kv_heads) + std::size_t(kvh)) * B + std::size_t(tok % B)) * D +
+        cache[((std::size_t(blk) * std::size_t(c.kv_heads) + std::size_t(kvh)) * B + std::size_t(tok % B)) *
+                  D +
               std::size_t(d)]));
   };
   for (int i = 0; i < chunks; ++i)
     for (int r = 0; r < c.len[std::size_t(i)]; ++r)
       for (int h = 0; h < c.heads; ++h) {
-        const std::size_t row = (std::size_t(cu[std::size_t(i)] + r) * std::size_t(c.heads) + std::size_t(h)) * D;
+        const std::size_t row =
+            (std::size_t(cu[std::size_t(i)] + r) * std::size_t(c.heads) + std::size_t(h)) * D;
         double num = 0, den = 0;
         for (int d = 0; d < D; ++d) {
           const double w = bf16_value(gw[row + std::size_t(d)]), m = bf16_value(gm[row + std::size_t(d)]);
@@ -128,7 +114,8 @@ Result run_case(const Case& c) {
         double mx = -1e300;
         for (int t = 0; t < n; ++t) {
           double dot = 0;
-          for (int d = 0; d < D; ++d) dot += double(bf16_value(q[row + std::size_t(d)])) * kv_at(k, i, t, kvh, d);
+          for (int d = 0; d < D; ++d)
+            dot += double(bf16_value(q[row + std::size_t(d)])) * kv_at(k, i, t, kvh, d);
           s[std::size_t(t)] = dot / std::sqrt(double(D));
           mx = std::max(mx, s[std::size_t(t)]);
         }

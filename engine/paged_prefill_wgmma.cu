@@ -41,18 +41,18 @@ using calib::pack_bf16;
 using calib::smem_u32;
 using namespace calib::hopper;
 
-constexpr int D = kHeadDim;   // 128
-constexpr int WG = 2;         // warpgroups, 64 query rows each
-constexpr int BR = 64 * WG;   // query rows per CTA
-constexpr int BC = 128;       // keys per tile
+constexpr int D = kHeadDim;  // 128
+constexpr int WG = 2;        // warpgroups, 64 query rows each
+constexpr int BR = 64 * WG;  // query rows per CTA
+constexpr int BC = 128;      // keys per tile
 constexpr int THREADS = 128 * WG;
-constexpr int CH = D / 8;     // 16-byte chunks per row
+constexpr int CH = D / 8;  // 16-byte chunks per row
 constexpr int Q_BYTES = BR * D * 2, KV_BYTES = BC * D * 2;
 constexpr int STAGES = 2;  // K/V tiles in flight (three measured no faster on the H200)
 static_assert(STAGES == 2, "the prologue loads one tile ahead");
 constexpr int SMEM = Q_BYTES + 2 * STAGES * KV_BYTES + 1024;  // + slack to align the tiles to 1024 bytes
-constexpr std::uint32_t V_LBO = BC * 128;             // bytes between the two 64-column panels of V
-constexpr std::uint32_t V_SBO = 1024;                 // bytes between groups of 8 keys
+constexpr std::uint32_t V_LBO = BC * 128;                     // bytes between the two 64-column panels of V
+constexpr std::uint32_t V_SBO = 1024;                         // bytes between groups of 8 keys
 
 // Byte offset of 16-byte chunk `cc` (0–15) of row `r` in a tile of `rows` rows.
 __device__ __forceinline__ std::uint32_t swz(int rows, int r, int cc) {
@@ -156,8 +156,8 @@ __global__ void __launch_bounds__(THREADS, 1) paged_prefill_wgmma_k(PagedPrefill
     __syncthreads();  // tile j visible to every warpgroup's wgmma; the other stage (tile j − 1) is free
     const int ahead = j + STAGES - 1;  // the tile loaded now, into the stage tile j − 1 used
     if (ahead < n_tiles) {
-      load_kv(sK + (ahead % STAGES) * KV_BYTES, sV + (ahead % STAGES) * KV_BYTES, a.k_cache, a.v_cache, ids, kvh,
-              a.kv_heads, ahead * BC, kv_end, tid);
+      load_kv(sK + (ahead % STAGES) * KV_BYTES, sV + (ahead % STAGES) * KV_BYTES, a.k_cache, a.v_cache, ids,
+              kvh, a.kv_heads, ahead * BC, kv_end, tid);
       fetch_ids(ids, table, (ahead + 1) * BC, kv_end);
     }
     cp_async_commit();
@@ -282,7 +282,8 @@ __global__ void __launch_bounds__(THREADS, 1) paged_prefill_wgmma_k(PagedPrefill
 
 void paged_prefill_wgmma(const PagedPrefillArgs& a, cudaStream_t stream) {
   const int m_blocks = (a.max_q + BR - 1) / BR;
-  if (m_blocks > 65535 || a.chunks > 65535) throw calib::CudaError("paged_prefill_attention: too many blocks");
+  if (m_blocks > 65535 || a.chunks > 65535)
+    throw calib::CudaError("paged_prefill_attention: too many blocks");
   CALIB_CUDA(cudaFuncSetAttribute(paged_prefill_wgmma_k, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
   const float scale_log2 = float(1.0 / std::sqrt(double(D)) * 1.4426950408889634);
   paged_prefill_wgmma_k<<<dim3(unsigned(a.heads), unsigned(a.chunks), unsigned(m_blocks)), THREADS, SMEM,

@@ -64,8 +64,8 @@ double launch_ctas(const std::vector<std::array<std::int64_t, 2>>& chunks, std::
 /// The launch's makespan in tiles (per-CTA cost included) and its CTA count: the longest-first deal
 /// up to kExactCtas CTAs, above it the bound from the tile total in closed form (the CTAs are not
 /// listed).
-double launch_makespan(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads, double per_cta,
-                       int slots, const Walk& w, double* ctas) {
+double launch_makespan(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads,
+                       double per_cta, int slots, const Walk& w, double* ctas) {
   *ctas = launch_ctas(chunks, heads);
   if (*ctas <= double(kExactCtas)) return cta_makespan(launch_tiles(chunks, heads, w), per_cta, slots);
   double total = 0, longest = 0;
@@ -124,8 +124,9 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
   if (sms <= 0) throw Error("serving_attention: the profile's device has no multiprocessor count");
   if (s.prefill_key_tile <= 0 || s.prefill_ctas_per_sm <= 0 || s.prefill_row_groups <= 0 ||
       kQueryRows % s.prefill_row_groups != 0)
-    throw Error("serving_attention: prefill_key_tile, prefill_ctas_per_sm and prefill_row_groups (a divisor of "
-                "128) must be positive");
+    throw Error(
+        "serving_attention: prefill_key_tile, prefill_ctas_per_sm and prefill_row_groups (a divisor of "
+        "128) must be positive");
   params_.key_tile = s.prefill_key_tile;
   params_.ctas_per_sm = s.prefill_ctas_per_sm;
   params_.row_groups = s.prefill_row_groups;
@@ -139,27 +140,32 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
   for (const auto& p : s.prefill) pts.push_back({&p, p.chunks.size() == 1});
   const auto nfit = std::count_if(pts.begin(), pts.end(), [](const Pt& p) { return p.fit; });
   if (nfit < 3) throw Error("serving_attention: need at least 3 single-chunk prefill points to fit the launch model");
-  // Weighted least squares in relative error for (t0, t_tile) at each per-CTA cost, shared-SM
-  // slow-down (two CTAs per multiprocessor only) and cost of the other row groups (several only)
-  // on a grid.
-  double best = INFINITY;
-  // (Row groups: a coarser per-CTA step keeps the grid near the one-group size, ~1,000 points.)
+  // The grid of the terms fitted by search: per-CTA cost, shared-SM slow-down (two CTAs per
+  // multiprocessor only), the other row groups' share and handoff (several groups only; a coarser
+  // per-CTA step keeps the grid near the one-group size, ~1,000 points).
+  struct Candidate {
+    double c, shared;
+    Walk walk;
+  };
+  std::vector<Candidate> grid;
   const bool groups = params_.row_groups > 1;
-  const int shared_steps = params_.ctas_per_sm > 1 ? 20 : 0, group_steps = groups ? 10 : 0;
   const double c_step = groups ? 0.5 : 0.25;
   for (int ci = 0; ci * c_step <= 4.0; ++ci)
-   for (int si = 0; si <= shared_steps; ++si)
-    for (int gi = 0; gi <= group_steps; ++gi)
-     for (int hi = 0; hi <= (groups ? 8 : 0); ++hi) {
-    const double c = c_step * ci, shared = 1.0 + 0.05 * si;
-    const Walk walk{params_.key_tile, params_.row_groups, groups ? 0.1 * gi : 1.0, 1.0 * hi};
+    for (int si = 0; si <= (params_.ctas_per_sm > 1 ? 20 : 0); ++si)
+      for (int gi = 0; gi <= (groups ? 10 : 0); ++gi)
+        for (int hi = 0; hi <= (groups ? 8 : 0); ++hi)
+          grid.push_back({c_step * ci, 1.0 + 0.05 * si,
+                          Walk{params_.key_tile, params_.row_groups, groups ? 0.1 * gi : 1.0, 1.0 * hi}});
+  // At each point, weighted least squares in relative error for (t0, t_tile); the best point wins.
+  double best = INFINITY;
+  for (const Candidate& g : grid) {
     double sw = 0, swx = 0, swxx = 0, swy = 0, swxy = 0;
     std::vector<double> xs;
     for (const Pt& p : pts) {
       if (!p.fit) continue;
       double ctas = 0;
-      const double span = launch_makespan(p.p->chunks, p.p->heads, c, params_.slots, walk, &ctas);
-      const double x = span * occupancy_factor(ctas, shared);
+      const double span = launch_makespan(p.p->chunks, p.p->heads, g.c, params_.slots, g.walk, &ctas);
+      const double x = span * occupancy_factor(ctas, g.shared);
       const double y = p.p->seconds, w = 1.0 / (y * y);
       sw += w, swx += w * x, swxx += w * x * x, swy += w * y, swxy += w * x * y;
       xs.push_back(x);
@@ -175,9 +181,11 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
         const double r = (t0 + a * xs[i++]) / p.p->seconds - 1;
         err += r * r;
       }
-    if (err < best - 1e-15)
-      best = err, params_.t0 = t0, params_.t_tile = a, params_.c_cta = c, params_.shared_slowdown = shared,
-      params_.second_group = walk.second, params_.group_handoff = walk.handoff;
+    if (err < best - 1e-15) {
+      best = err;
+      params_.t0 = t0, params_.t_tile = a, params_.c_cta = g.c, params_.shared_slowdown = g.shared;
+      params_.second_group = g.walk.second, params_.group_handoff = g.walk.handoff;
+    }
   }
   for (const Pt& p : pts)
     checks_.push_back({chunk_label(p.p->chunks, p.p->heads), p.fit ? "fit" : "holdout", p.p->seconds,
@@ -327,10 +335,9 @@ double PagedAttentionModel::prefill_launch_seconds(const std::vector<std::array<
                                                    std::int64_t heads) const {
   if (chunks.empty() || heads <= 0) return 0;
   double ctas = 0;
-  const double span = launch_makespan(chunks, heads, params_.c_cta, params_.slots,
-                                      Walk{params_.key_tile, params_.row_groups, params_.second_group,
-                                           params_.group_handoff},
-                                      &ctas);
+  const double span = launch_makespan(
+      chunks, heads, params_.c_cta, params_.slots,
+      Walk{params_.key_tile, params_.row_groups, params_.second_group, params_.group_handoff}, &ctas);
   return params_.t0 + params_.t_tile * span * occupancy_factor(ctas, params_.shared_slowdown);
 }
 

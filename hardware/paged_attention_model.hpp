@@ -57,11 +57,11 @@ class PagedAttentionModel {
     /// Tile time of two CTAs sharing a multiprocessor against one alone (1 … 2: they share its
     /// tensor cores and load pipes).
     double shared_slowdown = 1;
-    int sms = 0;         ///< the GPU's multiprocessors
-    int slots = 0;       ///< resident prefill CTAs (ctas_per_sm × SMs)
-    int key_tile = 64;   ///< keys per CTA tile of the timed prefill kernel
-    int ctas_per_sm = 2; ///< its CTAs resident per multiprocessor
-    int row_groups = 1;  ///< groups of a CTA's query rows that stop at their own last position
+    int sms = 0;          ///< the GPU's multiprocessors
+    int slots = 0;        ///< resident prefill CTAs (ctas_per_sm × SMs)
+    int key_tile = 64;    ///< keys per CTA tile of the timed prefill kernel
+    int ctas_per_sm = 2;  ///< its CTAs resident per multiprocessor
+    int row_groups = 1;   ///< groups of a CTA's query rows that stop at their own last position
     /// Cost of the other row groups' tiles against the longest group's (1 with one group).
     double second_group = 1;
     double group_handoff = 0;  ///< tiles per CTA for each other row group with rows

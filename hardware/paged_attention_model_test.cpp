@@ -33,8 +33,11 @@ TEST(PagedAttention, FitOnSingleChunksPredictsMultiChunkLaunches) {
   const PagedAttentionModel* m = h200().paged_attention();
   ASSERT_NE(m, nullptr) << "the embedded H200 profile has no serving_attention section";
   const auto& p = m->params();
-  std::printf("t0 %.2f us, t_tile %.3f us, per-CTA %.2f tiles, shared-SM slow-down %.2f, other row groups %.2f + %.2f tiles, %d slots, rho %.3f\n",
-              p.t0 * 1e6, p.t_tile * 1e6, p.c_cta, p.shared_slowdown, p.second_group, p.group_handoff, p.slots, p.rho);
+  std::printf(
+      "t0 %.2f us, t_tile %.3f us, per-CTA %.2f tiles, shared-SM slow-down %.2f, other row groups %.2f + "
+      "%.2f tiles, %d slots, rho %.3f\n",
+      p.t0 * 1e6, p.t_tile * 1e6, p.c_cta, p.shared_slowdown, p.second_group, p.group_handoff, p.slots,
+      p.rho);
   for (const auto& c : m->checks())
     std::printf("  %-8s %-44s measured %9.3g modelled %9.3g (%+.1f%%)\n", c.role.c_str(), c.label.c_str(),
                 c.measured, c.modelled, 100 * (c.modelled / c.measured - 1));
@@ -192,7 +195,8 @@ TEST(PagedAttention, GeometryOfTheTimedKernelIsTheProfiles) {
   EXPECT_EQ(m.params().key_tile, 64);
   // One warpgroup live (16 rows) against both (128 rows), 4,096 cached keys: the wgmma model
   // charges the second group a share of its tiles (0 < g < 1).
-  const double w16 = w.prefill_launch_seconds({{16, 4096}}, 32), w128 = w.prefill_launch_seconds({{128, 4096}}, 32);
+  const double w16 = w.prefill_launch_seconds({{16, 4096}}, 32),
+               w128 = w.prefill_launch_seconds({{128, 4096}}, 32);
   EXPECT_GT(w128, w16 * 1.05);
   EXPECT_LT(w128, w16 * 2.0);
   EXPECT_GT(w.params().second_group, 0.0);

@@ -675,11 +675,14 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     if (sa.contains("prefill_key_tile"))
       t.prefill_key_tile = int(integer(sa["prefill_key_tile"], sp + ".prefill_key_tile", origin, 16, 1024));
     if (sa.contains("prefill_ctas_per_sm"))
-      t.prefill_ctas_per_sm = int(integer(sa["prefill_ctas_per_sm"], sp + ".prefill_ctas_per_sm", origin, 1, 32));
+      t.prefill_ctas_per_sm =
+          int(integer(sa["prefill_ctas_per_sm"], sp + ".prefill_ctas_per_sm", origin, 1, 32));
     if (sa.contains("prefill_row_groups")) {
-      t.prefill_row_groups = int(integer(sa["prefill_row_groups"], sp + ".prefill_row_groups", origin, 1, 128));
+      t.prefill_row_groups =
+          int(integer(sa["prefill_row_groups"], sp + ".prefill_row_groups", origin, 1, 128));
       if (128 % t.prefill_row_groups != 0)
-        fail(origin, sp + ".prefill_row_groups", "expected a divisor of 128 (the query rows of a CTA): 1, 2, 4, …");
+        fail(origin, sp + ".prefill_row_groups",
+             "expected a divisor of 128 (the query rows of a CTA): 1, 2, 4, …");
     }
     constexpr std::int64_t kMaxTokens = std::int64_t(1) << 24;
     // Every point: the head shape it was timed with and its kernel time.
