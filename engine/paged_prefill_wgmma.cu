@@ -3,23 +3,23 @@
 // one CTA = 128 query rows of one head of one chunk, keys read block by block through the chunk's
 // block table, query row r of a chunk at position start + r. What differs is the tensor-core path:
 //
-// - two warpgroups of 64 query rows each; K/V tiles of 128 keys, double-buffered by cp.async into
-//   shared memory in the 128-byte-swizzled layout wgmma reads (each 256-byte row split into two
-//   64-column panels, 16-byte chunk c of row r stored at chunk c ^ (r & 7));
-// - S = Q·Kᵀ is one m64n128 wgmma chain per warpgroup (Q and K both K-major, 8 k16 steps);
-// - the probabilities P stay in registers: wgmma's accumulator layout of S is, two columns at a
-//   time, the A-fragment layout of a register-sourced wgmma, so O += P·V reads P from registers and
-//   V from shared memory as an MN-major operand (the head dimension contiguous, imm-trans-b);
-// - the two warpgroups take turns on the tensor cores (named barriers): warpgroup 1's QKᵀ starts
-//   when warpgroup 0's is done, warpgroup 0's PV when warpgroup 1's QKᵀ is, so one warpgroup's
-//   softmax runs beside the other's matrix products;
-// - each tile's cache block ids are read one tile ahead, so the copies never wait on the table.
+// - warp specialisation: warpgroup 0 is the producer — its 128 threads copy K/V tiles of 128 keys
+//   with cp.async (zero-filled past the chunk's keys) into a ring of three stages, in the 128-byte-
+//   swizzled layout wgmma reads (each 256-byte row split into two 64-column panels, 16-byte chunk c
+//   of row r stored at chunk c ^ (r & 7)), each stage's arrival tracked by an mbarrier; it gives
+//   most of its registers to the consumers (setmaxnreg);
+// - warpgroups 1 and 2 are consumers of 64 query rows each: S = Q·Kᵀ is one m64n128 wgmma chain
+//   (Q and K both K-major, 8 k16 steps); the probabilities P stay in registers (wgmma's accumulator
+//   layout of S is, two columns at a time, the A-fragment layout of a register-sourced wgmma), so
+//   O += P·V reads P from registers and V from shared memory as an MN-major operand;
+// - each consumer issues O += P(j)·V(j) and S(j+1) = Q·K(j+1)ᵀ together and computes the softmax of
+//   tile j + 1 while the other consumer's pair runs: the two take turns on the tensor cores (named
+//   barriers), so a softmax hides behind two matrix products instead of one;
+// - the producer reads each tile's cache block ids one tile ahead.
 //
-// Measured on the H200 (docs/serving.md, "Prefill attention on Hopper's warpgroup MMA"): an
-// 8,192-token causal prefill of 32 heads 1.64–1.66 ms per layer inside the engine's step against
-// 2.18–2.19 ms for the mma.sync kernel; the ping-pong and the ids read ahead took it from 2.01 ms.
+// Measured on the H200: docs/serving.md, "Prefill attention on Hopper's warpgroup MMA".
 //
-// Shared memory: Q 32 KiB + 2 stages × (K 32 KiB + V 32 KiB) = 160 KiB, one CTA per SM.
+// Shared memory: Q 32 KiB + 3 stages × (K 32 KiB + V 32 KiB) = 224 KiB, one CTA per SM.
 // Compiled for sm_90a only (the engine's CUDA architectures); the dispatcher picks it on 9.x GPUs.
 #include <cfloat>
 #include <cmath>
@@ -41,40 +41,48 @@ using calib::pack_bf16;
 using calib::smem_u32;
 using namespace calib::hopper;
 
-constexpr int D = kHeadDim;  // 128
-constexpr int WG = 2;        // warpgroups, 64 query rows each
-constexpr int BR = 64 * WG;  // query rows per CTA
-constexpr int BC = 128;      // keys per tile
-constexpr int THREADS = 128 * WG;
+constexpr int D = kHeadDim;      // 128
+constexpr int CONSUMERS = 2;     // warpgroups of 64 query rows
+constexpr int BR = 64 * CONSUMERS;  // query rows per CTA
+constexpr int BC = 128;          // keys per tile
+constexpr int THREADS = 128 * (CONSUMERS + 1);
 constexpr int CH = D / 8;  // 16-byte chunks per row
 constexpr int Q_BYTES = BR * D * 2, KV_BYTES = BC * D * 2;
-constexpr int STAGES = 2;  // K/V tiles in flight (three measured no faster on the H200)
-static_assert(STAGES == 2, "the prologue loads one tile ahead");
+constexpr int STAGES = 3;  // K/V tiles in flight
 constexpr int SMEM = Q_BYTES + 2 * STAGES * KV_BYTES + 1024;  // + slack to align the tiles to 1024 bytes
-constexpr std::uint32_t V_LBO = BC * 128;                     // bytes between the two 64-column panels of V
-constexpr std::uint32_t V_SBO = 1024;                         // bytes between groups of 8 keys
+static_assert(SMEM <= 227 * 1024, "shared memory per CTA");
+constexpr std::uint32_t V_LBO = BC * 128;  // bytes between the two 64-column panels of V
+constexpr std::uint32_t V_SBO = 1024;      // bytes between groups of 8 keys
+// __launch_bounds__(THREADS, 1) caps every thread at 168 registers; setmaxnreg moves them from the
+// producer to the consumers (the CTA's total stays 168 × THREADS).
+constexpr int REG_CAP = (65536 / THREADS) & ~7;
+constexpr int PRODUCER_REGS = 56;
+constexpr int CONSUMER_REGS = ((REG_CAP * THREADS - 128 * PRODUCER_REGS) / (128 * CONSUMERS)) & ~7;
+static_assert(CONSUMER_REGS == 224, "register split between producer and consumers");
+// Named barriers: 0 is __syncthreads; TURN + w lets consumer w issue its matrix products; Q_READY + w
+// orders consumer w's copies of its query rows before its first wgmma.
+constexpr int TURN = 1, Q_READY = 3;
 
 // Byte offset of 16-byte chunk `cc` (0–15) of row `r` in a tile of `rows` rows.
 __device__ __forceinline__ std::uint32_t swz(int rows, int r, int cc) {
   return std::uint32_t((cc >> 3) * rows * 128 + r * 128 + (((cc & 7) ^ (r & 7)) << 4));
 }
 
-// Query rows [row0, row0 + BR) of a [rows][heads][D] tensor; rows ≥ rows_valid are zero.
+// Consumer `c`'s 64 query rows [row0, row0 + 64) of a [rows][heads][D] tensor into rows 64 c … of the
+// Q tile; rows ≥ rows_valid are zero.
 __device__ __forceinline__ void load_q(std::uint32_t sq, const bf16* g, int row0, int rows_valid, int stride,
-                                       int tid) {
-  for (int e = tid; e < BR * CH; e += THREADS) {
-    const int r = e / CH, c = e % CH;
+                                       int c, int t) {
+  for (int e = t; e < 64 * CH; e += 128) {
+    const int r = e / CH, cc = e % CH;
     const bool ok = row0 + r < rows_valid;
-    cp_async16(sq + swz(BR, r, c), ok ? g + std::size_t(row0 + r) * stride + c * 8 : g, ok);
+    cp_async16(sq + swz(BR, c * 64 + r, cc), ok ? g + std::size_t(row0 + r) * stride + cc * 8 : g, ok);
   }
 }
 
-// Thread `tid` copies rows tid / CH + 16 i (i < 8) of a K/V tile, 16-byte chunk tid % CH of each:
-// row 16 i + tid / CH of the tile is offset tid / CH of the tile's i-th cache block. The tile's
-// block ids are read from the block table one tile ahead (fetch_ids), so the copies of a tile
-// never wait on the table.
+// Producer thread `t` copies rows t / CH + 8 i (i < 16) of a K/V tile, 16-byte chunk t % CH of each:
+// row 8 i + t / CH of the tile is offset t / CH + 8 (i % 2) of the tile's (i / 2)-th cache block.
 constexpr int IDS = BC / kBlockSize;  // cache blocks per tile
-static_assert(THREADS / CH == kBlockSize, "each thread's rows are one offset of every block");
+static_assert(kBlockSize == 16 && 128 / CH == 8, "two of each thread's rows per cache block");
 
 __device__ __forceinline__ void fetch_ids(int (&ids)[IDS], const int* table, int key0, int kv_end) {
 #pragma unroll
@@ -87,28 +95,35 @@ __device__ __forceinline__ void fetch_ids(int (&ids)[IDS], const int* table, int
 // Keys [key0, key0 + BC) of kv head `kvh` from the paged caches; keys ≥ kv_end are zero.
 __device__ __forceinline__ void load_kv(std::uint32_t sk, std::uint32_t sv, const bf16* kc, const bf16* vc,
                                         const int (&ids)[IDS], int kvh, int kv_heads, int key0, int kv_end,
-                                        int tid) {
-  const int r0 = tid / CH, c = tid % CH;
+                                        int t) {
+  const int r0 = t / CH, c = t % CH;
 #pragma unroll
-  for (int i = 0; i < IDS; ++i) {
-    const int r = r0 + i * kBlockSize;
+  for (int i = 0; i < BC / 8; ++i) {
+    const int r = r0 + 8 * i;
     const bool ok = key0 + r < kv_end;
     const std::size_t off =
-        ok ? ((std::size_t(ids[i]) * kv_heads + kvh) * kBlockSize + r0) * D + c * 8 : std::size_t(0);
+        ok ? ((std::size_t(ids[i / 2]) * kv_heads + kvh) * kBlockSize + r0 + 8 * (i % 2)) * D + c * 8
+           : std::size_t(0);
     cp_async16(sk + swz(BC, r, c), kc + off, ok);
     cp_async16(sv + swz(BC, r, c), vc + off, ok);
   }
 }
 
-// Named barrier `id` over both warpgroups: one arrives (does not wait), the other waits.
-__device__ __forceinline__ void named_sync(int id) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(THREADS) : "memory");
-}
-__device__ __forceinline__ void named_arrive(int id) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(THREADS) : "memory");
+// The mbarrier counts one arrival of this thread once all its earlier cp.async copies have landed.
+__device__ __forceinline__ void cp_async_arrive(std::uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 
-// Makes this thread's cp.async writes to shared memory visible to wgmma (the async proxy).
+template <int COUNT>
+__device__ __forceinline__ void named_sync(int id) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(COUNT) : "memory");
+}
+template <int COUNT>
+__device__ __forceinline__ void named_arrive(int id) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(COUNT) : "memory");
+}
+
+// Orders the cp.async writes this thread has observed before the wgmma (async proxy) reads after it.
 __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
@@ -117,6 +132,7 @@ __device__ __forceinline__ void fence_proxy_async() {
 // blocks start first.
 __global__ void __launch_bounds__(THREADS, 1) paged_prefill_wgmma_k(PagedPrefillArgs a, float scale_log2) {
   extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) std::uint64_t full[STAGES], empty[STAGES];
   const std::uint32_t base = (smem_u32(smem_raw) + 1023) & ~1023u;
   const std::uint32_t sQ = base, sK = base + Q_BYTES, sV = sK + STAGES * KV_BYTES;
   const int h = blockIdx.x, chunk = blockIdx.y;
@@ -125,68 +141,93 @@ __global__ void __launch_bounds__(THREADS, 1) paged_prefill_wgmma_k(PagedPrefill
   if (m_block * BR >= qlen) return;
   const int p0 = a.start[chunk], kvlen = a.kv_len[chunk];
   const int kvh = h / (a.heads / a.kv_heads);
-  const int* table = a.block_table + std::size_t(chunk) * a.max_blocks_per_seq;
-  const int tid = threadIdx.x, wg = tid / 128, t = tid % 128, warp = t / 32, lane = t % 32;
-  const bf16* qg = a.q + (std::size_t(q0) * a.heads + h) * D;
   const int last_row = min(qlen, (m_block + 1) * BR) - 1;
   const int kv_end = min(kvlen, p0 + last_row + 1);
   const int n_tiles = (kv_end + BC - 1) / BC;
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  // A block of at most 64 rows (a short chunk's last) leaves consumer 1 without rows: it leaves, and
+  // consumer 0 runs alone, without turns.
+  const bool solo = qlen - m_block * BR <= 64;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(smem_u32(&full[s]), 128);                                // the producer's threads
+      mbar_init(smem_u32(&empty[s]), 128 * (solo ? 1 : CONSUMERS));  // every working consumer thread
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
 
-  // This warpgroup's 64 rows (chunk-relative) and their positions; this thread's two rows.
-  const int wg_row0 = m_block * BR + wg * 64;
-  const bool wg_live = wg_row0 < qlen;  // a short chunk leaves the second warpgroup without rows
-  const int wg_first = p0 + wg_row0, wg_last = wg_first + 63;
+  if (wg == 0) {  // producer
+    setmaxnreg_dec<PRODUCER_REGS>();
+    const int* table = a.block_table + std::size_t(chunk) * a.max_blocks_per_seq;
+    int ids[IDS];
+    fetch_ids(ids, table, 0, kv_end);
+    for (int j = 0; j < n_tiles; ++j) {
+      const int s = j % STAGES;
+      if (j >= STAGES) mbar_wait(smem_u32(&empty[s]), std::uint32_t(j / STAGES - 1) & 1u);
+      load_kv(sK + s * KV_BYTES, sV + s * KV_BYTES, a.k_cache, a.v_cache, ids, kvh, a.kv_heads, j * BC, kv_end,
+              t);
+      fetch_ids(ids, table, (j + 1) * BC, kv_end);
+      cp_async_arrive(smem_u32(&full[s]));
+    }
+    cp_async_wait<0>();
+    return;
+  }
+
+  const int c = wg - 1, warp = t / 32, lane = t % 32;
+  if (solo && c == 1) {
+    setmaxnreg_dec<PRODUCER_REGS>();
+    return;
+  }
+  setmaxnreg_inc<CONSUMER_REGS>();
+  // This consumer's 64 rows (chunk-relative) and their positions; this thread's two rows.
+  const int wg_row0 = m_block * BR + c * 64;
+  const int wg_first = p0 + wg_row0;
   const int row_lo = wg_row0 + warp * 16 + lane / 4;  // and row_lo + 8
   const int pos_lo = p0 + row_lo;
+  load_q(sQ, a.q + (std::size_t(q0) * a.heads + h) * D, wg_row0, qlen, a.heads * D, c, t);
+  cp_async_commit();
+  cp_async_wait<0>();
+  fence_proxy_async();
+  named_sync<128>(Q_READY + c);
 
-  float o[64];
+  float o[64], s[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) o[i] = 0.f;
   float m_r[2] = {-FLT_MAX, -FLT_MAX}, l_r[2] = {0.f, 0.f};
+  std::uint32_t pa[BC / 16][4];
 
-  int ids[IDS];
-  fetch_ids(ids, table, 0, kv_end);
-  load_q(sQ, qg, m_block * BR, qlen, a.heads * D, tid);
-  load_kv(sK, sV, a.k_cache, a.v_cache, ids, kvh, a.kv_heads, 0, kv_end, tid);
-  cp_async_commit();
-  fetch_ids(ids, table, BC, kv_end);
-  for (int j = 0; j < n_tiles; ++j) {
-    cp_async_wait<0>();
+  // S(j) = Q·K(j)ᵀ into s (issued, not waited for).
+  auto issue_qk = [&](int j) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) s[i] = 0.f;
+    const std::uint32_t kt = sK + (j % STAGES) * KV_BYTES;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const std::uint64_t dq = smem_desc_sw128(sQ + (kk >> 2) * BR * 128 + c * 64 * 128) + 2 * (kk & 3);
+      const std::uint64_t dk = smem_desc_sw128(kt + (kk >> 2) * BC * 128) + 2 * (kk & 3);
+      wgmma_m64n128(s, dq, dk);
+    }
+  };
+  auto wait_full = [&](int j) {
+    mbar_wait(smem_u32(&full[j % STAGES]), std::uint32_t(j / STAGES) & 1u);
     fence_proxy_async();
-    __syncthreads();  // tile j visible to every warpgroup's wgmma; the other stage (tile j − 1) is free
-    const int ahead = j + STAGES - 1;  // the tile loaded now, into the stage tile j − 1 used
-    if (ahead < n_tiles) {
-      load_kv(sK + (ahead % STAGES) * KV_BYTES, sV + (ahead % STAGES) * KV_BYTES, a.k_cache, a.v_cache, ids,
-              kvh, a.kv_heads, ahead * BC, kv_end, tid);
-      fetch_ids(ids, table, (ahead + 1) * BC, kv_end);
-    }
-    cp_async_commit();
+  };
+
+  // Turn order on the tensor cores: consumer 0's S(0), consumer 1's S(0), then per tile j each
+  // consumer's pair {P(j)·V(j), S(j+1)}, consumer 0 first. Consumer 1 gives no turn after its last.
+  wait_full(0);
+  if (c == 1) named_sync<256>(TURN + 1);
+  wgmma_fence();
+  issue_qk(0);
+  wgmma_commit();
+  if (!solo) named_arrive<256>(TURN + 1 - c);
+  wgmma_wait<0>();
+  fence_regs(s);
+
+  // Tile j's softmax: masks S(j) in s, updates the running max and sum, rescales O, packs P into pa.
+  auto softmax = [&](int j) {
     const int key0 = j * BC;
-    const bool active = wg_live && key0 <= wg_last;  // warpgroup-uniform
-    const std::uint32_t kt = sK + (j % STAGES) * KV_BYTES, vt = sV + (j % STAGES) * KV_BYTES;
-
-    float s[64];
-    if (wg == 1) named_sync(1);  // warpgroup 1's QKᵀ after warpgroup 0's
-    if (active) {
-#pragma unroll
-      for (int i = 0; i < 64; ++i) s[i] = 0.f;
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        const std::uint64_t dq = smem_desc_sw128(sQ + (kk >> 2) * BR * 128 + wg * 64 * 128) + 2 * (kk & 3);
-        const std::uint64_t dk = smem_desc_sw128(kt + (kk >> 2) * BC * 128) + 2 * (kk & 3);
-        wgmma_m64n128(s, dq, dk);
-      }
-      wgmma_commit();
-      wgmma_wait<0>();
-      fence_regs(s);
-    }
-    named_arrive(wg == 0 ? 1 : 2);
-    if (!active) {
-      if (wg == 0) named_sync(2);
-      continue;
-    }
-
     // s[j8 * 4 + hh * 2 + e]: row row_lo + 8 hh, key key0 + j8 * 8 + (lane % 4) * 2 + e.
     if (key0 + BC > kv_end || key0 + BC - 1 > wg_first) {
 #pragma unroll
@@ -199,8 +240,7 @@ __global__ void __launch_bounds__(THREADS, 1) paged_prefill_wgmma_k(PagedPrefill
             if (key >= kv_end || key > pos_lo + 8 * hh) s[j8 * 4 + hh * 2 + e] = -INFINITY;
           }
     }
-
-    // Online softmax with lazy rescaling (the mma.sync kernel's): s becomes P.
+    // Online softmax with lazy rescaling (the mma.sync kernel's).
     float mx[2];
     bool grow = false;
 #pragma unroll
@@ -240,9 +280,7 @@ __global__ void __launch_bounds__(THREADS, 1) paged_prefill_wgmma_k(PagedPrefill
       }
       l_r[hh] += sum;
     }
-
-    // O += P·V: k16 step kk covers keys 16 kk … 16 kk + 15 (accumulator column groups 2 kk, 2 kk + 1).
-    std::uint32_t pa[BC / 16][4];
+    // k16 step kk of P·V covers keys 16 kk … 16 kk + 15 (accumulator column groups 2 kk, 2 kk + 1).
 #pragma unroll
     for (int kk = 0; kk < BC / 16; ++kk) {
       pa[kk][0] = pack_bf16(s[(2 * kk) * 4 + 0], s[(2 * kk) * 4 + 1]);
@@ -250,16 +288,39 @@ __global__ void __launch_bounds__(THREADS, 1) paged_prefill_wgmma_k(PagedPrefill
       pa[kk][2] = pack_bf16(s[(2 * kk + 1) * 4 + 0], s[(2 * kk + 1) * 4 + 1]);
       pa[kk][3] = pack_bf16(s[(2 * kk + 1) * 4 + 2], s[(2 * kk + 1) * 4 + 3]);
     }
-    if (wg == 0) named_sync(2);  // warpgroup 0's PV after warpgroup 1's QKᵀ
-    wgmma_fence();
+  };
+  // O += P(j)·V(j) (issued, not waited for).
+  auto issue_pv = [&](int j) {
+    const std::uint32_t vt = sV + (j % STAGES) * KV_BYTES;
 #pragma unroll
     for (int kk = 0; kk < BC / 16; ++kk)
       wgmma_m64n128_rs_mn(o, pa[kk], smem_desc_sw128_mn(vt + kk * 16 * 128, V_LBO, V_SBO));
+  };
+
+  // Every tile but the last: its P·V goes to the tensor cores with the next tile's Q·Kᵀ.
+  for (int j = 0; j + 1 < n_tiles; ++j) {
+    softmax(j);
+    wait_full(j + 1);
+    if (!solo) named_sync<256>(TURN + c);
+    wgmma_fence();
+    issue_pv(j);
+    issue_qk(j + 1);
     wgmma_commit();
+    if (!solo) named_arrive<256>(TURN + 1 - c);
     wgmma_wait<0>();
     fence_regs(o);
+    fence_regs(s);
+    mbar_arrive(smem_u32(&empty[j % STAGES]));
   }
-  if (!wg_live) return;
+  // The last tile: P·V alone; consumer 1 hands no turn back after it.
+  softmax(n_tiles - 1);
+  if (!solo) named_sync<256>(TURN + c);
+  wgmma_fence();
+  issue_pv(n_tiles - 1);
+  wgmma_commit();
+  if (c == 0 && !solo) named_arrive<256>(TURN + 1);
+  wgmma_wait<0>();
+  fence_regs(o);
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     float l = l_r[hh];
@@ -271,8 +332,8 @@ __global__ void __launch_bounds__(THREADS, 1) paged_prefill_wgmma_k(PagedPrefill
     bf16* dst = a.out + (std::size_t(q0 + row) * a.heads + h) * D;
 #pragma unroll
     for (int j8 = 0; j8 < D / 8; ++j8) {
-      const int c = j8 * 8 + (lane % 4) * 2;
-      *reinterpret_cast<__nv_bfloat162*>(dst + c) =
+      const int col = j8 * 8 + (lane % 4) * 2;
+      *reinterpret_cast<__nv_bfloat162*>(dst + col) =
           __floats2bfloat162_rn(o[j8 * 4 + hh * 2] * inv, o[j8 * 4 + hh * 2 + 1] * inv);
     }
   }
