@@ -15,6 +15,7 @@ namespace {
 
 constexpr std::int64_t kQueryRows = 128;  // query rows per CTA (both prefill kernels)
 constexpr int kDecodeCtasPerSm = 2;       // the decode kernel's resident CTAs per multiprocessor
+constexpr double kTimedHeadDim = 128;     // head dimension of the timed kernels (bf16 KV)
 // Above this many CTAs the longest-first deal is replaced by its bound (average queue + longest
 // CTA): the two agree within one CTA's tiles, a small part of such a launch.
 constexpr std::size_t kExactCtas = std::size_t(1) << 16;
@@ -187,9 +188,13 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
       params_.second_group = g.walk.second, params_.group_handoff = g.walk.handoff;
     }
   }
-  for (const Pt& p : pts)
+  for (const Pt& p : pts) {
+    double keys = 0;
+    for (const auto& [q, cached] : p.p->chunks) keys += double(q + cached);
     checks_.push_back({chunk_label(p.p->chunks, p.p->heads), p.fit ? "fit" : "holdout", p.p->seconds,
-                       prefill_launch_seconds(p.p->chunks, p.p->heads)});
+                       prefill_launch_seconds(p.p->chunks, p.p->heads),
+                       keys * p.p->kv_heads * kTimedHeadDim * 2 /* K and V */ * 2 /* bf16 */});
+  }
 
   // Decode sharing: each shared batch against the same batch without sharing.
   struct Pair {

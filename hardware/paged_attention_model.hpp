@@ -8,11 +8,12 @@
 // last row's position — a chunk of q new tokens after c cached ones gives ceil(q / 128) · heads
 // CTAs, the j-th doing ceil((c + min(128 (j + 1), q)) / T) key tiles. T and the CTAs resident per
 // multiprocessor are the timed kernel's (profile: prefill_key_tile, prefill_ctas_per_sm; mma.sync
-// 64 and 2, 96 KiB of shared memory each; wgmma 128 and 1, 160 KiB). The wgmma kernel's two
-// warpgroups of 64 rows each stop at their own last row (prefill_row_groups 2): a CTA costs its
-// longest group's tiles plus g times the other's plus h tiles if the other has rows, g and h fitted
-// (g 0 … 1, h 0 … 8: the groups take turns on the tensor cores and overlap their softmax; h: they wait on
-// each other once per tile, a latency a CTA of few tiles does not hide). The launch takes
+// 64 and 2, 96 KiB of shared memory each; wgmma 128 and 1, 224 KiB). The wgmma kernel's two
+// consumer warpgroups of 64 rows (prefill_row_groups 2) take turns on the tensor cores, each
+// overlapping its softmax with the other's products; a block of at most 64 rows runs one alone. A
+// CTA costs its longest group's tiles plus g times the other's plus h tiles if the other has rows,
+// g and h fitted (g 0 … 1, h 0 … 8; h: the groups wait on each other once per tile, a latency a CTA
+// of few tiles does not hide). The launch takes
 //     t = t0 + t_tile · makespan · (1 + (s − 1) · f2)
 // where makespan is the longest queue, in tiles plus a per-CTA cost of c_cta tiles, when the CTAs
 // are dealt longest first onto 2 × SMs slots, f2 the share of multiprocessors that hold two CTAs
@@ -22,7 +23,10 @@
 // points (role "fit"); the launches of several chunks are held out. A short chunk after a long
 // cached prefix is slow for its FLOPs (32 CTAs walking 17 tiles each leave most of the GPU idle),
 // and several chunks share a launch (their CTAs fill the GPU together): neither follows from a
-// table of q = kv shapes, which is what the per-chunk price assumed.
+// table of q = kv shapes, which is what the per-chunk price assumed. Not modelled: a launch whose
+// distinct keys and values outgrow L2 (several chunks after long prefixes with many KV heads) streams
+// them from HBM at 2.3–2.8 TB/s on the H200 and is slower than its tiles (Check::kv_bytes marks
+// such launches; docs/serving.md).
 //
 // Decode: sequences that share prefix blocks (prefix caching) read each shared block from HBM
 // once; the other reads hit L2 and cost a fraction ρ of an HBM read. A batch whose distinct blocks
@@ -76,6 +80,9 @@ class PagedAttentionModel {
   struct Check {
     std::string label, role;  ///< role: "fit" or "holdout"
     double measured = 0, modelled = 0;
+    /// Prefill: distinct key and value bytes the launch reads (head dimension 128, bf16: the tables'
+    /// kernels); 0 for decode checks.
+    double kv_bytes = 0;
   };
 
   /// Fits on `s`; `sms` = the GPU's multiprocessors. Throws Error without at least 3 single-chunk

@@ -14,7 +14,10 @@ import sys
 # The paged prefill kernels' geometry (hardware/paged_attention_model.hpp): keys per tile a CTA walks
 # at a time, CTAs resident per multiprocessor, groups of query rows that skip key tiles on their own.
 # mma.sync (engine/paged_prefill_attention.cu) is the profile's default; wgmma
-# (engine/paged_prefill_wgmma.cu): two warpgroups of 64 rows, 160 KiB of shared memory.
+# (engine/paged_prefill_wgmma.cu): 128-key tiles, 224 KiB of shared memory, two consumer warpgroups
+# of 64 rows that both walk every tile their CTA loads, taking turns, and a block of at most 64 rows
+# that runs one of them alone: two row groups, the second priced as a fitted share of the first plus
+# a fitted number of tiles for the turns.
 GEOMETRY = {
     "mma": {"prefill_key_tile": 64, "prefill_ctas_per_sm": 2, "prefill_row_groups": 1},
     "wgmma": {"prefill_key_tile": 128, "prefill_ctas_per_sm": 1, "prefill_row_groups": 2},
@@ -67,7 +70,7 @@ def main():
     for key in GEOMETRY["mma"]:
         section.pop(key, None)
     if kernel != "mma":
-        section.update(GEOMETRY[kernel])
+        section.update({k: v for k, v in GEOMETRY[kernel].items() if v != GEOMETRY["mma"][k]})
     profile["serving_attention"] = section
     with open(profile_path, "w") as f:
         json.dump(profile, f, indent=1, ensure_ascii=False)
