@@ -270,7 +270,7 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
     limiter_tau_s_ = PowerLimiter::fit_time_constant(*power_, *profile_.power, &limiter_checks_).value_or(0.0);
   }
   if (profile_.serving_attention && !profile_.serving_attention->prefill.empty())
-    paged_.emplace(*profile_.serving_attention, profile_.sms);
+    paged_.emplace(*profile_.serving_attention, profile_.sms, profile_.l2_bytes);
   fleet_ = true;
   // Exact workload shapes: each pass referred to the reference clock with its format's exponent,
   // then the median (as the held-out shapes are reported).
@@ -719,7 +719,7 @@ CostEstimate CalibratedCostModel::attention_decode(const AttentionDecodeShape& s
 std::optional<CostEstimate> CalibratedCostModel::attention_prefill_launch(const AttentionPrefillLaunch& l) const {
   if (!paged_ || l.head_dim != 128 || l.dtype != Dtype::BF16 || l.chunks.empty() || l.heads <= 0) return std::nullopt;
   CostEstimate e;
-  e.seconds = std::max(paged_->prefill_launch_seconds(l.chunks, l.heads), 1e-7);
+  e.seconds = std::max(paged_->prefill_launch_seconds(l.chunks, l.heads, l.kv_heads), 1e-7);
   double flops = 0;
   for (const auto& [q, cached] : l.chunks) {
     AttentionPrefillShape p{1, q, q + cached, l.heads, l.kv_heads, l.head_dim, true, l.dtype};

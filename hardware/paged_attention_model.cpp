@@ -121,7 +121,7 @@ double cta_makespan(std::vector<double> tiles, double per_cta, int slots) {
   return span;
 }
 
-PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int sms) {
+PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int sms, double l2_bytes) {
   if (sms <= 0) throw Error("serving_attention: the profile's device has no multiprocessor count");
   if (s.prefill_key_tile <= 0 || s.prefill_ctas_per_sm <= 0 || s.prefill_row_groups <= 0 ||
       kQueryRows % s.prefill_row_groups != 0)
@@ -132,6 +132,7 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
   params_.ctas_per_sm = s.prefill_ctas_per_sm;
   params_.row_groups = s.prefill_row_groups;
   params_.sms = sms;
+  params_.l2_bytes = std::max(0.0, l2_bytes);
   params_.slots = params_.ctas_per_sm * sms;
   struct Pt {
     const Profile::ServingAttention::Prefill* p;
@@ -188,13 +189,6 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
       params_.second_group = g.walk.second, params_.group_handoff = g.walk.handoff;
     }
   }
-  for (const Pt& p : pts) {
-    double keys = 0;
-    for (const auto& [q, cached] : p.p->chunks) keys += double(q + cached);
-    checks_.push_back({chunk_label(p.p->chunks, p.p->heads), p.fit ? "fit" : "holdout", p.p->seconds,
-                       prefill_launch_seconds(p.p->chunks, p.p->heads),
-                       keys * p.p->kv_heads * kTimedHeadDim * 2 /* K and V */ * 2 /* bf16 */});
-  }
 
   // Decode sharing: each shared batch against the same batch without sharing.
   struct Pair {
@@ -239,6 +233,14 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
     grids_.push_back(std::move(g));
   }
   fit_partial_tiles(s.decode_tile_tokens, unshared);
+  // The prefill checks, with the streaming floor from the decode grids just built.
+  for (const Pt& p : pts) {
+    double keys = 0;
+    for (const auto& [q, cached] : p.p->chunks) keys += double(q + cached);
+    checks_.push_back({chunk_label(p.p->chunks, p.p->heads), p.fit ? "fit" : "holdout", p.p->seconds,
+                       prefill_launch_seconds(p.p->chunks, p.p->heads, p.p->kv_heads),
+                       keys * p.p->kv_heads * kTimedHeadDim * 2 /* K and V */ * 2 /* bf16 */});
+  }
   double num = 0, den = 0;
   for (const Pair& p : pairs)
     if (p.fit) num += (p.r - p.u) * (1 - p.u), den += (1 - p.u) * (1 - p.u);
@@ -337,13 +339,24 @@ std::optional<double> PagedAttentionModel::decode_seconds(double batch, double c
 }
 
 double PagedAttentionModel::prefill_launch_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks,
-                                                   std::int64_t heads) const {
+                                                   std::int64_t heads, std::int64_t kv_heads) const {
   if (chunks.empty() || heads <= 0) return 0;
   double ctas = 0;
   const double span = launch_makespan(
       chunks, heads, params_.c_cta, params_.slots,
       Walk{params_.key_tile, params_.row_groups, params_.second_group, params_.group_handoff}, &ctas);
-  return params_.t0 + params_.t_tile * span * occupancy_factor(ctas, params_.shared_slowdown);
+  const double tiles = params_.t0 + params_.t_tile * span * occupancy_factor(ctas, params_.shared_slowdown);
+  return std::max(tiles, kv_stream_seconds(chunks, heads, kv_heads));
+}
+
+double PagedAttentionModel::kv_stream_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks,
+                                              std::int64_t heads, std::int64_t kv_heads) const {
+  if (kv_heads <= 0 || chunks.empty() || !(params_.l2_bytes > 0)) return 0;
+  double keys = 0;
+  for (const auto& [q, cached] : chunks) keys += double(q + cached);
+  if (keys * double(kv_heads) * kTimedHeadDim * 2 * 2 <= params_.l2_bytes) return 0;
+  const double n = double(chunks.size());
+  return decode_seconds(n, keys / n, heads, kv_heads).value_or(0.0);
 }
 
 double PagedAttentionModel::occupancy_factor(double ctas, double shared) const {

@@ -23,10 +23,14 @@
 // points (role "fit"); the launches of several chunks are held out. A short chunk after a long
 // cached prefix is slow for its FLOPs (32 CTAs walking 17 tiles each leave most of the GPU idle),
 // and several chunks share a launch (their CTAs fill the GPU together): neither follows from a
-// table of q = kv shapes, which is what the per-chunk price assumed. Not modelled: a launch whose
-// distinct keys and values outgrow L2 (several chunks after long prefixes with many KV heads) streams
-// them from HBM at 2.3–2.8 TB/s on the H200 and is slower than its tiles (Check::kv_bytes marks
-// such launches; docs/serving.md).
+// table of q = kv shapes, which is what the per-chunk price assumed. A launch whose distinct keys
+// and values outgrow L2 (several chunks after long prefixes with many KV heads) streams them from
+// HBM and can take longer than its tiles: such a launch takes no less than the engine's decode
+// kernel, timed with its KV in HBM (the decode grid below), takes to read the same keys — one
+// sequence per chunk at the chunks' mean length (kv_stream_seconds; a floor from calibration,
+// nothing fitted). Within L2 the decode grid's small batches are the decode kernel's latency, not a
+// stream, and the floor does not apply.
+// Check::kv_bytes marks the launches that outgrow L2.
 //
 // Decode: sequences that share prefix blocks (prefix caching) read each shared block from HBM
 // once; the other reads hit L2 and cost a fraction ρ of an HBM read. A batch whose distinct blocks
@@ -62,6 +66,7 @@ class PagedAttentionModel {
     /// tensor cores and load pipes).
     double shared_slowdown = 1;
     int sms = 0;          ///< the GPU's multiprocessors
+    double l2_bytes = 0;  ///< the GPU's L2 (0: no streaming floor)
     int slots = 0;        ///< resident prefill CTAs (ctas_per_sm × SMs)
     int key_tile = 64;    ///< keys per CTA tile of the timed prefill kernel
     int ctas_per_sm = 2;  ///< its CTAs resident per multiprocessor
@@ -85,12 +90,21 @@ class PagedAttentionModel {
     double kv_bytes = 0;
   };
 
-  /// Fits on `s`; `sms` = the GPU's multiprocessors. Throws Error without at least 3 single-chunk
-  /// prefill points.
-  PagedAttentionModel(const Profile::ServingAttention& s, int sms);
+  /// Fits on `s`; `sms` = the GPU's multiprocessors, `l2_bytes` its L2 (0: no streaming floor).
+  /// Throws Error without at least 3 single-chunk prefill points.
+  PagedAttentionModel(const Profile::ServingAttention& s, int sms, double l2_bytes = 0);
 
-  /// One launch over `chunks` ({new tokens, cached tokens}) with `heads` query heads (this GPU's).
-  double prefill_launch_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads) const;
+  /// One launch over `chunks` ({new tokens, cached tokens}) with `heads` query heads (this GPU's)
+  /// and `kv_heads` KV heads (0: no streaming floor): the tile model, and no less than
+  /// kv_stream_seconds.
+  double prefill_launch_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads,
+                                std::int64_t kv_heads = 0) const;
+  /// The floor of a launch whose distinct keys and values (head dimension 128, bf16) outgrow L2, so
+  /// that it streams them from HBM: what the engine's decode kernel, timed with its KV in HBM, takes
+  /// to read the same keys (one sequence per chunk at the chunks' mean length); 0 for a launch
+  /// within L2 (its reads are latency, which the tile model prices) and outside the decode grids.
+  double kv_stream_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t heads,
+                           std::int64_t kv_heads) const;
   /// Seconds of the engine's decode kernel for `batch` sequences of `context` tokens each (no
   /// sharing), interpolated in log space over the measured batch × context grid of the same heads
   /// and KV heads (or of the same query heads per KV head, else of the nearest group size up to 8

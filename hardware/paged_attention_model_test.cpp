@@ -48,9 +48,10 @@ TEST(PagedAttention, FitOnSingleChunksPredictsMultiChunkLaunches) {
   EXPECT_GE(p.t0, 0);
   EXPECT_LT(m->max_error("prefill", "fit"), 0.20);
   // Held-out launches whose distinct keys and values fit in L2: within 25%. The others stream them
-  // from HBM, which the tile model does not see (4 chunks of 1,088 tokens × 32 KV heads, LLaMA-2-7B,
-  // are 71 MB against 50 MB of L2: −39%; the same launch with 8 KV heads within 15%): reported, and
-  // bounded only so far that a change to the model cannot make them worse unnoticed.
+  // from HBM (4 chunks of 1,088 tokens × 32 KV heads, LLaMA-2-7B, are 71 MB against 50 MB of L2):
+  // priced no lower than the decode kernel reads the same keys — 4 × 64 @ 1,024 −39% by the tiles
+  // alone, +8% with that floor; where a launch is both (chunks of 150 rows) the larger of the two
+  // still leaves it up to 27% fast.
   const double l2 = h200().profile().l2_bytes;
   ASSERT_GT(l2, 0);
   double in_l2 = 0, beyond_l2 = 0;
@@ -67,7 +68,11 @@ TEST(PagedAttention, FitOnSingleChunksPredictsMultiChunkLaunches) {
               100 * in_l2, n_beyond, 100 * beyond_l2);
   EXPECT_GE(n_in, 8);
   EXPECT_LT(in_l2, 0.25);
-  EXPECT_LT(beyond_l2, 0.45);
+  EXPECT_LT(beyond_l2, 0.30);
+  // The floor binds only beyond L2: the 4 × 64 @ 1,024 launch of LLaMA-2-7B (71 MB) is priced at
+  // least as the decode kernel reads four 1,088-token sequences.
+  EXPECT_GT(m->kv_stream_seconds({{64, 1024}, {64, 1024}, {64, 1024}, {64, 1024}}, 32, 32), 0);
+  EXPECT_EQ(m->kv_stream_seconds({{64, 1024}, {64, 1024}, {64, 1024}, {64, 1024}}, 32, 8), 0);
   EXPECT_EQ(m->params().key_tile, 128) << "the embedded profile times the wgmma prefill kernel";
   EXPECT_EQ(m->params().row_groups, 2);
   EXPECT_LT(m->max_error("decode", "holdout"), 0.15);

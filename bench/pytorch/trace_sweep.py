@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Measured step times of one model (plain llama-0.4b, AMP bf16) at other micro-batches, sequence
-lengths and checkpointing than its traced configuration (mb 4, seq 2048, no checkpointing), with
-the corpus's own step (bench/pytorch/llama_corpus.py measure()): the data `infraplan calibrate
---from-trace` is checked against. Each configuration runs in this one process, as in the corpus.
+"""Measured step times of one model at other micro-batches, sequence lengths and checkpointing than
+its traced configuration, with the corpus's own step (bench/pytorch/llama_corpus.py measure()): the
+data `infraplan calibrate --from-trace` is checked against. Each configuration runs in this one
+process, as in the corpus. Defaults: plain llama-0.4b, AMP bf16, traced at mb 4, seq 2048, no
+checkpointing (CONFIGS); --configs MB:SEQ[:ckpt],... gives another list, its first entry the
+traced one.
 
-    python3 bench/pytorch/llama04b_sweep.py --out OUT.json [--budget-s 75] [--trace-dir DIR]
+    python3 bench/pytorch/trace_sweep.py --out OUT.json [--model NAME] [--precision amp|pure]
+        [--configs 2:2048,1:2048,2:2048:ckpt,...] [--budget-s 75] [--trace-dir DIR]
 
 With --trace-dir, the first (traced) configuration also writes its torch.profiler trace there
 (llama_corpus.py's trace: record_shapes, one step after one warm-up step, gzip'd), so that the
@@ -35,19 +38,31 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--trace-dir", default="", help="also write a profiler trace of the first configuration")
+    ap.add_argument("--model", default="llama-0.4b", choices=sorted(llama_corpus.MODELS))
+    ap.add_argument("--precision", default="amp", choices=["amp", "pure"])
+    ap.add_argument("--configs", default="", help="MB:SEQ[:ckpt],... (the first one traced); default CONFIGS")
     args = ap.parse_args()
-    out = {"what": "plain llama-0.4b AMP bf16 steps at other micro-batches, sequence lengths and checkpointing "
+    configs = CONFIGS
+    if args.configs:
+        configs = []
+        for item in args.configs.split(","):
+            f = item.split(":")
+            if len(f) not in (2, 3) or (len(f) == 3 and f[2] != "ckpt"):
+                sys.exit(f"--configs: '{item}' is not MB:SEQ or MB:SEQ:ckpt")
+            configs.append((int(f[0]), int(f[1]), len(f) == 3))
+    label = "AMP bf16" if args.precision == "amp" else "pure bf16"
+    out = {"what": f"plain {args.model} {label} steps at other micro-batches, sequence lengths and checkpointing "
                    "(bench/pytorch/llama_corpus.py measure())",
            "command": "python3 bench/pytorch/llama04b_sweep.py " + " ".join(sys.argv[1:]),
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "gpu": torch.cuda.get_device_name(0), "torch_version": torch.__version__, "configs": []}
     t0 = time.time()
-    for mb, seq, ckpt in CONFIGS:
+    for mb, seq, ckpt in configs:
         if time.time() - t0 > args.budget_s:
             print("budget reached", flush=True)
             break
         first = not out["configs"]
-        cfg = ("plain", "llama-0.4b", "amp", ckpt, mb, seq, "validation", bool(args.trace_dir) and first)
+        cfg = ("plain", args.model, args.precision, ckpt, mb, seq, "validation", bool(args.trace_dir) and first)
         try:
             r = llama_corpus.measure(cfg, args, args.trace_dir if first else "")
         except torch.cuda.OutOfMemoryError:
