@@ -13,53 +13,14 @@
 #include <filesystem>
 #include <map>
 
+#include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/clocked_cost_model.hpp"
-#include "common/error.hpp"
+#include "simulator/corpus_row_test_support.hpp"
 #include "simulator/training_sim.hpp"
 
 namespace infraplan::sim::train {
 namespace {
-
-/// The model a corpus row measured.
-model::ModelSpec llama_of(const Json& row) {
-  const auto& d = row.at("dims");
-  model::ModelSpec m;
-  m.name = row.at("model").get<std::string>();
-  m.hidden = d.at("hidden").get<std::int64_t>();
-  m.layers = d.at("layers").get<std::int64_t>();
-  m.heads = d.at("heads").get<std::int64_t>();
-  m.kv_heads = d.at("kv_heads").get<std::int64_t>();
-  m.head_dim = m.hidden / m.heads;
-  m.ffn_hidden = d.at("ffn").get<std::int64_t>();
-  m.vocab = d.at("vocab").get<std::int64_t>();
-  m.tied_embeddings = d.at("tied_embeddings").get<bool>();
-  m.qkv_bias = d.at("qkv_bias").get<bool>();
-  m.max_seq = std::max<std::int64_t>(4096, row.at("seq_len").get<std::int64_t>());
-  m.validate();
-  return m;
-}
-
-strat::Framework framework_of_impl(const std::string& impl) {
-  if (impl == "hf") return strat::Framework::Transformers;
-  if (impl == "compile") return strat::Framework::TorchCompile;
-  return strat::Framework::PytorchEager;
-}
-
-/// The one-GPU step a corpus row measured, resolved on `c`.
-strat::TrainingConfig config_of(const Json& row, const model::ModelSpec& m, const hw::Cluster& c) {
-  strat::TrainingConfig t;
-  t.seq_len = row.at("seq_len").get<std::int64_t>();
-  t.micro_batch = row.at("micro_batch").get<std::int64_t>();
-  t.global_batch = t.micro_batch;
-  t.precision = row.at("precision").get<std::string>() == "amp-bf16" ? strat::Precision::AmpBF16
-                                                                     : strat::Precision::BF16Pure;
-  t.framework = framework_of_impl(row.at("impl").get<std::string>());
-  t.recompute = row.at("checkpointing").get<std::string>() == "none" ? model::Recompute::None
-                                                                     : model::Recompute::Full;
-  strat::resolve_training(t, m, c);
-  return t;
-}
 
 struct Split {
   double step = 0, memory = 0, step_max = 0, memory_max = 0;

@@ -1,0 +1,54 @@
+#pragma once
+// A measured LLaMA-architecture training step as bench/pytorch/llama_corpus.py measure() writes it
+// (the corpus, docs/data/h200_llama_corpus.json, and the sweeps of bench/pytorch/trace_sweep.py):
+// the model it built and the one-GPU step it ran, for the tests that predict such rows.
+#include <algorithm>
+#include <string>
+
+#include "common/json_util.hpp"
+#include "simulator/training_sim.hpp"
+
+namespace infraplan::sim::train {
+
+/// The model a row measured (its "dims").
+inline model::ModelSpec llama_of(const Json& row) {
+  const auto& d = row.at("dims");
+  model::ModelSpec m;
+  m.name = row.at("model").get<std::string>();
+  m.hidden = d.at("hidden").get<std::int64_t>();
+  m.layers = d.at("layers").get<std::int64_t>();
+  m.heads = d.at("heads").get<std::int64_t>();
+  m.kv_heads = d.at("kv_heads").get<std::int64_t>();
+  m.head_dim = m.hidden / m.heads;
+  m.ffn_hidden = d.at("ffn").get<std::int64_t>();
+  m.vocab = d.at("vocab").get<std::int64_t>();
+  m.tied_embeddings = d.at("tied_embeddings").get<bool>();
+  m.qkv_bias = d.at("qkv_bias").get<bool>();
+  m.max_seq = std::max<std::int64_t>(4096, row.at("seq_len").get<std::int64_t>());
+  m.validate();
+  return m;
+}
+
+/// The framework of the row's implementation ("plain", "hf", "compile").
+inline strat::Framework framework_of_impl(const std::string& impl) {
+  if (impl == "hf") return strat::Framework::Transformers;
+  if (impl == "compile") return strat::Framework::TorchCompile;
+  return strat::Framework::PytorchEager;
+}
+
+/// The one-GPU step a row measured, resolved on `c`.
+inline strat::TrainingConfig config_of(const Json& row, const model::ModelSpec& m, const hw::Cluster& c) {
+  strat::TrainingConfig t;
+  t.seq_len = row.at("seq_len").get<std::int64_t>();
+  t.micro_batch = row.at("micro_batch").get<std::int64_t>();
+  t.global_batch = t.micro_batch;
+  t.precision = row.at("precision").get<std::string>() == "amp-bf16" ? strat::Precision::AmpBF16
+                                                                     : strat::Precision::BF16Pure;
+  t.framework = framework_of_impl(row.at("impl").get<std::string>());
+  t.recompute =
+      row.at("checkpointing").get<std::string>() == "none" ? model::Recompute::None : model::Recompute::Full;
+  strat::resolve_training(t, m, c);
+  return t;
+}
+
+}  // namespace infraplan::sim::train
