@@ -5,7 +5,12 @@
 // first and is not among the predicted ones. Nothing is fitted to the measured steps.
 //   - plain PyTorch LLaMA-architecture 0.4B, AMP bf16, traced at micro-batch 4, sequence 2048
 //     (docs/data/h200_trace_llama-0.4b_amp_mb4_s2048.json.gz; sweep docs/data/h200_llama04b_sweep.json,
-//     another machine start than the trace): small steps, bound by the host.
+//     another machine start than the trace): small steps, bound by the host; the same with trace
+//     and sweep from one later start (docs/data/h200_trace_llama-0.4b_amp_mb4_s2048_start2.json.gz,
+//     h200_llama04b_sweep_start2.json);
+//   - plain PyTorch LLaMA-3.2-3B-shaped, pure bf16, traced at micro-batch 2, sequence 2048, trace and
+//     sweep from one start (docs/data/h200_trace_llama3.2-3b_pure_mb2_s2048.json.gz,
+//     h200_llama32_3b_sweep.json): bound by the GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,6 +105,28 @@ TEST(TraceValidation, OneTracePredictsOtherConfigurations) {
   // target is six; the bound keeps today's count so that a regression shows.
   EXPECT_GE(r.within, 5);
   EXPECT_LT(r.mean, 0.13);
+}
+
+TEST(TraceValidation, OneTraceOfALargerModelPredictsOtherConfigurations) {
+  const SweepResult r = predict_sweep(kData + "h200_trace_llama3.2-3b_pure_mb2_s2048.json.gz",
+                                      kData + "h200_llama32_3b_sweep.json");
+  ASSERT_GE(r.rows.size(), 6u);
+  // A GPU-bound model (2026-12-03, trace and sweep from one machine start): 11 of 11 within 10%,
+  // mean 3.8%. The target is six.
+  EXPECT_GE(r.within, 6);
+  EXPECT_LT(r.mean, 0.10);
+}
+
+TEST(TraceValidation, TraceAndSweepOfOneMachineStart) {
+  const SweepResult r = predict_sweep(kData + "h200_trace_llama-0.4b_amp_mb4_s2048_start2.json.gz",
+                                      kData + "h200_llama04b_sweep_start2.json");
+  ASSERT_GE(r.rows.size(), 6u);
+  // The same host-bound model with its trace from the sweep's own machine start (2026-12-03): 4 of 11
+  // within 10%, mean 14.7%. That start's host was erratic (steps of one configuration 76–127 ms),
+  // which neither the trace (the profiler slows the host) nor the profile's host costs carry. The
+  // bound keeps today's result so that a regression shows.
+  EXPECT_GE(r.within, 4);
+  EXPECT_LT(r.mean, 0.16);
 }
 
 }  // namespace

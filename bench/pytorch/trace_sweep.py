@@ -53,7 +53,7 @@ def main():
     label = "AMP bf16" if args.precision == "amp" else "pure bf16"
     out = {"what": f"plain {args.model} {label} steps at other micro-batches, sequence lengths and checkpointing "
                    "(bench/pytorch/llama_corpus.py measure())",
-           "command": "python3 bench/pytorch/llama04b_sweep.py " + " ".join(sys.argv[1:]),
+           "command": "python3 bench/pytorch/trace_sweep.py " + " ".join(sys.argv[1:]),
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "gpu": torch.cuda.get_device_name(0), "torch_version": torch.__version__, "configs": []}
     t0 = time.time()
