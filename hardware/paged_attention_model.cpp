@@ -83,6 +83,14 @@ double launch_makespan(const std::vector<std::array<std::int64_t, 2>>& chunks, s
   return total / slots + longest;
 }
 
+/// Distinct key and value bytes a launch reads: every chunk's keys (new and cached), K and V, bf16
+/// at the timed head dimension.
+double launch_kv_bytes(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t kv_heads) {
+  double keys = 0;
+  for (const auto& [q, cached] : chunks) keys += double(q + cached);
+  return keys * double(kv_heads) * kTimedHeadDim * 2 /* K and V */ * 2 /* bf16 */;
+}
+
 std::string chunk_label(const std::vector<std::array<std::int64_t, 2>>& chunks, int heads) {
   std::ostringstream o;
   o << "prefill h" << heads << " ";
@@ -234,13 +242,10 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
   }
   fit_partial_tiles(s.decode_tile_tokens, unshared);
   // The prefill checks, with the streaming floor from the decode grids just built.
-  for (const Pt& p : pts) {
-    double keys = 0;
-    for (const auto& [q, cached] : p.p->chunks) keys += double(q + cached);
+  for (const Pt& p : pts)
     checks_.push_back({chunk_label(p.p->chunks, p.p->heads), p.fit ? "fit" : "holdout", p.p->seconds,
                        prefill_launch_seconds(p.p->chunks, p.p->heads, p.p->kv_heads),
-                       keys * p.p->kv_heads * kTimedHeadDim * 2 /* K and V */ * 2 /* bf16 */});
-  }
+                       launch_kv_bytes(p.p->chunks, p.p->kv_heads)});
   double num = 0, den = 0;
   for (const Pair& p : pairs)
     if (p.fit) num += (p.r - p.u) * (1 - p.u), den += (1 - p.u) * (1 - p.u);
@@ -352,9 +357,9 @@ double PagedAttentionModel::prefill_launch_seconds(const std::vector<std::array<
 double PagedAttentionModel::kv_stream_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks,
                                               std::int64_t heads, std::int64_t kv_heads) const {
   if (kv_heads <= 0 || chunks.empty() || !(params_.l2_bytes > 0)) return 0;
+  if (launch_kv_bytes(chunks, kv_heads) <= params_.l2_bytes) return 0;
   double keys = 0;
   for (const auto& [q, cached] : chunks) keys += double(q + cached);
-  if (keys * double(kv_heads) * kTimedHeadDim * 2 * 2 <= params_.l2_bytes) return 0;
   const double n = double(chunks.size());
   return decode_seconds(n, keys / n, heads, kv_heads).value_or(0.0);
 }
