@@ -47,8 +47,9 @@ def main():
         configs = []
         for item in args.configs.split(","):
             f = item.split(":")
-            if len(f) not in (2, 3) or (len(f) == 3 and f[2] != "ckpt"):
-                sys.exit(f"--configs: '{item}' is not MB:SEQ or MB:SEQ:ckpt")
+            if (len(f) not in (2, 3) or (len(f) == 3 and f[2] != "ckpt") or not f[0].isdigit() or not f[1].isdigit()
+                    or int(f[0]) < 1 or int(f[1]) < 1):
+                sys.exit(f"--configs: '{item}' is not MB:SEQ or MB:SEQ:ckpt with positive integers")
             configs.append((int(f[0]), int(f[1]), len(f) == 3))
     label = "AMP bf16" if args.precision == "amp" else "pure bf16"
     out = {"what": f"plain {args.model} {label} steps at other micro-batches, sequence lengths and checkpointing "
