@@ -10,7 +10,10 @@
 //     h200_llama04b_sweep_start2.json);
 //   - plain PyTorch LLaMA-3.2-3B-shaped, pure bf16, traced at micro-batch 2, sequence 2048, trace and
 //     sweep from one start (docs/data/h200_trace_llama3.2-3b_pure_mb2_s2048.json.gz,
-//     h200_llama32_3b_sweep.json): bound by the GPU.
+//     h200_llama32_3b_sweep.json): bound by the GPU;
+//   - plain PyTorch LLaMA-2-7B-shaped, pure bf16, traced at micro-batch 1, sequence 2048, trace and
+//     sweep from one start (docs/data/h200_trace_llama2-7b_pure_mb1_s2048.json.gz,
+//     h200_llama2_7b_sweep.json): bound by the GPU, at the 700 W power cap.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -116,6 +119,12 @@ TEST(TraceValidation, OneTracePredictsOtherConfigurations) {
 // mean 3.8%. The target is six.
 TEST(TraceValidation, OneTraceOfALargerModelPredictsOtherConfigurations) {
   expect_sweep("h200_trace_llama3.2-3b_pure_mb2_s2048.json.gz", "h200_llama32_3b_sweep.json", 6, 0.10);
+}
+
+// A 7B model whose steps run at the power cap (2026-12-03, trace and sweep from one machine start,
+// nvidia-smi beside it: docs/data/h200_llama2_7b_sweep_smi.csv).
+TEST(TraceValidation, OneTraceOfA7bModelPredictsOtherConfigurations) {
+  expect_sweep("h200_trace_llama2-7b_pure_mb1_s2048.json.gz", "h200_llama2_7b_sweep.json", 6, 0.10);
 }
 
 // The same host-bound model with its trace from the sweep's own machine start (2026-12-03): 4 of 11
