@@ -83,11 +83,16 @@ double launch_makespan(const std::vector<std::array<std::int64_t, 2>>& chunks, s
   return total / slots + longest;
 }
 
-/// Distinct key and value bytes a launch reads: every chunk's keys (new and cached), K and V, bf16
-/// at the timed head dimension.
-double launch_kv_bytes(const std::vector<std::array<std::int64_t, 2>>& chunks, std::int64_t kv_heads) {
+/// Keys a launch's chunks attend to, new and cached, summed over the chunks.
+double launch_keys(const std::vector<std::array<std::int64_t, 2>>& chunks) {
   double keys = 0;
   for (const auto& [q, cached] : chunks) keys += double(q + cached);
+  return keys;
+}
+
+/// Distinct key and value bytes a launch reads: every chunk's keys, K and V, bf16 at the timed
+/// head dimension.
+double launch_kv_bytes(double keys, std::int64_t kv_heads) {
   return keys * double(kv_heads) * kTimedHeadDim * 2 /* K and V */ * 2 /* bf16 */;
 }
 
@@ -245,7 +250,7 @@ PagedAttentionModel::PagedAttentionModel(const Profile::ServingAttention& s, int
   for (const Pt& p : pts)
     checks_.push_back({chunk_label(p.p->chunks, p.p->heads), p.fit ? "fit" : "holdout", p.p->seconds,
                        prefill_launch_seconds(p.p->chunks, p.p->heads, p.p->kv_heads),
-                       launch_kv_bytes(p.p->chunks, p.p->kv_heads)});
+                       launch_kv_bytes(launch_keys(p.p->chunks), p.p->kv_heads)});
   double num = 0, den = 0;
   for (const Pair& p : pairs)
     if (p.fit) num += (p.r - p.u) * (1 - p.u), den += (1 - p.u) * (1 - p.u);
@@ -357,9 +362,8 @@ double PagedAttentionModel::prefill_launch_seconds(const std::vector<std::array<
 double PagedAttentionModel::kv_stream_seconds(const std::vector<std::array<std::int64_t, 2>>& chunks,
                                               std::int64_t heads, std::int64_t kv_heads) const {
   if (kv_heads <= 0 || chunks.empty() || !(params_.l2_bytes > 0)) return 0;
-  if (launch_kv_bytes(chunks, kv_heads) <= params_.l2_bytes) return 0;
-  double keys = 0;
-  for (const auto& [q, cached] : chunks) keys += double(q + cached);
+  const double keys = launch_keys(chunks);
+  if (launch_kv_bytes(keys, kv_heads) <= params_.l2_bytes) return 0;
   const double n = double(chunks.size());
   return decode_seconds(n, keys / n, heads, kv_heads).value_or(0.0);
 }
