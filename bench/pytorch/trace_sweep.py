@@ -6,8 +6,13 @@ process, as in the corpus. Defaults: plain llama-0.4b, AMP bf16, traced at mb 4,
 checkpointing (CONFIGS); --configs MB:SEQ[:ckpt],... gives another list, its first entry the
 traced one.
 
-    python3 bench/pytorch/trace_sweep.py --out OUT.json [--model NAME] [--precision amp|pure]
-        [--configs 2:2048,1:2048,2:2048:ckpt,...] [--budget-s 75] [--trace-dir DIR]
+    python3 bench/pytorch/trace_sweep.py --out OUT.json [--model NAME | --dims H,L,HEADS,KV,FFN,VOCAB]
+        [--impl plain|compile|hf] [--precision amp|pure] [--configs 2:2048,1:2048,2:2048:ckpt,...]
+        [--budget-s 75] [--trace-dir DIR]
+
+--dims builds a model of those dimensions (untied embeddings, no QKV bias) named "custom", for
+calibration runs on shapes outside the corpus. Under --impl compile every configuration compiles
+afresh (torch._dynamo.reset() before it): static shapes, as a job that trains one shape.
 
 With --trace-dir, the first (traced) configuration also writes its torch.profiler trace there
 (llama_corpus.py's trace: record_shapes, one step after one warm-up step, gzip'd), so that the
@@ -41,7 +46,18 @@ def main():
     ap.add_argument("--model", default="llama-0.4b", choices=sorted(llama_corpus.MODELS))
     ap.add_argument("--precision", default="amp", choices=["amp", "pure"])
     ap.add_argument("--configs", default="", help="MB:SEQ[:ckpt],... (the first one traced); default CONFIGS")
+    ap.add_argument("--impl", default="plain", choices=["plain", "compile", "hf"])
+    ap.add_argument("--dims", default="", help="H,LAYERS,HEADS,KV_HEADS,FFN,VOCAB of a model outside the corpus")
     args = ap.parse_args()
+    if args.dims:
+        f = args.dims.split(",")
+        if len(f) != 6 or not all(x.isdigit() and int(x) > 0 for x in f):
+            sys.exit(f"--dims: '{args.dims}' is not six positive integers H,LAYERS,HEADS,KV_HEADS,FFN,VOCAB")
+        h, layers, heads, kv, ffn, vocab = (int(x) for x in f)
+        if h % heads or heads % kv or (h // heads) % 2:
+            sys.exit("--dims: HEADS must divide H into an even head width, and KV_HEADS must divide HEADS")
+        llama_corpus.MODELS["custom"] = (h, layers, heads, kv, ffn, vocab, False, False)
+        args.model = "custom"
     configs = CONFIGS
     if args.configs:
         configs = []
@@ -52,18 +68,22 @@ def main():
                 sys.exit(f"--configs: '{item}' is not MB:SEQ or MB:SEQ:ckpt with positive integers")
             configs.append((int(f[0]), int(f[1]), len(f) == 3))
     label = "AMP bf16" if args.precision == "amp" else "pure bf16"
-    out = {"what": f"plain {args.model} {label} steps at other micro-batches, sequence lengths and checkpointing "
+    out = {"what": f"{args.impl} {args.model} {label} steps at other micro-batches, sequence lengths and checkpointing "
                    "(bench/pytorch/llama_corpus.py measure())",
            "command": "python3 bench/pytorch/trace_sweep.py " + " ".join(sys.argv[1:]),
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "gpu": torch.cuda.get_device_name(0), "torch_version": torch.__version__, "configs": []}
+    if args.dims:
+        out["dims"] = args.dims
     t0 = time.time()
     for mb, seq, ckpt in configs:
         if time.time() - t0 > args.budget_s:
             print("budget reached", flush=True)
             break
         first = not out["configs"]
-        cfg = ("plain", args.model, args.precision, ckpt, mb, seq, "validation", bool(args.trace_dir) and first)
+        if args.impl == "compile":
+            torch._dynamo.reset()
+        cfg = (args.impl, args.model, args.precision, ckpt, mb, seq, "validation", bool(args.trace_dir) and first)
         try:
             r = llama_corpus.measure(cfg, args, args.trace_dir if first else "")
         except torch.cuda.OutOfMemoryError:
