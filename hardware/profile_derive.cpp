@@ -156,9 +156,13 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
     scale_nested(tables["attention_decode"]["seconds"], bw_ratio, scale_nested);
   // The framework's eager kernels (casts, norms, elementwise) are memory-bound GPU work: scaled like
   // the memory table; its host costs stay as measured.
-  if (out.contains("framework") && out["framework"].contains("elementwise"))
-    for (auto& op : out["framework"]["elementwise"]["ops"])
-      scale_nested(op["seconds"], bw_ratio, scale_nested);
+  // Compiled rotary positions (compiled_rope_*) recompute their angles per element: fp32
+  // arithmetic on the SMs, scaled by the fp32 peaks instead.
+  if (out.contains("framework") && out["framework"].contains("elementwise")) {
+    const double fp32_ratio = peak_or_throw(from, Dtype::FP32) / peak_or_throw(to, Dtype::FP32);
+    for (auto& [name, op] : out["framework"]["elementwise"]["ops"].items())
+      scale_nested(op["seconds"], name.rfind("compiled_rope_", 0) == 0 ? fp32_ratio : bw_ratio, scale_nested);
+  }
   // torch's fused AdamW streams parameters, gradients and states: memory-bound GPU work too.
   if (out.contains("framework") && out["framework"].contains("fused_adamw"))
     for (auto& [dtype, pts] : out["framework"]["fused_adamw"].items())

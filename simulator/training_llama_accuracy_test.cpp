@@ -71,8 +71,51 @@ TEST(TrainingAccuracy, LlamaCorpusOnH200) {
   // machine-to-machine spread of host-bound steps (up to 16% between two machine starts).
   EXPECT_LT(v.step / v.n, 0.08);
   EXPECT_LT(v.memory / v.n, 0.06);
+  // torch.compile with the compiled RoPE rows and the compiled block's host cost (2026-12-03):
+  // 4.4% mean, 6.1% max over its validation rows (10.6% / 12.5% before).
+  const Split& vc = by["validation/torch-compile"];
+  ASSERT_GE(vc.n, 3);
+  EXPECT_LT(vc.step / vc.n, 0.08);
   EXPECT_LT(v.step_max, 0.25);
   EXPECT_LT(v.memory_max, 0.25);
+}
+
+// torch.compile steps measured on another machine start than the calibration (2026-12-03 10:41,
+// bench/pytorch/trace_sweep.py --impl compile; docs/data/h200_compile_llama04b_sweep.json and a
+// calibration-shaped model, h200_compile_custom_sweep.json). Steps whose host time stayed below
+// 90% of the step are the GPU's and must be within 10%; host-bound ones follow the host's pace
+// that day (it drifted by 50% within the run: docs/accuracy.md) and are printed only.
+TEST(TrainingAccuracy, CompiledStepsOfAnotherMachineStart) {
+  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
+  c.gpus_per_node = 1;
+  coll::CommModel comm(c);
+  auto cost = hw::make_calibrated_cost_model(c.gpu.name);
+  int gpu_bound = 0;
+  for (const char* f :
+       {"/docs/data/h200_compile_llama04b_sweep.json", "/docs/data/h200_compile_custom_sweep.json"}) {
+    const std::string path = std::string(INFRAPLAN_SOURCE_DIR) + f;
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+    const Json data = read_json_file(path);
+    for (const auto& row : data.at("configs")) {
+      if (!row.contains("step_seconds_median")) continue;
+      const model::ModelSpec m = llama_of(row);
+      const strat::TrainingConfig t = config_of(row, m, c);
+      ASSERT_EQ(t.framework, strat::Framework::TorchCompile);
+      const double meas = row.at("step_seconds_median").get<double>();
+      const double host = row.at("host_seconds_median").get<double>();
+      const double err = simulate_training(m, c, t, *cost, comm).iteration_time_s / meas - 1;
+      const bool bound = host < 0.9 * meas;
+      std::printf("%s %s mb %lld seq %lld: measured %.1f ms (host %.1f ms, %s), error %+.1f%%\n",
+                  m.name.c_str(), strat::precision_name(t.precision), (long long)t.micro_batch,
+                  (long long)t.seq_len, 1e3 * meas, 1e3 * host, bound ? "GPU-bound" : "host-bound",
+                  100 * err);
+      if (bound) {
+        ++gpu_bound;
+        EXPECT_LT(std::abs(err), 0.10) << m.name << " mb " << t.micro_batch << " seq " << t.seq_len;
+      }
+    }
+  }
+  EXPECT_GE(gpu_bound, 5);
 }
 
 // The clock of a training step under the board's power limit: the power law and the limiter's

@@ -38,6 +38,25 @@ void add_norm(Builder& b, const Compiled& k, const char* name, OpCategory cat) {
   b.mem(name, k.T * k.h * (2 * k.resid() + 2 + 2), cat);
 }
 
+/// Rotary positions (and K/V repeated to the query heads) as Inductor compiles them: the rotary
+/// tables are fused into the rotation and their angles (pow, reciprocal, cos, sin in fp32)
+/// recomputed for every element written, so the kernels are bound by that arithmetic, 4-8x their
+/// bytes' time on the H200. Priced from the profile's measured rows
+/// (framework.elementwise compiled_rope_{amp,pure}_{fwd,bwd}, bench/pytorch/compiled_rope.py): the
+/// forward recomputes the angles for every element it writes, q and k as SDPA takes them (K
+/// repeated to the query heads); the backward rotates the gradients once per query and KV head.
+/// Without those rows, memory-bound over `bytes`.
+void rope_repeat(Builder& b, const Compiled& k, const char* name, double bytes, bool backward,
+                 OpCategory cat) {
+  if (!k.rope) {
+    b.mem(name, bytes, cat);
+    return;
+  }
+  const char* table = k.amp ? (backward ? "compiled_rope_amp_bwd" : "compiled_rope_amp_fwd")
+                            : (backward ? "compiled_rope_pure_bwd" : "compiled_rope_pure_fwd");
+  b.eager(name, table, k.T * (k.q + (backward ? k.kv : k.kv_sdpa())), bytes, cat);
+}
+
 }  // namespace
 
 bool uses_compiled_ops(const OpContext& c, std::int64_t layer) {
@@ -63,7 +82,7 @@ void compiled_layer_forward(Builder& b, const OpContext& c, std::int64_t layer, 
   if (k.rope || k.rep > 1) {
     // q, k rotated (and cast), k and v repeated to the query heads: read once, written once.
     const double in = 2 * (k.q + 2 * k.kv), out = 2 * (k.q + 2 * k.kv_sdpa());
-    b.mem("rope_repeat", k.T * (in + out), cat);
+    rope_repeat(b, k, "rope_repeat", k.T * (in + out), false, cat);
   }
   attention_core(b, c, s, false, cat);
   b.gemm("attn_proj", s.T, s.h, s.o_k, cat);
@@ -110,7 +129,7 @@ void compiled_layer_backward(Builder& b, const OpContext& c, std::int64_t layer)
   attention_core(b, c, s, true, OpCategory::Compute);
   if (k.rope || k.rep > 1) {
     const double in = 2 * (k.q + 2 * k.kv_sdpa()), out = 2 * (k.q + 2 * k.kv);
-    b.mem("rope_repeat_bwd", k.T * (in + out));
+    rope_repeat(b, k, "rope_repeat_bwd", k.T * (in + out), true, OpCategory::Compute);
   }
   if (k.fused_qkv) {
     const int d = b.dgrad("qkv_dgrad", s.T, s.h, s.qkv_n);

@@ -141,9 +141,25 @@ double optimizer_step_seconds(const TrainingConfig& t, const hw::CostModel& cost
 HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   HostCosts h;
   if (t.host_dispatch == HostDispatch::Off) return h;
-  // Inductor's generated wrapper launches its kernels directly: no per-op eager dispatch.
-  if (t.host_dispatch == HostDispatch::Auto && framework_of(t) == Framework::TorchCompile) return h;
   const hw::Profile* p = hw::profile_of(c);
+  const Framework fw = framework_of(t);
+  const std::string block_key = std::string(framework_name(fw)) + "/" + precision_name(t.precision) + "/" +
+                                (t.recompute == model::Recompute::Full ? "checkpointed" : "plain");
+  if (t.host_dispatch == HostDispatch::Auto && fw == Framework::TorchCompile) {
+    // Inductor's generated wrapper launches its kernels directly: no per-op eager dispatch, but
+    // its host time per compiled LLaMA block where the profile measured it
+    // (framework.block_host_us "torch-compile/...", calibrate_framework.py --llama-block-impls
+    // compile), and the optimizer step, which runs eagerly.
+    if (!p || !p->framework) return h;
+    const auto it = p->framework->block_us.find(block_key);
+    if (it == p->framework->block_us.end()) return h;
+    const double us = 1e-6 * c.host_time_factor();
+    h.enabled = true;
+    h.opt_tensor = p->framework->optimizer_us_per_tensor * us,
+    h.opt_fixed = p->framework->optimizer_us_fixed * us;
+    h.block = std::make_pair(it->second.first * us, it->second.second * us);
+    return h;
+  }
   if (!p || !p->framework) {
     if (t.host_dispatch == HostDispatch::On)
       throw Error(
@@ -160,11 +176,8 @@ HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   h.opt_tensor = f.optimizer_us_per_tensor * us, h.opt_fixed = f.optimizer_us_fixed * us;
   h.aten_fwd = (f.aten_op_us_forward > 0 ? f.aten_op_us_forward : f.op_dispatch_us_forward) * us;
   h.aten_bwd = (f.aten_op_us_backward > 0 ? f.aten_op_us_backward : f.op_dispatch_us_backward) * us;
-  const Framework fw = framework_of(t);
   if (is_eager(fw) && (t.precision == Precision::AmpBF16 || t.precision == Precision::BF16Pure)) {
-    const std::string key = std::string(framework_name(fw)) + "/" + precision_name(t.precision) + "/" +
-                            (t.recompute == model::Recompute::Full ? "checkpointed" : "plain");
-    if (auto it = f.block_us.find(key); it != f.block_us.end())
+    if (auto it = f.block_us.find(block_key); it != f.block_us.end())
       h.block = std::make_pair(it->second.first * us, it->second.second * us);
   }
   return h;
@@ -197,6 +210,7 @@ double host_seconds(const OpContext& c, const std::vector<OpTemplate>& tpl, bool
   // A rotary (LLaMA-architecture) dense layer of an eager framework: the measured block cost.
   if (layer && c.host.block && c.model->position == model::PositionType::Rope && !c.model->moe.enabled())
     return forward ? c.host.block->first : c.host.block->second;
+  if (c.framework == Framework::TorchCompile) return 0;  // no per-op dispatch in Inductor's wrapper
   double s = 0;
   for (const auto& o : tpl) {
     if (o.stream != Stream::Compute || o.seconds <= 0) continue;

@@ -146,8 +146,49 @@ TEST(TrainingOps, CompiledLayerFusesTheElementwiseChains) {
   EXPECT_FALSE(has(fc, "input_cast"));
   EXPECT_LT(fc.size(), fe.size());
   EXPECT_LT(total(fc), total(fe));
-  // Inductor's generated code has no per-op eager dispatch.
-  EXPECT_FALSE(cc.host.enabled);
+  // Inductor's generated code has no per-op eager dispatch; its host time is the measured compiled
+  // block (and the eager optimizer step).
+  const auto* p = hw::profile_of(h200());
+  ASSERT_TRUE(p->framework->block_us.count("torch-compile/amp-bf16/plain"));
+  const auto want = p->framework->block_us.at("torch-compile/amp-bf16/plain");
+  EXPECT_TRUE(cc.host.enabled);
+  EXPECT_NEAR(host_seconds(cc, fc, true, true), want.first * 1e-6, 1e-12);
+  EXPECT_NEAR(host_seconds(cc, layer_backward_ops(cc, 0), false, true), want.second * 1e-6, 1e-12);
+  EXPECT_EQ(host_seconds(cc, fc, true, false), 0.0);  // outside a layer: nothing per op
+  // Without a measured compiled block (checkpointed), no host floor at all.
+  comp.t.recompute = model::Recompute::Full;
+  OpContext ck(comp.m, comp.t, h200());
+  EXPECT_FALSE(ck.host.enabled);
+}
+
+// Inductor recomputes the rotary angles for every element it writes: the compiled RoPE kernels
+// are priced from their measured rows (several times their bytes' time), per rotated element.
+TEST(TrainingOps, CompiledRopeIsPricedFromItsMeasuredRows) {
+  for (Precision prec : {Precision::AmpBF16, Precision::BF16Pure}) {
+    LlamaJob comp(prec, Framework::TorchCompile);
+    OpContext cc(comp.m, comp.t, h200());
+    const auto* p = hw::profile_of(h200());
+    const double tokens = double(comp.t.micro_batch * comp.t.seq_len);
+    // Forward: q and k as SDPA takes them (K repeated to the query heads); backward: rotated once
+    // per query and KV head.
+    const double fwd_elements = tokens * double(2 * comp.m.heads * comp.m.head_dim);
+    const double bwd_elements = tokens * double((comp.m.heads + comp.m.kv_heads) * comp.m.head_dim);
+    ASSERT_GT(comp.m.heads, comp.m.kv_heads);
+    const bool amp = prec == Precision::AmpBF16;
+    for (bool bwd : {false, true}) {
+      const double rotated = bwd ? bwd_elements : fwd_elements;
+      const auto ops = bwd ? layer_backward_ops(cc, 0) : layer_forward_ops(cc, 0);
+      const std::string name = bwd ? "rope_repeat_bwd" : "rope_repeat";
+      auto it = std::find_if(ops.begin(), ops.end(), [&](const OpTemplate& o) { return name == o.name; });
+      ASSERT_NE(it, ops.end()) << name;
+      const std::string table =
+          std::string("compiled_rope_") + (amp ? "amp" : "pure") + (bwd ? "_bwd" : "_fwd");
+      const auto want = hw::eager_op_seconds(*p, table, rotated);
+      ASSERT_TRUE(want.has_value()) << table;
+      EXPECT_DOUBLE_EQ(it->seconds, *want) << table;
+      EXPECT_GT(it->seconds, 2 * h200().memory_bound(it->bytes).seconds) << table;
+    }
+  }
 }
 
 TEST(TrainingOps, EagerTableInterpolatesAndScales) {

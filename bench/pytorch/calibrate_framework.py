@@ -522,24 +522,40 @@ def llama_block_dispatch(clock, dev, args):
     out = {}
     h, heads, kv, ffn, vocab, seq = 64, 4, 2, 128, 256, 16
     llama_corpus.MODELS["tiny-host"] = (h, max(ns), heads, kv, ffn, vocab, False, False)
-    for impl in ("plain", "hf"):
+    names = {"plain": "pytorch-eager", "hf": "transformers", "compile": "torch-compile"}
+    for impl in args.llama_block_impls.split(","):
         for precision in ("amp", "pure"):
-            for ckpt in (False, True):
-                key = f"{'pytorch-eager' if impl == 'plain' else 'transformers'}/" \
-                      f"{'amp-bf16' if precision == 'amp' else 'bf16-pure'}/{'checkpointed' if ckpt else 'plain'}"
+            # torch.compile: the plain block compiled whole (no checkpointing variant measured).
+            for ckpt in ((False,) if impl == "compile" else (False, True)):
+                key = f"{names[impl]}/{'amp-bf16' if precision == 'amp' else 'bf16-pure'}/" \
+                      f"{'checkpointed' if ckpt else 'plain'}"
 
-                def run(n, impl=impl, precision=precision, ckpt=ckpt):
-                    llama_corpus.MODELS["tiny-host"] = (h, n, heads, kv, ffn, vocab, False, False)
-                    model, fwd = llama_corpus.build(impl, "tiny-host", precision, ckpt, seq, dev)
-                    idx = torch.randint(0, vocab, (1, seq), device=dev)
+                built = {}  # torch.compile: one model (one compile) per depth, reused by the repeats
+
+                def run(n, impl=impl, precision=precision, ckpt=ckpt, built=built):
+                    if impl == "compile" and ("model", n) in built:
+                        model, fwd, idx = built[("model", n)]
+                    else:
+                        llama_corpus.MODELS["tiny-host"] = (h, n, heads, kv, ffn, vocab, False, False)
+                        if impl == "compile":
+                            built.clear()
+                            torch._dynamo.reset()  # a fresh compile of this depth (static shapes)
+                        model, fwd = llama_corpus.build(impl, "tiny-host", precision, ckpt, seq, dev)
+                        idx = torch.randint(0, vocab, (1, seq), device=dev)
+                        if impl == "compile":
+                            built[("model", n)] = (model, fwd, idx)
                     box = {}
 
                     def f():
                         with torch.autocast(autocast_dev, dtype=torch.bfloat16, enabled=precision == "amp"):
                             box["loss"] = fwd(idx, idx)
 
-                    f()
-                    box["loss"].backward()  # warm-up of this model (autocast cache, autograd)
+                    first = built.get("warm") != n
+                    for _ in range(3 if impl == "compile" and first else 1 if first or impl != "compile" else 0):
+                        f()
+                        box["loss"].backward()  # warm-up of this model (compile, autocast cache, autograd)
+                    if impl == "compile":
+                        built["warm"] = n
                     for p in model.parameters():
                         p.grad = None
                     tf = clock.wall(f)
@@ -680,11 +696,16 @@ def main():
     ap.add_argument("--budget-s", type=float, default=300.0, help="stop measuring new attention shapes after this")
     ap.add_argument("--skip-attention", action="store_true")
     ap.add_argument("--skip-elementwise", action="store_true")
+    ap.add_argument("--llama-block-impls", default="plain,hf",
+                    help="with --llama-blocks-only: implementations to measure, of plain, hf, compile")
     ap.add_argument("--llama-blocks-only", action="store_true",
                     help="measure only the LLaMA block host costs (llama_block_dispatch)")
     ap.add_argument("--elementwise-only", default="",
                     help="comma-separated elementwise ops: measure only these (no dispatch chains, no attention)")
     args = ap.parse_args()
+    bad = [i for i in args.llama_block_impls.split(",") if i not in ("plain", "hf", "compile")]
+    if bad:
+        sys.exit(f"--llama-block-impls: unknown {bad}; valid: plain, hf, compile")
     t_start = time.time()
     cuda = torch.cuda.is_available()
     dev = torch.device("cuda" if cuda else "cpu")

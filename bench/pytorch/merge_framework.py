@@ -76,22 +76,23 @@ def merge_block_host(cals, prof, prof_path):
     fw = prof.get("framework")
     if not fw:
         sys.exit(f"{prof_path}: no framework section to add to; merge a full calibration first")
-    keys = sorted(set.intersection(*(set(c["llama_block_host_us"]) for c, _ in cals)))
+    # An entry takes the runs that measured it (a run may cover some frameworks only, e.g.
+    # --llama-block-impls compile).
+    keys = sorted(set.union(*(set(c["llama_block_host_us"]) for c, _ in cals)))
 
     def median(v):
         v = sorted(v)
         n = len(v)
         return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
-    fw["block_host_us"] = {
-        k: {d: median([c["llama_block_host_us"][k][d] for c, _ in cals]) for d in ("forward_us", "backward_us")}
-        for k in keys}
+    def runs_of(k, d):
+        return [c["llama_block_host_us"][k][d] for c, _ in cals if k in c["llama_block_host_us"]]
+
+    fw["block_host_us"] = {k: {d: median(runs_of(k, d)) for d in ("forward_us", "backward_us")} for k in keys}
     sources = [{"file": p, "date": c["date"], "command": c["command"]} for c, p in cals]
     fw["block_host_source"] = sources[0] if len(sources) == 1 else sources
     if len(cals) > 1:
-        fw["block_host_runs"] = {
-            k: {d: [c["llama_block_host_us"][k][d] for c, _ in cals] for d in ("forward_us", "backward_us")}
-            for k in keys}
+        fw["block_host_runs"] = {k: {d: runs_of(k, d) for d in ("forward_us", "backward_us")} for k in keys}
     else:
         fw.pop("block_host_runs", None)
     with open(prof_path, "w") as f:
