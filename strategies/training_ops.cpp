@@ -145,14 +145,20 @@ HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   const Framework fw = framework_of(t);
   const std::string block_key = std::string(framework_name(fw)) + "/" + precision_name(t.precision) + "/" +
                                 (t.recompute == model::Recompute::Full ? "checkpointed" : "plain");
-  if (t.host_dispatch == HostDispatch::Auto && fw == Framework::TorchCompile) {
+  if (fw == Framework::TorchCompile) {
     // Inductor's generated wrapper launches its kernels directly: no per-op eager dispatch, but
     // its host time per compiled LLaMA block where the profile measured it
     // (framework.block_host_us "torch-compile/...", calibrate_framework.py --llama-block-impls
     // compile), and the optimizer step, which runs eagerly.
-    if (!p || !p->framework) return h;
+    const bool measured = p && p->framework && p->framework->block_us.count(block_key);
+    if (!measured && t.host_dispatch == HostDispatch::On)
+      throw Error(
+          "training.host_dispatch=on with framework torch-compile needs the compiled block's host time in "
+          "the "
+          "profile (framework.block_host_us \"" +
+          block_key + "\", calibrate_framework.py --llama-block-impls compile); use auto or off");
+    if (!measured) return h;
     const auto it = p->framework->block_us.find(block_key);
-    if (it == p->framework->block_us.end()) return h;
     const double us = 1e-6 * c.host_time_factor();
     h.enabled = true;
     h.opt_tensor = p->framework->optimizer_us_per_tensor * us,

@@ -159,6 +159,14 @@ TEST(TrainingOps, CompiledLayerFusesTheElementwiseChains) {
   comp.t.recompute = model::Recompute::Full;
   OpContext ck(comp.m, comp.t, h200());
   EXPECT_FALSE(ck.host.enabled);
+  comp.t.host_dispatch = HostDispatch::On;  // asked for, not measured: refused with the key's name
+  try {
+    OpContext refused(comp.m, comp.t, h200());
+    FAIL() << "accepted host_dispatch on without a measured compiled block";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("torch-compile/amp-bf16/checkpointed"), std::string::npos)
+        << e.what();
+  }
 }
 
 // Inductor recomputes the rotary angles for every element it writes: the compiled RoPE kernels
