@@ -118,6 +118,30 @@ TEST(TrainingAccuracy, CompiledStepsOfAnotherMachineStart) {
   EXPECT_GE(gpu_bound, 5);
 }
 
+// A compiled configuration whose block host time the profile did not measure (checkpointed) has no
+// host floor: the result says so instead of passing a host-bound prediction silently.
+TEST(TrainingAccuracy, CompiledStepWithoutAMeasuredBlockWarns) {
+  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
+  c.gpus_per_node = 1;
+  coll::CommModel comm(c);
+  auto cost = hw::make_calibrated_cost_model(c.gpu.name);
+  const model::ModelSpec m = model::preset("llama3-8b");
+  strat::TrainingConfig t;
+  t.seq_len = 2048, t.micro_batch = 1, t.global_batch = 1;
+  t.precision = strat::Precision::AmpBF16, t.framework = strat::Framework::TorchCompile;
+  auto warned = [&](const TrainingResult& r) {
+    for (const auto& w : r.warnings)
+      if (w.find("no measured host time of a compiled block") != std::string::npos) return true;
+    return false;
+  };
+  strat::TrainingConfig plain = t;
+  strat::resolve_training(plain, m, c);
+  EXPECT_FALSE(warned(simulate_training(m, c, plain, *cost, comm)));
+  t.recompute = model::Recompute::Full;
+  strat::resolve_training(t, m, c);
+  EXPECT_TRUE(warned(simulate_training(m, c, t, *cost, comm)));
+}
+
 // The clock of a training step under the board's power limit: the power law and the limiter's
 // averaging time (fitted on the calibrator's sustained-load workloads and mixtures, none of them a
 // training step) walking the simulated step, against the SM clock sampled

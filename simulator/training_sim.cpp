@@ -220,6 +220,15 @@ TrainingResult simulate_once(const model::ModelSpec& m, const hw::Cluster& c, co
   {
     strat::TrainingConfig copy = t;
     r.warnings = strat::resolve_training(copy, m, c).items;
+    if (strat::framework_of(copy) == strat::Framework::TorchCompile &&
+        copy.host_dispatch == strat::HostDispatch::Auto && m.position == model::PositionType::Rope &&
+        !strat::host_costs_of(copy, cost).enabled)
+      r.warnings.push_back(
+          std::string("torch-compile: the profile has no measured host time of a compiled block for ") +
+          strat::precision_name(copy.precision) +
+          (copy.recompute == model::Recompute::Full ? " with checkpointing" : "") +
+          " (framework.block_host_us); the step has no host floor, so a host-bound step is "
+          "predicted fast");
   }
   strat::WorkGraphOptions go = o.graph;
   go.exact = o.mode == Mode::Exact || (o.mode == Mode::Auto && c.total_gpus() <= o.exact_max_gpus);

@@ -525,8 +525,7 @@ def llama_block_dispatch(clock, dev, args):
     names = {"plain": "pytorch-eager", "hf": "transformers", "compile": "torch-compile"}
     for impl in args.llama_block_impls.split(","):
         for precision in ("amp", "pure"):
-            # torch.compile: the plain block compiled whole (no checkpointing variant measured).
-            for ckpt in ((False,) if impl == "compile" else (False, True)):
+            for ckpt in (False, True):
                 key = f"{names[impl]}/{'amp-bf16' if precision == 'amp' else 'bf16-pure'}/" \
                       f"{'checkpointed' if ckpt else 'plain'}"
 
