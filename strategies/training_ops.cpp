@@ -153,15 +153,14 @@ HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
     const bool measured = p && p->framework && p->framework->block_us.count(block_key);
     if (!measured && t.host_dispatch == HostDispatch::On)
       throw Error(
-          "training.host_dispatch=on with framework torch-compile needs the compiled block's host time in "
-          "the "
-          "profile (framework.block_host_us \"" +
+          "training.host_dispatch=on with framework torch-compile needs the compiled block's host time "
+          "in the profile (framework.block_host_us \"" +
           block_key + "\", calibrate_framework.py --llama-block-impls compile); use auto or off");
     if (!measured) return h;
     const auto it = p->framework->block_us.find(block_key);
     const double us = 1e-6 * c.host_time_factor();
     h.enabled = true;
-    h.opt_tensor = p->framework->optimizer_us_per_tensor * us,
+    h.opt_tensor = p->framework->optimizer_us_per_tensor * us;
     h.opt_fixed = p->framework->optimizer_us_fixed * us;
     h.block = std::make_pair(it->second.first * us, it->second.second * us);
     return h;
