@@ -86,6 +86,28 @@ TEST(Profile, DerivedProfilesAreLabelled) {
   EXPECT_LT(t("b200-sxm-180gb"), t("h200-sxm-141gb") * 0.6);
 }
 
+// The framework's eager kernels are memory-bound and follow HBM bandwidth to another GPU; the
+// compiled RoPE rows (fp32 angle arithmetic on the SMs) follow the fp32 peak instead.
+TEST(Profile, DerivedFrameworkRowsFollowTheirBound) {
+  const Profile h200 = default_profile("h200-sxm-141gb");
+  const GpuSpec& from = find_gpu("h200-sxm-141gb");
+  for (const char* g : {"b200-sxm-180gb", "a100-sxm4-80gb"}) {
+    const Profile d = default_profile(g);
+    const GpuSpec& to = find_gpu(g);
+    ASSERT_TRUE(d.framework.has_value() && h200.framework.has_value());
+    auto last = [](const Profile& p, const char* op) {
+      return p.framework->elementwise_seconds.at(op).back();
+    };
+    // The largest point (2^28 elements) is far above the launch floor: the ratio is the bound's
+    // (within 2%, the launch floor's share).
+    const double bw = from.hbm_GBps / to.hbm_GBps, fp32 = *from.peak(Dtype::FP32) / *to.peak(Dtype::FP32);
+    ASSERT_GT(std::fabs(bw / fp32 - 1), 0.1) << g << ": the two bounds must differ for this test";
+    EXPECT_NEAR(last(d, "cast_f32_bf16") / last(h200, "cast_f32_bf16") / bw, 1, 0.02) << g;
+    for (const char* op : {"compiled_rope_amp_fwd", "compiled_rope_pure_bwd"})
+      EXPECT_NEAR(last(d, op) / last(h200, op) / fp32, 1, 0.02) << g << " " << op;
+  }
+}
+
 /// Equal JSON, numbers within a relative 1e-12 (other compilers may round the last bit).
 bool near_equal(const Json& a, const Json& b) {
   if (a.is_number() && b.is_number()) {
