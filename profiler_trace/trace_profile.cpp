@@ -9,11 +9,12 @@
 #include <set>
 #include <tuple>
 
+#include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/framework_costs.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/profile.hpp"
-#include "common/error.hpp"
+#include "profiler_trace/compiled_rope_trace.hpp"
 #include "profiler_trace/eager_table.hpp"
 #include "profiler_trace/trace_gpu.hpp"
 #include "strategies/framework.hpp"
@@ -235,6 +236,27 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
                            {"tensors", r.optimizer_tensors},
                            {"seconds_per_param", r.optimizer_seconds / r.optimizer_params},
                            {"seconds_per_tensor", r.optimizer_seconds / std::max(1.0, r.optimizer_tensors)}};
+  // Inductor's rotary kernels (a compiled step): the base rows scaled to this machine's speed on
+  // them, forward and backward apart, at the traced element counts (both precisions' rows: the
+  // kernels differ only in the tables' dtype).
+  if (r.framework == "torch-compile" && fw.contains("elementwise"))
+    if (const auto rope = traced_compiled_rope(work)) {
+      Json& ops = fw["elementwise"]["ops"];
+      for (const char* prec : {"amp", "pure"})
+        for (const bool bwd : {false, true}) {
+          const std::string name = std::string("compiled_rope_") + prec + (bwd ? "_bwd" : "_fwd");
+          const double elements = bwd ? rope->rotated_elements : rope->forward_elements;
+          const double traced = bwd ? rope->backward_seconds : rope->forward_seconds;
+          const auto base_s = hw::eager_op_seconds(base, name, elements);
+          if (!ops.contains(name) || !base_s || *base_s <= 0 || elements <= 0 || traced <= 0) continue;
+          const double f = traced / *base_s;
+          scale_numbers(ops[name]["seconds"], f);
+          ops[name]["trace_scale"] = {{"factor", f},
+                                      {"elements", elements},
+                                      {"traced_seconds_per_layer", traced},
+                                      {"layers", rope->layers}};
+        }
+    }
   p["framework"] = fw;
 
   // GEMMs at their exact shapes.

@@ -22,6 +22,7 @@
 
 #include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
+#include "hardware/framework_costs.hpp"
 #include "profiler_trace/trace_profile.hpp"
 #include "simulator/corpus_row_test_support.hpp"
 #include "simulator/training_sim.hpp"
@@ -134,6 +135,38 @@ TEST(TraceValidation, OneTraceOfA7bModelPredictsOtherConfigurations) {
 TEST(TraceValidation, TraceAndSweepOfOneMachineStart) {
   expect_sweep("h200_trace_llama-0.4b_amp_mb4_s2048_start2.json.gz", "h200_llama04b_sweep_start2.json", 4,
                0.16);
+}
+
+// A torch.compile trace (llama-0.4b AMP, micro-batch 4 x 2048, 2026-12-03): Inductor's rotary
+// kernels are found per layer and the profile's compiled RoPE rows carry this machine's speed on
+// them, so the traced configuration's RoPE is priced as traced. The sweep of the same start
+// (docs/data/h200_compile_llama04b_sweep.json) is printed: its steps are the host's or wait on it
+// inside a pass (docs/accuracy.md, "torch.compile"), which no GPU table moves.
+TEST(TraceValidation, CompiledTraceCarriesInductorsRope) {
+  TraceCalibrationOptions o;
+  o.trace_path = kData + "h200_trace_compile_llama-0.4b_amp_mb4_s2048.json.gz";
+  const TraceCalibration cal = calibrate_from_trace(o);
+  EXPECT_EQ(cal.framework, "torch-compile");
+  const hw::Profile p = hw::parse_profile(cal.profile, "calibrated");
+  const Json& ops = cal.profile.at("framework").at("elementwise").at("ops");
+  // 24 layers, q and k as SDPA takes them (16 heads each, width 64), rotated: 16 + 4 heads.
+  const double tokens = 4.0 * 2048, fwd_elements = tokens * 64 * 32, bwd_elements = tokens * 64 * 20;
+  for (const char* name : {"compiled_rope_amp_fwd", "compiled_rope_amp_bwd", "compiled_rope_pure_fwd",
+                           "compiled_rope_pure_bwd"}) {
+    ASSERT_TRUE(ops.at(name).contains("trace_scale")) << name;
+    const Json& ts = ops.at(name).at("trace_scale");
+    EXPECT_EQ(ts.at("layers").get<int>(), 24) << name;
+    const bool bwd = std::string(name).find("_bwd") != std::string::npos;
+    EXPECT_DOUBLE_EQ(ts.at("elements").get<double>(), bwd ? bwd_elements : fwd_elements) << name;
+    const double f = ts.at("factor").get<double>();
+    EXPECT_GT(f, 0.5) << name;  // the same kernels as the calibration timed, on another start
+    EXPECT_LT(f, 2.0) << name;
+    const double traced = ts.at("traced_seconds_per_layer").get<double>();
+    EXPECT_NEAR(*hw::eager_op_seconds(p, name, bwd ? bwd_elements : fwd_elements), traced, 1e-9 * traced)
+        << name;
+  }
+  const SweepResult r = predict_sweep(o.trace_path, kData + "h200_compile_llama04b_sweep.json");
+  EXPECT_EQ(r.rows.size(), 4u);
 }
 
 }  // namespace
