@@ -22,8 +22,10 @@ std::optional<TracedCompiledRope> traced_compiled_rope(const std::vector<Classif
   std::set<int> calls;  // op instances: a call's kernels count once
   for (const auto& w : work) {
     // Recompute (checkpointing) repeats the forward's kernels; the model prices it as another forward.
-    if (is_compiled_rope_kernel(w) && w.phase == Phase::Forward) fwd += w.seconds();
-    if (is_compiled_rope_kernel(w) && w.phase == Phase::Backward) bwd += w.seconds();
+    if (is_compiled_rope_kernel(w)) {
+      if (w.phase == Phase::Forward) fwd += w.seconds();
+      if (w.phase == Phase::Backward) bwd += w.seconds();
+    }
     if (w.attention && !w.attention->backward && w.phase == Phase::Forward &&
         calls.insert(w.unit_op).second) {
       const auto& a = *w.attention;
@@ -35,7 +37,7 @@ std::optional<TracedCompiledRope> traced_compiled_rope(const std::vector<Classif
   for (auto it = shapes.begin(); it != shapes.end(); ++it)
     if (it->second > most->second) most = it;
   const auto [batch, q_len, heads, k_heads, head_dim] = most->first;
-  for (const auto& [s, n] : shapes) r.layers += n;
+  r.layers = int(calls.size());
   r.forward_seconds = fwd / r.layers, r.backward_seconds = bwd / r.layers;
   const double tokens = double(batch) * double(q_len);
   r.forward_elements = tokens * double(head_dim) * double(heads + k_heads);

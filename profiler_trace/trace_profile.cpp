@@ -17,6 +17,7 @@
 #include "profiler_trace/compiled_rope_trace.hpp"
 #include "profiler_trace/eager_table.hpp"
 #include "profiler_trace/trace_gpu.hpp"
+#include "strategies/compiled_ops.hpp"
 #include "strategies/framework.hpp"
 
 namespace infraplan::ptrace {
@@ -242,9 +243,9 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
   if (r.framework == "torch-compile" && fw.contains("elementwise"))
     if (const auto rope = traced_compiled_rope(work)) {
       Json& ops = fw["elementwise"]["ops"];
-      for (const char* prec : {"amp", "pure"})
+      for (const bool amp : {true, false})
         for (const bool bwd : {false, true}) {
-          const std::string name = std::string("compiled_rope_") + prec + (bwd ? "_bwd" : "_fwd");
+          const std::string name = strat::compiled_rope_row(amp, bwd);
           const double elements = bwd ? rope->rotated_elements : rope->forward_elements;
           const double traced = bwd ? rope->backward_seconds : rope->forward_seconds;
           const auto base_s = hw::eager_op_seconds(base, name, elements);

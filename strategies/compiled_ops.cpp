@@ -52,12 +52,15 @@ void rope_repeat(Builder& b, const Compiled& k, const char* name, double bytes, 
     b.mem(name, bytes, cat);
     return;
   }
-  const char* table = k.amp ? (backward ? "compiled_rope_amp_bwd" : "compiled_rope_amp_fwd")
-                            : (backward ? "compiled_rope_pure_bwd" : "compiled_rope_pure_fwd");
-  b.eager(name, table, k.T * (k.q + (backward ? k.kv : k.kv_sdpa())), bytes, cat);
+  b.eager(name, compiled_rope_row(k.amp, backward).c_str(), k.T * (k.q + (backward ? k.kv : k.kv_sdpa())),
+          bytes, cat);
 }
 
 }  // namespace
+
+std::string compiled_rope_row(bool amp, bool backward) {
+  return std::string("compiled_rope_") + (amp ? "amp" : "pure") + (backward ? "_bwd" : "_fwd");
+}
 
 bool uses_compiled_ops(const OpContext& c, std::int64_t layer) {
   return c.framework == Framework::TorchCompile && !is_moe_layer(*c.model, layer);

@@ -10,10 +10,15 @@
 //   backward with the sums over repeated K/V heads, per weight a gradient cast (autocast).
 // The projections stay separate GEMMs as in the eager model.
 #include <cstdint>
+#include <string>
 
 #include "strategies/op_builder.hpp"
 
 namespace infraplan::strat {
+
+/// The profile row (framework.elementwise) that prices Inductor's rotary kernels:
+/// "compiled_rope_{amp,pure}_{fwd,bwd}" (bench/pytorch/compiled_rope.py).
+std::string compiled_rope_row(bool amp, bool backward);
 
 /// True when `c` prices layer `layer` with the torch-compile op lists (dense layer).
 bool uses_compiled_ops(const OpContext& c, std::int64_t layer);

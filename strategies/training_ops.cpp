@@ -142,49 +142,40 @@ HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   HostCosts h;
   if (t.host_dispatch == HostDispatch::Off) return h;
   const hw::Profile* p = hw::profile_of(c);
+  const hw::FrameworkProfile* f = p && p->framework ? &*p->framework : nullptr;
   const Framework fw = framework_of(t);
   const std::string block_key = std::string(framework_name(fw)) + "/" + precision_name(t.precision) + "/" +
                                 (t.recompute == model::Recompute::Full ? "checkpointed" : "plain");
-  if (fw == Framework::TorchCompile) {
-    // Inductor's generated wrapper launches its kernels directly: no per-op eager dispatch, but
-    // its host time per compiled LLaMA block where the profile measured it
-    // (framework.block_host_us "torch-compile/...", calibrate_framework.py --llama-block-impls
-    // compile), and the optimizer step, which runs eagerly.
-    const bool measured = p && p->framework && p->framework->block_us.count(block_key);
-    if (!measured && t.host_dispatch == HostDispatch::On)
-      throw Error(
-          "training.host_dispatch=on with framework torch-compile needs the compiled block's host time "
-          "in the profile (framework.block_host_us \"" +
-          block_key + "\", calibrate_framework.py --llama-block-impls compile); use auto or off");
-    if (!measured) return h;
-    const auto it = p->framework->block_us.find(block_key);
-    const double us = 1e-6 * c.host_time_factor();
-    h.enabled = true;
-    h.opt_tensor = p->framework->optimizer_us_per_tensor * us;
-    h.opt_fixed = p->framework->optimizer_us_fixed * us;
-    h.block = std::make_pair(it->second.first * us, it->second.second * us);
-    return h;
-  }
-  if (!p || !p->framework) {
+  const bool measured_block = f && f->block_us.count(block_key);
+  // torch.compile: Inductor's generated wrapper launches its kernels directly (no per-op eager
+  // dispatch); its host time is the measured compiled LLaMA block (framework.block_host_us
+  // "torch-compile/...", calibrate_framework.py --llama-block-impls compile) and nothing without it.
+  const bool compiled = fw == Framework::TorchCompile;
+  if (compiled ? !measured_block : !f) {
     if (t.host_dispatch == HostDispatch::On)
-      throw Error(
-          "training.host_dispatch=on needs a profile with a \"framework\" section "
-          "(bench/pytorch/calibrate_framework.py); this cost model has none; use auto or off");
+      throw Error(compiled
+                      ? "training.host_dispatch=on with framework torch-compile needs the compiled block's "
+                        "host time in the profile (framework.block_host_us \"" +
+                            block_key +
+                            "\", calibrate_framework.py --llama-block-impls compile); use auto or off"
+                      : std::string("training.host_dispatch=on needs a profile with a \"framework\" section "
+                                    "(bench/pytorch/calibrate_framework.py); this cost model has none; use "
+                                    "auto or off"));
     return h;
   }
-  const auto& f = *p->framework;
   h.enabled = true;
   const double us = 1e-6 * c.host_time_factor();  // an uncertainty edge scales every host cost
-  h.fwd_op = f.op_dispatch_us_forward * us, h.bwd_op = f.op_dispatch_us_backward * us;
-  h.ckpt_fwd_block = f.checkpoint_us_forward_per_block * us;
-  h.ckpt_bwd_block = f.checkpoint_us_backward_per_block * us;
-  h.opt_tensor = f.optimizer_us_per_tensor * us, h.opt_fixed = f.optimizer_us_fixed * us;
-  h.aten_fwd = (f.aten_op_us_forward > 0 ? f.aten_op_us_forward : f.op_dispatch_us_forward) * us;
-  h.aten_bwd = (f.aten_op_us_backward > 0 ? f.aten_op_us_backward : f.op_dispatch_us_backward) * us;
-  if (is_eager(fw) && (t.precision == Precision::AmpBF16 || t.precision == Precision::BF16Pure)) {
-    if (auto it = f.block_us.find(block_key); it != f.block_us.end())
-      h.block = std::make_pair(it->second.first * us, it->second.second * us);
-  }
+  // The optimizer step runs eagerly in every PyTorch framework.
+  h.opt_tensor = f->optimizer_us_per_tensor * us, h.opt_fixed = f->optimizer_us_fixed * us;
+  if (measured_block && (compiled || (is_eager(fw) && (t.precision == Precision::AmpBF16 ||
+                                                       t.precision == Precision::BF16Pure))))
+    h.block = std::make_pair(f->block_us.at(block_key).first * us, f->block_us.at(block_key).second * us);
+  if (compiled) return h;
+  h.fwd_op = f->op_dispatch_us_forward * us, h.bwd_op = f->op_dispatch_us_backward * us;
+  h.ckpt_fwd_block = f->checkpoint_us_forward_per_block * us;
+  h.ckpt_bwd_block = f->checkpoint_us_backward_per_block * us;
+  h.aten_fwd = (f->aten_op_us_forward > 0 ? f->aten_op_us_forward : f->op_dispatch_us_forward) * us;
+  h.aten_bwd = (f->aten_op_us_backward > 0 ? f->aten_op_us_backward : f->op_dispatch_us_backward) * us;
   return h;
 }
 

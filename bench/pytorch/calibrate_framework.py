@@ -532,9 +532,8 @@ def llama_block_dispatch(clock, dev, args):
                 built = {}  # torch.compile: one model (one compile) per depth, reused by the repeats
 
                 def run(n, impl=impl, precision=precision, ckpt=ckpt, built=built):
-                    if impl == "compile" and ("model", n) in built:
-                        model, fwd, idx = built[("model", n)]
-                    else:
+                    first = n not in built
+                    if first:
                         llama_corpus.MODELS["tiny-host"] = (h, n, heads, kv, ffn, vocab, False, False)
                         if impl == "compile":
                             built.clear()
@@ -542,19 +541,20 @@ def llama_block_dispatch(clock, dev, args):
                         model, fwd = llama_corpus.build(impl, "tiny-host", precision, ckpt, seq, dev)
                         idx = torch.randint(0, vocab, (1, seq), device=dev)
                         if impl == "compile":
-                            built[("model", n)] = (model, fwd, idx)
+                            built[n] = (model, fwd, idx)
+                    else:
+                        model, fwd, idx = built[n]
                     box = {}
 
                     def f():
                         with torch.autocast(autocast_dev, dtype=torch.bfloat16, enabled=precision == "amp"):
                             box["loss"] = fwd(idx, idx)
 
-                    first = built.get("warm") != n
-                    for _ in range(3 if impl == "compile" and first else 1 if first or impl != "compile" else 0):
+                    # Warm-up of a new model (compile, autocast cache, autograd); eager models are new
+                    # on every call.
+                    for _ in range(0 if not first else 3 if impl == "compile" else 1):
                         f()
-                        box["loss"].backward()  # warm-up of this model (compile, autocast cache, autograd)
-                    if impl == "compile":
-                        built["warm"] = n
+                        box["loss"].backward()
                     for p in model.parameters():
                         p.grad = None
                     tf = clock.wall(f)
