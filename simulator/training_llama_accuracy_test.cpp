@@ -82,7 +82,8 @@ TEST(TrainingAccuracy, LlamaCorpusOnH200) {
 
 // torch.compile steps measured on another machine start than the calibration (2026-12-03 10:41,
 // bench/pytorch/trace_sweep.py --impl compile; docs/data/h200_compile_llama04b_sweep.json and a
-// calibration-shaped model, h200_compile_custom_sweep.json). Steps whose host time stayed below
+// calibration-shaped model, h200_compile_custom_sweep.json, with checkpointing per block
+// h200_compile_custom_ckpt_sweep.json). Steps whose host time stayed below
 // 90% of the step are the GPU's and must be within 10%; host-bound ones follow the host's pace
 // that day (it drifted by 50% within the run: docs/accuracy.md) and are printed only.
 TEST(TrainingAccuracy, CompiledStepsOfAnotherMachineStart) {
@@ -92,7 +93,8 @@ TEST(TrainingAccuracy, CompiledStepsOfAnotherMachineStart) {
   auto cost = hw::make_calibrated_cost_model(c.gpu.name);
   int gpu_bound = 0;
   for (const char* f :
-       {"/docs/data/h200_compile_llama04b_sweep.json", "/docs/data/h200_compile_custom_sweep.json"}) {
+       {"/docs/data/h200_compile_llama04b_sweep.json", "/docs/data/h200_compile_custom_sweep.json",
+        "/docs/data/h200_compile_custom_ckpt_sweep.json"}) {
     const std::string path = std::string(INFRAPLAN_SOURCE_DIR) + f;
     if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
     const Json data = read_json_file(path);
@@ -105,8 +107,9 @@ TEST(TrainingAccuracy, CompiledStepsOfAnotherMachineStart) {
       const double host = row.at("host_seconds_median").get<double>();
       const double err = simulate_training(m, c, t, *cost, comm).iteration_time_s / meas - 1;
       const bool bound = host < 0.9 * meas;
-      std::printf("%s %s mb %lld seq %lld: measured %.1f ms (host %.1f ms, %s), error %+.1f%%\n",
-                  m.name.c_str(), strat::precision_name(t.precision), (long long)t.micro_batch,
+      std::printf("%s %s%s mb %lld seq %lld: measured %.1f ms (host %.1f ms, %s), error %+.1f%%\n",
+                  m.name.c_str(), strat::precision_name(t.precision),
+                  t.recompute == model::Recompute::Full ? " checkpointed" : "", (long long)t.micro_batch,
                   (long long)t.seq_len, 1e3 * meas, 1e3 * host, bound ? "GPU-bound" : "host-bound",
                   100 * err);
       if (bound) {
@@ -118,28 +121,30 @@ TEST(TrainingAccuracy, CompiledStepsOfAnotherMachineStart) {
   EXPECT_GE(gpu_bound, 5);
 }
 
-// A compiled configuration whose block host time the profile did not measure (checkpointed) has no
-// host floor: the result says so instead of passing a host-bound prediction silently.
+// A compiled configuration whose block host time the profile did not measure has no host floor:
+// the result says so instead of passing a host-bound prediction silently. The embedded profile
+// measured the checkpointed compiled block; a profile without it warns.
 TEST(TrainingAccuracy, CompiledStepWithoutAMeasuredBlockWarns) {
   hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
   c.gpus_per_node = 1;
   coll::CommModel comm(c);
   auto cost = hw::make_calibrated_cost_model(c.gpu.name);
+  Json j = read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/hardware/profiles/h200-sxm-141gb.json");
+  j["framework"]["block_host_us"].erase("torch-compile/amp-bf16/checkpointed");
+  const hw::CalibratedCostModel without(hw::parse_profile(j, "without_block.json"), c.gpu);
   const model::ModelSpec m = model::preset("llama3-8b");
   strat::TrainingConfig t;
   t.seq_len = 2048, t.micro_batch = 1, t.global_batch = 1;
   t.precision = strat::Precision::AmpBF16, t.framework = strat::Framework::TorchCompile;
+  t.recompute = model::Recompute::Full;
+  strat::resolve_training(t, m, c);
   auto warned = [&](const TrainingResult& r) {
     for (const auto& w : r.warnings)
       if (w.find("no measured host time of a compiled block") != std::string::npos) return true;
     return false;
   };
-  strat::TrainingConfig plain = t;
-  strat::resolve_training(plain, m, c);
-  EXPECT_FALSE(warned(simulate_training(m, c, plain, *cost, comm)));
-  t.recompute = model::Recompute::Full;
-  strat::resolve_training(t, m, c);
-  EXPECT_TRUE(warned(simulate_training(m, c, t, *cost, comm)));
+  EXPECT_FALSE(warned(simulate_training(m, c, t, *cost, comm)));
+  EXPECT_TRUE(warned(simulate_training(m, c, t, without, comm)));
 }
 
 // The clock of a training step under the board's power limit: the power law and the limiter's
