@@ -99,6 +99,25 @@ CONFIGS_EXTRA = [
     ("compile", "tinyllama-1.1b", "amp", False, 2, 2048, "validation", False),
 ]
 
+# A third batch (--unseen), measured after the model of every framework was complete, on another
+# machine start: combinations no earlier batch has, across sizes, precisions, checkpointing and
+# sequence lengths, and compiled steps with checkpointing. Validation only.
+CONFIGS_UNSEEN = [
+    ("plain", "llama3.2-3b", "amp", False, 1, 2048, "validation", False),
+    ("plain", "mistral-7b", "pure", True, 2, 4096, "validation", False),
+    ("plain", "llama3-8b", "pure", False, 1, 2048, "validation", False),
+    ("plain", "qwen2.5-1.5b", "amp", True, 4, 2048, "validation", False),
+    ("plain", "tinyllama-1.1b", "pure", True, 2, 8192, "validation", False),
+    ("plain", "llama-0.4b", "amp", False, 8, 1024, "validation", False),
+    ("plain", "llama2-7b", "amp", True, 1, 4096, "validation", False),
+    ("plain", "llama3.2-1b", "amp", False, 1, 8192, "validation", False),
+    ("hf", "llama3.2-3b", "pure", False, 1, 4096, "validation", False),
+    ("hf", "tinyllama-1.1b", "pure", False, 2, 4096, "validation", False),
+    ("hf", "qwen2.5-0.5b", "amp", False, 2, 8192, "validation", False),
+    ("compile", "llama-0.4b", "amp", True, 4, 2048, "validation", False),
+    ("compile", "qwen2.5-0.5b", "pure", True, 4, 4096, "validation", False),
+]
+
 
 def rope_tables(seq, head_dim, dev, dtype, base=10000.0):
     """cos/sin tables in the parameters' dtype (fp32 under autocast, bf16 in pure bf16)."""
@@ -317,8 +336,11 @@ def main():
     ap.add_argument("--precision", default="", help="only configs of this precision (amp or pure)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--extra", action="store_true", help="the second batch of configurations (CONFIGS_EXTRA)")
+    ap.add_argument("--unseen", action="store_true", help="the third batch of configurations (CONFIGS_UNSEEN)")
     args = ap.parse_args()
-    configs = CONFIGS_EXTRA if args.extra else CONFIGS
+    if args.extra and args.unseen:
+        sys.exit("--extra and --unseen select different batches; give one")
+    configs = CONFIGS_EXTRA if args.extra else CONFIGS_UNSEEN if args.unseen else CONFIGS
     if args.only:
         keep = set(args.only.split(","))
         configs = [c for c in configs if f"{c[0]}:{c[1]}" in keep or c[1] in keep]
