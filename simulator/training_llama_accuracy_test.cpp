@@ -27,18 +27,23 @@ struct Split {
   int n = 0;
 };
 
-TEST(TrainingAccuracy, LlamaCorpusOnH200) {
-  const std::string path = std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/h200_llama_corpus.json";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+// Predicted vs measured for every row of a corpus file (bench/pytorch/llama_corpus.py output),
+// printed as a table; the errors by "fit", "validation" and "<split>/<framework>". Empty when the
+// file is absent.
+std::map<std::string, Split> corpus_errors(const std::string& file) {
+  std::map<std::string, Split> by;
+  const std::string path = std::string(INFRAPLAN_SOURCE_DIR) + file;
+  if (!std::filesystem::exists(path)) return by;
   const Json d = read_json_file(path);
   hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
   c.gpus_per_node = 1;
   coll::CommModel comm(c);
   auto cost = hw::make_calibrated_cost_model(c.gpu.name);
   std::printf(
-      "| framework | model | precision | checkpointing | micro-batch | seq | split | measured step | predicted | "
-      "error | measured memory | predicted | error |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  std::map<std::string, Split> by;  // "fit", "validation", "validation/<framework>"
+      "| framework | model | precision | checkpointing | micro-batch | seq | split | measured step | "
+      "predicted | "
+      "error | measured memory | predicted | error "
+      "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& row : d.at("configs")) {
     if (!row.contains("step_seconds_median")) continue;
     const model::ModelSpec m = llama_of(row);
@@ -64,6 +69,12 @@ TEST(TrainingAccuracy, LlamaCorpusOnH200) {
   for (auto& [k, s] : by)
     std::printf("%-28s n=%2d step mean |error| %5.1f%% max %5.1f%% | memory mean %5.1f%% max %5.1f%%\n", k.c_str(),
                 s.n, 100 * s.step / s.n, 100 * s.step_max, 100 * s.memory / s.n, 100 * s.memory_max);
+  return by;
+}
+
+TEST(TrainingAccuracy, LlamaCorpusOnH200) {
+  std::map<std::string, Split> by = corpus_errors("/docs/data/h200_llama_corpus.json");
+  if (by.empty()) GTEST_SKIP() << "no corpus data";
   const Split& v = by["validation"];
   ASSERT_GT(v.n, 20);
   // Targets (issue: mean <= 10%, max <= 20% on step time and memory). Run of 2026-12-01: see
@@ -78,6 +89,21 @@ TEST(TrainingAccuracy, LlamaCorpusOnH200) {
   EXPECT_LT(vc.step / vc.n, 0.08);
   EXPECT_LT(v.step_max, 0.25);
   EXPECT_LT(v.memory_max, 0.25);
+}
+
+// The third batch (bench/pytorch/llama_corpus.py --unseen, docs/data/h200_llama_corpus_unseen.json):
+// 13 configurations no earlier batch has, measured on another machine start after every framework's
+// model was complete; validation only. The issue's bounds: mean <= 10%, max <= 20%, step and memory.
+TEST(TrainingAccuracy, LlamaCorpusUnseenBatch) {
+  std::map<std::string, Split> by = corpus_errors("/docs/data/h200_llama_corpus_unseen.json");
+  if (by.empty()) GTEST_SKIP() << "no corpus data";
+  const Split& v = by["validation"];
+  ASSERT_EQ(v.n, 13);
+  EXPECT_EQ(by.count("fit"), 0u);
+  EXPECT_LT(v.step / v.n, 0.10);
+  EXPECT_LT(v.step_max, 0.20);
+  EXPECT_LT(v.memory / v.n, 0.10);
+  EXPECT_LT(v.memory_max, 0.20);
 }
 
 // torch.compile steps measured on another machine start than the calibration (2026-12-03 10:41,

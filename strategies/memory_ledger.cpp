@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "model/model_math.hpp"
+#include "strategies/compiled_memory.hpp"
 #include "strategies/eager_memory.hpp"
 #include "strategies/pipeline_layout.hpp"
 #include "strategies/training_schedule.hpp"
@@ -169,24 +170,26 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   ao.cp = t.cp;
   ao.recompute = t.recompute;
   ao.flash_attention = t.flash_attention;
+  // Bytes one layer keeps: as eager autograd saves them, as Inductor's partition saves them, or
+  // Megatron's formula.
+  auto layer_bytes = [&](std::int64_t l, model::Recompute rc) {
+    if (uses_eager_activations(m, t, l)) return eager_activation_bytes_per_layer(m, t, rc);
+    if (uses_compiled_activations(m, t, l)) return compiled_activation_bytes_per_layer(m, t, rc);
+    model::ActivationOptions o = ao;
+    o.recompute = rc;
+    return model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, o, l);
+  };
   double per_mb = 0;
-  for (std::int64_t l : layers)
-    per_mb += uses_eager_activations(m, t, l) ? eager_activation_bytes_per_layer(m, t, t.recompute)
-                                              : model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, l);
+  for (std::int64_t l : layers) per_mb += layer_bytes(l, t.recompute);
   const double inflight = inflight_microbatches(t, stage);
   std::snprintf(note, sizeof note,
                 "%lld layers × %.2f GiB per micro-batch × %.2f in flight (%s, recompute %s)",
                 static_cast<long long>(n_layers), per_mb / double(std::max<std::int64_t>(n_layers, 1)) / GiB,
                 inflight, pp_schedule_name(t.pp_schedule), model::recompute_name(t.recompute));
   L.lines.push_back({"activations", per_mb * inflight, note});
-  if (t.recompute == model::Recompute::Full && n_layers > 0) {
-    ao.recompute = model::Recompute::None;
-    L.lines.push_back({"recompute_working_set",
-                       uses_eager_activations(m, t, first)
-                           ? eager_activation_bytes_per_layer(m, t, model::Recompute::None)
-                           : model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, ao, first),
+  if (t.recompute == model::Recompute::Full && n_layers > 0)
+    L.lines.push_back({"recompute_working_set", layer_bytes(first, model::Recompute::None),
                        "one layer's full activations rebuilt during backward"});
-  }
   const double tokens = double(t.seq_len) / t.cp * double(t.micro_batch);
   if (has_embedding)
     L.lines.push_back(
@@ -194,11 +197,13 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   const bool eager_grads = framework_of(t) != Framework::Megatron;
   if (has_head) {
     if (framework_of(t) == Framework::TorchCompile) {
-      // Inductor fuses the fp32 upcast, log-softmax and NLL: backward keeps the 16-bit logits
-      // (and a per-token log-sum-exp) and recomputes the softmax, so only the logits' fp32
-      // gradient joins them; no fp32 log-softmax output or its gradient is materialised.
-      L.lines.push_back({"logits_and_loss", tokens * double(m.vocab) / tp * (2 + 4),
-                         "16-bit logits + the logits' fp32 gradient (loss fused by Inductor), vocab split by tp"});
+      // Inductor fuses the fp32 upcast, log-softmax and NLL: the forward keeps the 16-bit logits
+      // and a per-token log-sum-exp, and the backward's fused kernel writes the logits' 16-bit
+      // gradient into the logits' own buffer (saved tensors are donated to the compiled
+      // backward): one 16-bit logits tensor at the peak (docs/data/h200_saved_activations.json).
+      L.lines.push_back({"logits_and_loss", tokens * double(m.vocab) / tp * 2,
+                         "16-bit logits, their gradient written in place (loss fused by Inductor), vocab "
+                         "split by tp"});
     } else if (eager_grads) {
       // PyTorch's loss at the start of backward: the saved fp32 log-softmax output, the fp32
       // gradient nll_loss fills and log-softmax's fp32 input gradient (vocab split by tp).
