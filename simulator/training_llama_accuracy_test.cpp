@@ -81,7 +81,10 @@ TEST(TrainingAccuracy, LlamaCorpusOnH200) {
   // docs/accuracy.md; the bounds guard today's numbers with a margin for the measurements' own
   // machine-to-machine spread of host-bound steps (up to 16% between two machine starts).
   EXPECT_LT(v.step / v.n, 0.08);
-  EXPECT_LT(v.memory / v.n, 0.06);
+  // Memory with the saved tensors counted as measured and the checkpointed phases (2026-12-03):
+  // 1.1% mean, 6.2% max (2.7% / 11.2% before).
+  EXPECT_LT(v.memory / v.n, 0.04);
+  EXPECT_LT(v.memory_max, 0.12);
   // torch.compile with the compiled RoPE rows and the compiled block's host cost (2026-12-03):
   // 4.4% mean, 6.1% max over its validation rows (10.6% / 12.5% before).
   const Split& vc = by["validation/torch-compile"];

@@ -24,10 +24,11 @@ double eager_activation_bytes_per_layer(const model::ModelSpec& m, const Trainin
   const double f = double(m.ffn_hidden) / tp;
   const bool fused_qkv = m.position == model::PositionType::Learned;
   const bool swiglu = m.ffn_type == model::FfnType::SwiGLU;
-  // Norm inputs (2 per layer); transformers' RMSNorm also keeps x·rsqrt in fp32 and its input
-  // upcast when the stream is bf16.
+  // Norm inputs (2 per layer); transformers' RMSNorm also keeps one fp32 tensor per norm (its
+  // input upcast, which x·rsqrt reads; in pure bf16 as under autocast: the saved-tensor listing
+  // of docs/data/h200_saved_activations_eager.json).
   double per_token = 2 * resid * h;
-  if (hf && m.norm == model::NormType::RMSNorm) per_token += 2 * (4 * h + (amp ? 0 : 4 * h));
+  if (hf && m.norm == model::NormType::RMSNorm) per_token += 2 * 4 * h;
   // Projection inputs: autocast casts per projection; otherwise the normed tensor is shared.
   const double qkv_inputs = amp ? (fused_qkv ? 1 : 3) : 1;
   const double mlp_inputs = amp ? (swiglu ? 2 : 1) : 1;

@@ -7,7 +7,7 @@
 //   (under autocast every projection casts and keeps its own copy: 3 for Q, K, V and 2 for gate,
 //   up; one shared bf16 tensor without autocast), SDPA's q, k, v and output (k and v at the
 //   query width when pytorch-eager repeats KV heads), and SwiGLU's gate, up, SiLU and product
-//   (GELU: its input and output); transformers' RMSNorm keeps its fp32 intermediates.
+//   (GELU: its input and output); transformers' RMSNorm keeps one fp32 tensor per norm.
 // With full recompute only the layer input is kept.
 #include <cstdint>
 

@@ -9,6 +9,7 @@
 #include "strategies/compiled_memory.hpp"
 #include "strategies/eager_memory.hpp"
 #include "strategies/pipeline_layout.hpp"
+#include "strategies/training_ops.hpp"
 #include "strategies/training_schedule.hpp"
 
 namespace infraplan::strat {
@@ -216,7 +217,22 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
     }
   }
   // With DDP (dp·cp > 1) the reducer's gradient buckets live for the whole step: no phases.
-  if (eager_grads && t.zero < 2 && std::int64_t(t.dp) * t.cp == 1) peak_of_phases(L);
+  if (eager_grads && t.zero < 2 && std::int64_t(t.dp) * t.cp == 1) {
+    if (t.recompute == model::Recompute::Full && is_eager(framework_of(t)) && n_layers > 0) {
+      // Under autocast the weight casts live in autocast's cache until the forward's context
+      // exits: with checkpointing nothing else holds them, so backward meets only the LM head's
+      // cast (kept by the loss's saved tensors) and, while a block is rebuilt, that block's.
+      double head_cast = 0, block_cast = 0;
+      if (t.precision == Precision::AmpBF16) {
+        if (has_head) head_cast = sb.copies * double(m.vocab) * double(m.hidden) / tp;
+        for (std::int64_t l : layers)
+          block_cast = std::max(block_cast, sb.copies * layer_params_on_rank(m, t, l).total());
+      }
+      peak_of_checkpointed_phases(L, head_cast, block_cast);
+    } else {
+      peak_of_phases(L);
+    }
+  }
   L.lines.push_back({"cuda_context", r.cuda_context_bytes, "CUDA context, cuBLAS workspace"});
   if (t.gpus() > 1) {
     if (c.nccl_buffer_bytes > 0)
@@ -250,6 +266,54 @@ void peak_of_phases(MemoryLedger& L) {
       l.note = "0 at the peak (start of backward; allocated as activations are freed, zero_grad(set_to_none)): " +
                l.note + " = " + gib(l.bytes) + " GiB";
       l.bytes = 0;
+    }
+  }
+}
+
+void peak_of_checkpointed_phases(MemoryLedger& L, double head_cast_bytes, double block_cast_bytes) {
+  // Three moments of a checkpointed step: the loss's backward (block inputs, the loss's tensors,
+  // the LM head's cast; no gradient yet), a block rebuilt in backward (its full activations and
+  // its weights' casts beside the block inputs still held, or beside the gradients already
+  // written — the larger of the two ends), and the optimizer step (every gradient).
+  const double inputs = L.line("activations") + L.line("embedding_output");
+  const double loss = L.line("logits_and_loss"), rebuilt = L.line("recompute_working_set");
+  const double grads = L.line("gradients");
+  const double at_loss = inputs + loss + head_cast_bytes;
+  const double at_rebuild = std::max(inputs, grads) + rebuilt + block_cast_bytes;
+  enum { Loss, Rebuild, Step } phase = Loss;
+  if (at_rebuild > at_loss) phase = Rebuild;
+  if (grads > std::max(at_loss, at_rebuild)) phase = Step;
+  const bool grads_at_rebuild = phase == Rebuild && grads > inputs;
+  auto zero = [](LedgerLine& l, const std::string& why) {
+    if (l.bytes <= 0) return;
+    l.note = "0 at the peak (" + why + "): " + l.note + " = " + gib(l.bytes) + " GiB";
+    l.bytes = 0;
+  };
+  for (auto& l : L.lines) {
+    if (l.name == "weight_copies") {
+      const double kept = phase == Loss ? head_cast_bytes : phase == Rebuild ? block_cast_bytes : 0;
+      if (phase == Step) {
+        zero(l, "optimizer step; casts freed after backward");
+      } else if (l.bytes > 0) {
+        l.note = gib(kept) +
+                 " GiB at the peak (checkpointing: autocast's cache frees the blocks' casts "
+                 "before backward; " +
+                 std::string(phase == Loss ? "the LM head's cast" : "one rebuilt block's casts") +
+                 " remain), of " + gib(l.bytes) + " GiB";
+        l.bytes = kept;
+      }
+    } else if (l.name == "activations" || l.name == "embedding_output") {
+      if (phase == Step) zero(l, "optimizer step; freed after backward");
+      if (grads_at_rebuild)
+        zero(l, "end of backward: the block inputs are freed as the gradients are written");
+    } else if (l.name == "logits_and_loss") {
+      if (phase != Loss) zero(l, "freed after the loss's backward, before the blocks are rebuilt");
+    } else if (l.name == "recompute_working_set") {
+      if (phase != Rebuild) zero(l, phase == Loss ? "built after the loss's backward" : "optimizer step");
+    } else if (l.name == "gradients") {
+      if (phase == Loss)
+        zero(l, "start of backward; allocated as the blocks are rebuilt, zero_grad(set_to_none)");
+      if (phase == Rebuild && !grads_at_rebuild) zero(l, "a block rebuilt beside the inputs still held");
     }
   }
 }

@@ -47,6 +47,11 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
 /// are never live together, so the peak is the larger phase; zeroes the other phase's lines
 /// (their notes say what they would hold).
 void peak_of_phases(MemoryLedger& L);
+/// The same with activation checkpointing per block (docs/data/h200_saved_activations_eager.json):
+/// the largest of the loss's backward, a block rebuilt in backward and the optimizer step. Under
+/// autocast `head_cast_bytes` (the LM head's 16-bit cast) and `block_cast_bytes` (one block's) replace
+/// the weight_copies line at the first two.
+void peak_of_checkpointed_phases(MemoryLedger& L, double head_cast_bytes, double block_cast_bytes);
 
 /// The stage with the largest total (ties → the earliest).
 MemoryLedger training_memory_peak(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t,

@@ -4,6 +4,8 @@
 
 #include "common/error.hpp"
 #include "model/model_math.hpp"
+#include "strategies/compiled_memory.hpp"
+#include "strategies/eager_memory.hpp"
 
 using namespace infraplan;
 using namespace infraplan::strat;
@@ -182,4 +184,70 @@ TEST(ServingLedger, KvCacheLineIsTheRoadmapNumber) {
   ServingConfig t16 = t8;
   t16.tp = 16;
   EXPECT_DOUBLE_EQ(serving_kv_bytes_per_token_per_gpu(l3, t8), serving_kv_bytes_per_token_per_gpu(l3, t16));
+}
+
+namespace {
+// The calibration shape of bench/pytorch/saved_activations.py (docs/data/h200_saved_activations*.json):
+// hidden 1536, 12 / 4 heads of 128, FFN 4096, vocabulary 50,000, untied; 2 × 2048 tokens.
+model::ModelSpec saved_tensor_shape() {
+  model::ModelSpec m = model::preset("llama3-8b");
+  m.name = "calib-act", m.hidden = 1536, m.layers = 6, m.heads = 12, m.kv_heads = 4, m.head_dim = 128;
+  m.ffn_hidden = 4096, m.vocab = 50000, m.tied_embeddings = false;
+  return m;
+}
+TrainingConfig one_gpu(Framework f, Precision p) {
+  TrainingConfig t;
+  t.seq_len = 2048, t.micro_batch = 2, t.global_batch = 2, t.framework = f, t.precision = p;
+  return t;
+}
+}  // namespace
+
+// Bytes per token one block keeps, against the slope over 2 and 6 blocks measured with
+// torch.cuda.memory_allocated on the H200 (saved_activations.py; AMP's slopes include the block's
+// bf16 weight casts, 12,288 B/token here, which the ledger keeps on its weight_copies line; the
+// eager formula leaves out the 56 B/token of fp32 norm and softmax statistics): within 0.5%).
+TEST(TrainingLedger, BlockBytesMatchTheSavedTensorsMeasured) {
+  const model::ModelSpec m = saved_tensor_shape();
+  const double tokens = 4096, casts = 12288;
+  auto per_token = [&](Framework f, Precision p) {
+    const TrainingConfig t = one_gpu(f, p);
+    return (f == Framework::TorchCompile ? compiled_activation_bytes_per_layer(m, t, model::Recompute::None)
+                                         : eager_activation_bytes_per_layer(m, t, model::Recompute::None)) /
+           tokens;
+  };
+  EXPECT_NEAR(per_token(Framework::TorchCompile, Precision::BF16Pure), 49208, 1);
+  EXPECT_NEAR(per_token(Framework::TorchCompile, Precision::AmpBF16) + casts, 67707, 0.005 * 67707);
+  EXPECT_NEAR(per_token(Framework::PytorchEager, Precision::BF16Pure), 57400, 0.005 * 57400);
+  EXPECT_NEAR(per_token(Framework::PytorchEager, Precision::AmpBF16) + casts, 85111, 0.005 * 85111);
+  EXPECT_NEAR(per_token(Framework::Transformers, Precision::BF16Pure), 65592, 0.005 * 65592);
+  EXPECT_NEAR(per_token(Framework::Transformers, Precision::AmpBF16) + casts, 93243, 0.005 * 93243);
+}
+
+// With checkpointing per block the step's peak is the loss's backward, a rebuilt block or the
+// optimizer step, never all at once: the measured peak of the calibration shape under AMP (6
+// blocks: 2,674.5 MiB above the parameters) is the block inputs, the loss's fp32 tensors and the LM
+// head's bf16 cast — not every block's cast, not the rebuilt block's activations.
+TEST(TrainingLedger, CheckpointedEagerPeakIsOnePhase) {
+  const model::ModelSpec m = saved_tensor_shape();
+  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
+  c.gpus_per_node = 1;
+  TrainingConfig t = one_gpu(Framework::PytorchEager, Precision::AmpBF16);
+  t.recompute = model::Recompute::Full;
+  t = resolved(t, m, c);
+  const MemoryLedger L = training_memory(m, c, t, 0);
+  EXPECT_EQ(L.line("recompute_working_set"), 0);
+  EXPECT_EQ(L.line("gradients"), 0);
+  EXPECT_NEAR(L.line("weight_copies"), 2.0 * 50000 * 1536, 1);  // the LM head's cast only
+  const double above_params = L.line("activations") + L.line("embedding_output") + L.line("logits_and_loss") +
+                              L.line("weight_copies");
+  EXPECT_NEAR(above_params / 1048576.0, 2674.5, 0.05 * 2674.5);
+  // A large model with a small vocabulary peaks at the optimizer step (every gradient).
+  const model::ModelSpec big = model::preset("llama2-7b");
+  TrainingConfig tb = one_gpu(Framework::PytorchEager, Precision::BF16Pure);
+  tb.recompute = model::Recompute::Full, tb.micro_batch = 1, tb.global_batch = 1;
+  tb = resolved(tb, big, c);
+  const MemoryLedger B = training_memory(big, c, tb, 0);
+  EXPECT_GT(B.line("gradients"), 0);
+  EXPECT_EQ(B.line("logits_and_loss"), 0);
+  EXPECT_EQ(B.line("activations"), 0);
 }

@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <string>
 
+#include "common/error.hpp"
+#include "common/json_text.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/cluster.hpp"
 #include "hardware/framework_costs.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "hardware/spread_cost_model.hpp"
-#include "common/error.hpp"
 #include "strategies/training_ops.hpp"
 
 namespace infraplan::strat {
@@ -155,13 +156,21 @@ TEST(TrainingOps, CompiledLayerFusesTheElementwiseChains) {
   EXPECT_NEAR(host_seconds(cc, fc, true, true), want.first * 1e-6, 1e-12);
   EXPECT_NEAR(host_seconds(cc, layer_backward_ops(cc, 0), false, true), want.second * 1e-6, 1e-12);
   EXPECT_EQ(host_seconds(cc, fc, true, false), 0.0);  // outside a layer: nothing per op
-  // Without a measured compiled block (checkpointed), no host floor at all.
+  // The checkpointed compiled block is measured too (its backward includes the recompute).
   comp.t.recompute = model::Recompute::Full;
   OpContext ck(comp.m, comp.t, h200());
-  EXPECT_FALSE(ck.host.enabled);
-  comp.t.host_dispatch = HostDispatch::On;  // asked for, not measured: refused with the key's name
+  ASSERT_TRUE(ck.host.enabled);
+  EXPECT_NEAR(host_seconds(ck, layer_backward_ops(ck, 0), false, true),
+              p->framework->block_us.at("torch-compile/amp-bf16/checkpointed").second * 1e-6, 1e-12);
+  // Without a measured compiled block, no host floor at all; asked for, it is refused naming the key.
+  Json j = read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/hardware/profiles/h200-sxm-141gb.json");
+  j["framework"]["block_host_us"].erase("torch-compile/amp-bf16/checkpointed");
+  const hw::CalibratedCostModel without(hw::parse_profile(j, "without_block.json"), h200().gpu());
+  OpContext unmeasured(comp.m, comp.t, without);
+  EXPECT_FALSE(unmeasured.host.enabled);
+  comp.t.host_dispatch = HostDispatch::On;
   try {
-    OpContext refused(comp.m, comp.t, h200());
+    OpContext refused(comp.m, comp.t, without);
     FAIL() << "accepted host_dispatch on without a measured compiled block";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("torch-compile/amp-bf16/checkpointed"), std::string::npos)
