@@ -610,6 +610,19 @@ Profile parse_profile(const Json& j, const std::string& origin) {
                                  number(need(*it, "backward_us", fk, origin), fk + ".backward_us", origin, 0)};
       }
     }
+    if (f.contains("block_host_pass_us")) {
+      const Json& pp = f["block_host_pass_us"];
+      if (!pp.is_object())
+        fail(origin, fp + ".block_host_pass_us", "expected an object of {forward_us, backward_us}");
+      for (auto it = pp.begin(); it != pp.end(); ++it) {
+        const std::string fk = fp + ".block_host_pass_us." + it.key();
+        if (it.key().rfind("torch-compile/", 0) != 0)
+          fail(origin, fk,
+               "only torch-compile entries have a per-call host cost (eager frameworks price it per op)");
+        fw.pass_us[it.key()] = {number(need(*it, "forward_us", fk, origin), fk + ".forward_us", origin, 0),
+                                number(need(*it, "backward_us", fk, origin), fk + ".backward_us", origin, 0)};
+      }
+    }
     if (f.contains("block_host_runs")) {
       const Json& pr = f["block_host_runs"];
       const std::string fr = fp + ".block_host_runs";

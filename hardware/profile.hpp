@@ -163,6 +163,10 @@ struct FrameworkProfile {
   /// "framework/precision/plain|checkpointed" (e.g. "pytorch-eager/amp-bf16/checkpointed"; the
   /// checkpointed backward includes the recompute), measured on tiny shapes; empty when absent.
   std::map<std::string, std::pair<double, double>> block_us;
+  /// torch.compile: host µs per call of the compiled forward / backward beyond its blocks (guards,
+  /// runtime wrappers, the embedding, LM head and loss inside the graph), keyed as block_us
+  /// (framework.block_host_pass_us: the block chain's intercept, median over runs); empty when absent.
+  std::map<std::string, std::pair<double, double>> pass_us;
   /// Every machine start's (forward, backward) behind block_us (framework.block_host_runs; empty
   /// with one start): the spread of host costs (hw::SpreadBands::host).
   std::map<std::string, std::vector<std::pair<double, double>>> block_runs;

@@ -166,6 +166,20 @@ TEST(Profile, ErrorsNameTheField) {
     EXPECT_NE(e.find("ceilings.eager_kernel_gap_us"), std::string::npos) << e;
   }
   {
+    // A compiled graph's per-call host cost: torch-compile entries only, non-negative.
+    Json j = h200_json();
+    j["framework"]["block_host_pass_us"]["pytorch-eager/amp-bf16/plain"] = {{"forward_us", 1.0},
+                                                                            {"backward_us", 1.0}};
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("framework.block_host_pass_us.pytorch-eager/amp-bf16/plain"), std::string::npos) << e;
+    j = h200_json();
+    j["framework"]["block_host_pass_us"]["torch-compile/amp-bf16/plain"]["backward_us"] = -3.0;
+    e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("framework.block_host_pass_us.torch-compile/amp-bf16/plain.backward_us"),
+              std::string::npos)
+        << e;
+  }
+  {
     Json j = h200_json();
     j["serving_kernels"]["kernels"]["argmax"][0]["width"] = 0;
     std::string e = error_of([&] { parse_profile(j, "x.json"); });

@@ -172,6 +172,7 @@ TrainingEstimate estimate_once(const model::ModelSpec& m, const hw::Cluster& c, 
                 strat::host_seconds(ctx, lm ? moe_b : dense_b, false, true);
         tensors += strat::param_tensors_of_layer(m, t, l);
       }
+      if (ctx.host.pass) host += ctx.host.pass->first + ctx.host.pass->second;  // one compiled call each way
       add(f, pr.run(dense_f, rank), double(r.count - n_moe)), add(b, pr.run(dense_b, rank), double(r.count - n_moe));
       if (n_moe) add(f, pr.run(moe_f, rank), double(n_moe)), add(b, pr.run(moe_b, rank), double(n_moe));
       if (split)

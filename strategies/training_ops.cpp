@@ -170,7 +170,11 @@ HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   if (measured_block && (compiled || (is_eager(fw) && (t.precision == Precision::AmpBF16 ||
                                                        t.precision == Precision::BF16Pure))))
     h.block = std::make_pair(f->block_us.at(block_key).first * us, f->block_us.at(block_key).second * us);
-  if (compiled) return h;
+  if (compiled) {
+    if (const auto it = f->pass_us.find(block_key); it != f->pass_us.end() && h.block)
+      h.pass = std::make_pair(it->second.first * us, it->second.second * us);
+    return h;
+  }
   h.fwd_op = f->op_dispatch_us_forward * us, h.bwd_op = f->op_dispatch_us_backward * us;
   h.ckpt_fwd_block = f->checkpoint_us_forward_per_block * us;
   h.ckpt_bwd_block = f->checkpoint_us_backward_per_block * us;

@@ -84,6 +84,9 @@ struct HostCosts {
   /// (profile framework.block_host_us; the checkpointed backward includes the recompute): when
   /// set it replaces the per-op sum for rotary-position layers.
   std::optional<std::pair<double, double>> block;
+  /// torch-compile: per call of the compiled forward / backward, beyond its blocks (profile
+  /// framework.block_host_pass_us); added once per pass.
+  std::optional<std::pair<double, double>> pass;
 };
 HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c);
 

@@ -156,6 +156,11 @@ TEST(TrainingOps, CompiledLayerFusesTheElementwiseChains) {
   EXPECT_NEAR(host_seconds(cc, fc, true, true), want.first * 1e-6, 1e-12);
   EXPECT_NEAR(host_seconds(cc, layer_backward_ops(cc, 0), false, true), want.second * 1e-6, 1e-12);
   EXPECT_EQ(host_seconds(cc, fc, true, false), 0.0);  // outside a layer: nothing per op
+  // ... but each call of the compiled forward and backward costs its measured fixed host time.
+  ASSERT_TRUE(cc.host.pass);
+  EXPECT_NEAR(cc.host.pass->first, p->framework->pass_us.at("torch-compile/amp-bf16/plain").first * 1e-6,
+              1e-12);
+  EXPECT_GT(cc.host.pass->second, 0.0);
   // The checkpointed compiled block is measured too (its backward includes the recompute).
   comp.t.recompute = model::Recompute::Full;
   OpContext ck(comp.m, comp.t, h200());

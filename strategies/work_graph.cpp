@@ -343,6 +343,9 @@ class GraphBuilder {
       // The step cannot end before the host has issued it: a host op on the host stream (which
       // runs ahead, step after step) and a zero-length wait on the compute stream.
       auto host_gate = [&]() {
+        // A compiled forward or backward costs its fixed host time once per call.
+        if (ctx_.host.pass && st.part != BackwardPart::Weight)
+          host += st.forward ? ctx_.host.pass->first : ctx_.host.pass->second;
         if (host <= 0 || last < 0) return;
         Op h;
         h.name = "host_dispatch", h.category = OpCategory::Host, h.stream = Stream::Host, h.lane = lane;

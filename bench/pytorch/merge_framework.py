@@ -89,6 +89,18 @@ def merge_block_host(cals, prof, prof_path):
         return [c["llama_block_host_us"][k][d] for c, _ in cals if k in c["llama_block_host_us"]]
 
     fw["block_host_us"] = {k: {d: median(runs_of(k, d)) for d in ("forward_us", "backward_us")} for k in keys}
+    # torch.compile: the chain's intercept is the compiled graph's fixed host cost per call (guards,
+    # runtime wrappers, the embedding, LM head and loss inside the graph), which the model adds
+    # once per pass; the median over runs, never below 0 (eager frameworks price those parts per op).
+    def intercepts_of(k, d):
+        return [c["llama_block_host_us"][k]["chain"][d]["intercept_us"] for c, _ in cals
+                if k in c["llama_block_host_us"] and "chain" in c["llama_block_host_us"][k]]
+    passes = {k: {f"{d}_us": max(0.0, median(intercepts_of(k, d))) for d in ("forward", "backward")}
+              for k in keys if k.startswith("torch-compile/") and intercepts_of(k, "forward")}
+    if passes:
+        fw["block_host_pass_us"] = passes
+    else:
+        fw.pop("block_host_pass_us", None)
     sources = [{"file": p, "date": c["date"], "command": c["command"]} for c, p in cals]
     fw["block_host_source"] = sources[0] if len(sources) == 1 else sources
     if len(cals) > 1:
