@@ -289,8 +289,10 @@ void peak_of_checkpointed_phases(MemoryLedger& L, double head_cast_bytes, double
     l.note = "0 at the peak (" + why + "): " + l.note + " = " + gib(l.bytes) + " GiB";
     l.bytes = 0;
   };
+  // Autocast's casts (head_cast_bytes, block_cast_bytes > 0); other weight copies stay as they are.
+  const bool autocast_casts = head_cast_bytes > 0 || block_cast_bytes > 0;
   for (auto& l : L.lines) {
-    if (l.name == "weight_copies") {
+    if (l.name == "weight_copies" && (autocast_casts || phase == Step)) {
       const double kept = phase == Loss ? head_cast_bytes : phase == Rebuild ? block_cast_bytes : 0;
       if (phase == Step) {
         zero(l, "optimizer step; casts freed after backward");
