@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <utility>
@@ -569,17 +570,32 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     fw.checkpoint_us_backward_per_block = us("checkpoint_us_backward_per_block", false);
     fw.aten_op_us_forward = us("aten_op_us_autograd_forward", false);
     fw.aten_op_us_backward = us("aten_op_us_autograd_backward", false);
-    if (f.contains("per_module_us")) {
-      const Json& pm = f["per_module_us"];
-      if (!pm.is_object())
-        fail(origin, fp + ".per_module_us", "expected an object of {forward_us, backward_us}");
-      for (auto it = pm.begin(); it != pm.end(); ++it) {
-        const std::string fk = fp + ".per_module_us." + it.key();
-        fw.module_us[it.key()] = {
-            number(need(*it, "forward_us", fk, origin), fk + ".forward_us", origin, 0),
-            number(need(*it, "backward_us", fk, origin), fk + ".backward_us", origin, 0)};
+    // {key: {forward_us, backward_us}} objects; `admit` may refuse a key (returns the reason), and
+    // a value above `max_us` is refused.
+    auto fwd_bwd_map = [&](const char* name, std::map<std::string, std::pair<double, double>>& out,
+                           double max_us, const std::function<std::string(const std::string&)>& admit) {
+      if (!f.contains(name)) return;
+      const Json& o = f[name];
+      const std::string fo = fp + "." + name;
+      if (!o.is_object()) fail(origin, fo, "expected an object of {forward_us, backward_us}");
+      for (auto it = o.begin(); it != o.end(); ++it) {
+        const std::string fk = fo + "." + it.key();
+        if (admit) {
+          const std::string why = admit(it.key());
+          if (!why.empty()) fail(origin, fk, why);
+        }
+        auto us_of = [&](const char* d) {
+          const double v = number(need(*it, d, fk, origin), fk + "." + d, origin, 0);
+          if (v > max_us)
+            fail(origin, fk + "." + d,
+                 "expected at most " + number_text(max_us) + " µs, got " + shown((*it)[d]));
+          return v;
+        };
+        out[it.key()] = {us_of("forward_us"), us_of("backward_us")};
       }
-    }
+    };
+    constexpr double kUnbounded = 1e300;
+    fwd_bwd_map("per_module_us", fw.module_us, kUnbounded, {});
     if (f.contains("fused_adamw")) {
       const Json& fa = f["fused_adamw"];
       const std::string fk = fp + ".fused_adamw";
@@ -600,29 +616,13 @@ Profile parse_profile(const Json& j, const std::string& origin) {
         fw.fused_adamw[it.key()] = std::move(pts);
       }
     }
-    if (f.contains("block_host_us")) {
-      const Json& pb = f["block_host_us"];
-      if (!pb.is_object())
-        fail(origin, fp + ".block_host_us", "expected an object of {forward_us, backward_us}");
-      for (auto it = pb.begin(); it != pb.end(); ++it) {
-        const std::string fk = fp + ".block_host_us." + it.key();
-        fw.block_us[it.key()] = {number(need(*it, "forward_us", fk, origin), fk + ".forward_us", origin, 0),
-                                 number(need(*it, "backward_us", fk, origin), fk + ".backward_us", origin, 0)};
-      }
-    }
-    if (f.contains("block_host_pass_us")) {
-      const Json& pp = f["block_host_pass_us"];
-      if (!pp.is_object())
-        fail(origin, fp + ".block_host_pass_us", "expected an object of {forward_us, backward_us}");
-      for (auto it = pp.begin(); it != pp.end(); ++it) {
-        const std::string fk = fp + ".block_host_pass_us." + it.key();
-        if (it.key().rfind("torch-compile/", 0) != 0)
-          fail(origin, fk,
-               "only torch-compile entries have a per-call host cost (eager frameworks price it per op)");
-        fw.pass_us[it.key()] = {number(need(*it, "forward_us", fk, origin), fk + ".forward_us", origin, 0),
-                                number(need(*it, "backward_us", fk, origin), fk + ".backward_us", origin, 0)};
-      }
-    }
+    fwd_bwd_map("block_host_us", fw.block_us, kUnbounded, {});
+    fwd_bwd_map("block_host_pass_us", fw.pass_us, kUnbounded, [](const std::string& key) {
+      return key.rfind("torch-compile/", 0) == 0 ? std::string()
+                                                 : std::string(
+                                                       "only torch-compile entries have a per-call host cost "
+                                                       "(eager frameworks price it per op)");
+    });
     if (f.contains("block_host_runs")) {
       const Json& pr = f["block_host_runs"];
       const std::string fr = fp + ".block_host_runs";

@@ -1,6 +1,6 @@
 #include "strategies/eager_memory.hpp"
 
-#include <algorithm>
+#include "strategies/layer_widths.hpp"
 
 namespace infraplan::strat {
 
@@ -11,17 +11,10 @@ bool uses_eager_activations(const model::ModelSpec& m, const TrainingConfig& t, 
 
 double eager_activation_bytes_per_layer(const model::ModelSpec& m, const TrainingConfig& t,
                                         model::Recompute recompute) {
-  const bool amp = t.precision == Precision::AmpBF16;
-  const bool hf = framework_of(t) == Framework::Transformers;
-  const double tokens = double(t.micro_batch) * double(t.seq_len) / std::max(1, t.cp);
-  const double tp = std::max(1, t.tp);
-  const double h = double(m.hidden);
-  const double resid = amp ? 4 : 2;  // bytes of a residual-stream element
+  const LayerWidths w = layer_widths(m, t);
+  const bool amp = w.amp, hf = framework_of(t) == Framework::Transformers;
+  const double tokens = w.tokens, h = w.h, q = w.q, kv = w.kv, f = w.f, resid = w.resid;
   if (recompute == model::Recompute::Full) return tokens * resid * h;
-  const double heads = double(m.heads) / tp;
-  const double kv_heads = std::max(1.0, double(m.kv_heads) / tp);
-  const double q = heads * double(m.head_dim), kv = kv_heads * double(m.head_dim);
-  const double f = double(m.ffn_hidden) / tp;
   const bool fused_qkv = m.position == model::PositionType::Learned;
   const bool swiglu = m.ffn_type == model::FfnType::SwiGLU;
   // Norm inputs (2 per layer); transformers' RMSNorm also keeps one fp32 tensor per norm (its

@@ -245,6 +245,15 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   return L;
 }
 
+namespace {
+// A line that is not alive at the ledger's peak: 0 bytes, and its note says why and what it holds.
+void zero_at_peak(LedgerLine& l, const std::string& why) {
+  if (l.bytes <= 0) return;
+  l.note = "0 at the peak (" + why + "): " + l.note + " = " + gib(l.bytes) + " GiB";
+  l.bytes = 0;
+}
+}  // namespace
+
 void peak_of_phases(MemoryLedger& L) {
   // PyTorch frees gradients before each step (zero_grad(set_to_none=True)) and allocates them
   // during backward as the saved activations are freed, so the two never peak together: the
@@ -259,14 +268,9 @@ void peak_of_phases(MemoryLedger& L) {
   for (auto& l : L.lines) {
     const bool act_line = std::find_if(std::begin(kActivationPhase), std::end(kActivationPhase),
                                        [&](const char* n) { return l.name == n; }) != std::end(kActivationPhase);
-    if (at_step && act_line && l.bytes > 0) {
-      l.note = "0 at the peak (optimizer step; freed after backward): " + l.note + " = " + gib(l.bytes) + " GiB";
-      l.bytes = 0;
-    } else if (!at_step && l.name == "gradients" && l.bytes > 0) {
-      l.note = "0 at the peak (start of backward; allocated as activations are freed, zero_grad(set_to_none)): " +
-               l.note + " = " + gib(l.bytes) + " GiB";
-      l.bytes = 0;
-    }
+    if (at_step && act_line) zero_at_peak(l, "optimizer step; freed after backward");
+    if (!at_step && l.name == "gradients")
+      zero_at_peak(l, "start of backward; allocated as activations are freed, zero_grad(set_to_none)");
   }
 }
 
@@ -284,18 +288,13 @@ void peak_of_checkpointed_phases(MemoryLedger& L, double head_cast_bytes, double
   if (at_rebuild > at_loss) phase = Rebuild;
   if (grads > std::max(at_loss, at_rebuild)) phase = Step;
   const bool grads_at_rebuild = phase == Rebuild && grads > inputs;
-  auto zero = [](LedgerLine& l, const std::string& why) {
-    if (l.bytes <= 0) return;
-    l.note = "0 at the peak (" + why + "): " + l.note + " = " + gib(l.bytes) + " GiB";
-    l.bytes = 0;
-  };
   // Autocast's casts (head_cast_bytes, block_cast_bytes > 0); other weight copies stay as they are.
   const bool autocast_casts = head_cast_bytes > 0 || block_cast_bytes > 0;
   for (auto& l : L.lines) {
     if (l.name == "weight_copies" && (autocast_casts || phase == Step)) {
       const double kept = phase == Loss ? head_cast_bytes : phase == Rebuild ? block_cast_bytes : 0;
       if (phase == Step) {
-        zero(l, "optimizer step; casts freed after backward");
+        zero_at_peak(l, "optimizer step; casts freed after backward");
       } else if (l.bytes > 0) {
         l.note = gib(kept) +
                  " GiB at the peak (checkpointing: autocast's cache frees the blocks' casts "
@@ -305,17 +304,19 @@ void peak_of_checkpointed_phases(MemoryLedger& L, double head_cast_bytes, double
         l.bytes = kept;
       }
     } else if (l.name == "activations" || l.name == "embedding_output") {
-      if (phase == Step) zero(l, "optimizer step; freed after backward");
+      if (phase == Step) zero_at_peak(l, "optimizer step; freed after backward");
       if (grads_at_rebuild)
-        zero(l, "end of backward: the block inputs are freed as the gradients are written");
+        zero_at_peak(l, "end of backward: the block inputs are freed as the gradients are written");
     } else if (l.name == "logits_and_loss") {
-      if (phase != Loss) zero(l, "freed after the loss's backward, before the blocks are rebuilt");
+      if (phase != Loss) zero_at_peak(l, "freed after the loss's backward, before the blocks are rebuilt");
     } else if (l.name == "recompute_working_set") {
-      if (phase != Rebuild) zero(l, phase == Loss ? "built after the loss's backward" : "optimizer step");
+      if (phase != Rebuild)
+        zero_at_peak(l, phase == Loss ? "built after the loss's backward" : "optimizer step");
     } else if (l.name == "gradients") {
       if (phase == Loss)
-        zero(l, "start of backward; allocated as the blocks are rebuilt, zero_grad(set_to_none)");
-      if (phase == Rebuild && !grads_at_rebuild) zero(l, "a block rebuilt beside the inputs still held");
+        zero_at_peak(l, "start of backward; allocated as the blocks are rebuilt, zero_grad(set_to_none)");
+      if (phase == Rebuild && !grads_at_rebuild)
+        zero_at_peak(l, "a block rebuilt beside the inputs still held");
     }
   }
 }
