@@ -178,6 +178,11 @@ TEST(Profile, ErrorsNameTheField) {
     EXPECT_NE(e.find("framework.block_host_pass_us.torch-compile/amp-bf16/plain.backward_us"),
               std::string::npos)
         << e;
+    j = h200_json();
+    j["framework"]["block_host_pass_us"]["torch-compile/amp-bf16/plain"]["forward_us"] = 2e6;  // 2 s per call
+    e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("block_host_pass_us.torch-compile/amp-bf16/plain.forward_us"), std::string::npos) << e;
+    EXPECT_NE(e.find("at most"), std::string::npos) << e;
   }
   {
     Json j = h200_json();
