@@ -205,30 +205,58 @@ OpContext::OpContext(const model::ModelSpec& m, const TrainingConfig& t, const h
   }
 }
 
-double host_seconds(const OpContext& c, const std::vector<OpTemplate>& tpl, bool forward, bool layer) {
-  if (!c.host.enabled) return 0;
-  // A rotary (LLaMA-architecture) dense layer of an eager framework: the measured block cost.
-  if (layer && c.host.block && c.model->position == model::PositionType::Rope && !c.model->moe.enabled())
-    return forward ? c.host.block->first : c.host.block->second;
-  if (c.framework == Framework::TorchCompile) return 0;  // no per-op dispatch in Inductor's wrapper
+std::vector<double> host_seconds_per_op(const OpContext& c, const std::vector<OpTemplate>& tpl, bool forward,
+                                        bool layer) {
+  std::vector<double> per(tpl.size(), 0.0);
+  if (!c.host.enabled) return per;
+  const bool block =
+      layer && c.host.block && c.model->position == model::PositionType::Rope && !c.model->moe.enabled();
+  if (!block && c.framework == Framework::TorchCompile)
+    return per;  // no per-op dispatch in Inductor's wrapper
+  int first = -1;
   double s = 0;
-  for (const auto& o : tpl) {
+  for (std::size_t i = 0; i < tpl.size(); ++i) {
+    const OpTemplate& o = tpl[i];
     if (o.stream != Stream::Compute || o.seconds <= 0) continue;
+    if (first < 0) first = int(i);
     const bool fwd = forward || o.category == OpCategory::Recompute;
+    double h = 0;
     if (o.aten_ops > 0) {
-      s += o.aten_ops * (fwd ? c.host.aten_fwd : c.host.aten_bwd);
-      continue;
+      h = o.aten_ops * (fwd ? c.host.aten_fwd : c.host.aten_bwd);
+    } else if (o.module && !*o.module) {
+      continue;  // inside another op's dispatch
+    } else if (const auto us =
+                   o.module && c.profile ? hw::module_host_us(*c.profile, o.module) : std::nullopt) {
+      h = 1e-6 * (fwd ? us->first : us->second);
+    } else {
+      h = fwd ? c.host.fwd_op : c.host.bwd_op;
     }
-    if (o.module && !*o.module) continue;  // inside another op's dispatch
-    if (o.module && c.profile)
-      if (auto us = hw::module_host_us(*c.profile, o.module)) {
-        s += 1e-6 * (fwd ? us->first : us->second);
-        continue;
-      }
-    s += fwd ? c.host.fwd_op : c.host.bwd_op;
+    per[i] = h, s += h;
+  }
+  if (first < 0) return per;
+  if (block) {
+    // A rotary (LLaMA-architecture) dense layer of an eager framework: the measured block cost,
+    // spread over the ops in proportion to the per-op dispatch model (evenly without one).
+    const double total = forward ? c.host.block->first : c.host.block->second;
+    if (c.framework == Framework::TorchCompile || !(s > 0)) {
+      int n = 0;
+      for (std::size_t i = 0; i < tpl.size(); ++i)
+        n += tpl[i].stream == Stream::Compute && tpl[i].seconds > 0;
+      for (std::size_t i = 0; i < tpl.size(); ++i)
+        per[i] = tpl[i].stream == Stream::Compute && tpl[i].seconds > 0 ? total / n : 0.0;
+    } else {
+      for (double& h : per) h *= total / s;
+    }
+    return per;
   }
   if (layer && c.cfg->recompute == model::Recompute::Full)
-    s += forward ? c.host.ckpt_fwd_block : c.host.ckpt_bwd_block;
+    per[std::size_t(first)] += forward ? c.host.ckpt_fwd_block : c.host.ckpt_bwd_block;
+  return per;
+}
+
+double host_seconds(const OpContext& c, const std::vector<OpTemplate>& tpl, bool forward, bool layer) {
+  double s = 0;
+  for (double h : host_seconds_per_op(c, tpl, forward, layer)) s += h;
   return s;
 }
 

@@ -128,6 +128,10 @@ std::vector<OpTemplate> head_backward_ops(const OpContext& c);
 /// Host seconds to issue the compute ops of `tpl` (0 when c.host is disabled); `layer` adds the
 /// checkpoint wrapper's cost under full recompute.
 double host_seconds(const OpContext& c, const std::vector<OpTemplate>& tpl, bool forward, bool layer);
+/// The same per op of `tpl` (0 for ops issued inside another op's dispatch and non-compute ops);
+/// a measured block cost is spread over the layer's ops in proportion to the per-op model.
+std::vector<double> host_seconds_per_op(const OpContext& c, const std::vector<OpTemplate>& tpl, bool forward,
+                                        bool layer);
 /// Parameter tensors (weights, biases, norm scales) of one layer on a rank, and of the embedding
 /// (first stage) and head (last stage); the optimizer's host cost is per tensor.
 double param_tensors_of_layer(const model::ModelSpec& m, const TrainingConfig& t, std::int64_t layer);

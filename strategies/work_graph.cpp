@@ -118,6 +118,7 @@ class GraphBuilder {
     v_ = pl_.slots();
     mb_ = t.micro_batches();
     hsdp_ = t.zero >= 1 && t.dp_shard > 0 && t.dp_shard < t.dp;
+    per_op_host_ = ctx_.host.enabled && is_eager(ctx_.framework);
   }
 
   WorkGraph build() {
@@ -174,11 +175,23 @@ class GraphBuilder {
   }
 
   /// Instantiates a template; returns the id of its last op (or `entry` when empty).
+  /// `host`: per op, the host seconds to issue it (eager frameworks): a host op on the lane's host
+  /// stream, which the GPU op waits for — the GPU cannot run a kernel before the host has issued
+  /// it, and the host runs ahead of the GPU only as far as its own pace allows.
   int instantiate(const std::vector<OpTemplate>& tpl, int lane, int layer, std::int64_t mb, bool fwd,
-                  std::vector<int> entry_deps, int* first_id = nullptr) {
+                  std::vector<int> entry_deps, int* first_id = nullptr,
+                  const std::vector<double>* host = nullptr) {
     std::vector<int> ids(tpl.size());
     for (std::size_t i = 0; i < tpl.size(); ++i) {
       const OpTemplate& t = tpl[i];
+      int issued = -1;
+      if (host && (*host)[i] > 0) {
+        Op h;
+        h.name = "host_issue", h.category = OpCategory::Host, h.stream = Stream::Host, h.lane = lane,
+        h.layer = layer;
+        h.micro_batch = int(mb), h.forward = fwd, h.seconds = (*host)[i];
+        issued = add(std::move(h));
+      }
       Op op;
       op.name = t.name, op.category = t.category, op.stream = t.stream, op.lane = lane, op.layer = layer;
       op.micro_batch = int(mb), op.forward = fwd, op.seconds = t.seconds, op.flops = t.flops, op.bytes = t.bytes;
@@ -191,6 +204,7 @@ class GraphBuilder {
         op.deps.push_back(ids[i - 1]);
       }
       if (i == 0) op.deps.insert(op.deps.end(), entry_deps.begin(), entry_deps.end());
+      if (issued >= 0) op.deps.push_back(issued);
       ids[i] = add(std::move(op));
       if (i == 0 && first_id) *first_id = ids[i];
     }
@@ -326,7 +340,12 @@ class GraphBuilder {
       const bool first_fwd = st.forward && !gathered[std::size_t(st.chunk)];
       if (first_fwd) gathered[std::size_t(st.chunk)] = true;
       auto run = [&](const std::vector<OpTemplate>& tpl, int layer, std::vector<int> extra, bool tensors) {
-        host += host_seconds(ctx_, tpl, st.forward, layer >= 0 && st.part != BackwardPart::Weight);
+        const bool in_layer = layer >= 0 && st.part != BackwardPart::Weight;
+        std::vector<double> per_op;
+        if (per_op_host_)
+          per_op = host_seconds_per_op(ctx_, tpl, st.forward, in_layer);
+        else
+          host += host_seconds(ctx_, tpl, st.forward, in_layer);
         lane_tensors_ += first_fwd && tensors
                              ? (layer >= 0 ? param_tensors_of_layer(m_, t_, layer)
                                 : &tpl == &tp_.emb_f ? param_tensors_of_embedding(m_)
@@ -335,7 +354,8 @@ class GraphBuilder {
         int f = -1;
         std::vector<int> entry = std::move(extra);
         if (last >= 0) entry.push_back(last);
-        int out = instantiate(tpl, lane, layer, st.micro_batch, st.forward, entry, &f);
+        int out = instantiate(tpl, lane, layer, st.micro_batch, st.forward, entry, &f,
+                              per_op_host_ ? &per_op : nullptr);
         if (first < 0 && !tpl.empty()) first = f;
         if (!tpl.empty()) last = out;
         return f;
@@ -535,6 +555,9 @@ class GraphBuilder {
   int v_ = 1;
   std::int64_t mb_ = 1;
   bool hsdp_ = false;
+  /// Eager frameworks: the host issues op by op and each GPU op waits for its issue (instantiate);
+  /// Megatron and torch.compile keep one host floor per pass (host_gate).
+  bool per_op_host_ = false;
   std::int64_t last_mb_of_lane_ = -1;
   int last_compute_ = -1;
   int buckets_this_backward_ = 0;  ///< gradient buckets emitted in the backward being built
