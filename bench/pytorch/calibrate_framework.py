@@ -283,13 +283,13 @@ ELEMENTWISE_OPS = {
     "rms_norm_hf_f32_bwd": (2048, "backward of transformers' RMSNorm on fp32"),
     "rms_norm_hf_bf16_fwd": (2048, "transformers' RMSNorm on bf16: up-cast, pow, mean, rsqrt, mul, down-cast, mul"),
     "rms_norm_hf_bf16_bwd": (2048, "backward of transformers' RMSNorm on bf16"),
-    "rope_amp_fwd": (64, "q*cos + rotate_half(q)*sin, q bf16 [b, heads, s, 64], cos/sin fp32 [s, 64] -> fp32"),
+    "rope_amp_fwd": (64, "q*cos + rotate_half(q)*sin, q bf16 [b, heads, s, 64] (a transposed view of [b, s, heads, 64]), cos/sin fp32 [s, 64] -> fp32"),
     "rope_amp_bwd": (64, "backward of rope_amp_fwd (fp32 gradient in, bf16 gradient out)"),
-    "rope_bf16_fwd": (64, "q*cos + rotate_half(q)*sin, all bf16"),
+    "rope_bf16_fwd": (64, "q*cos + rotate_half(q)*sin, all bf16, q a transposed view as above"),
     "rope_bf16_bwd": (64, "backward of rope_bf16_fwd"),
-    "gqa_expand_f32": (64, "k[:, :, None].expand(..., rep=4, ...).reshape of fp32 k (elements: output)"),
+    "gqa_expand_f32": (64, "k[:, :, None].expand(..., rep=4, ...).reshape of fp32 k after RoPE, in the projection's layout (elements: output)"),
     "gqa_expand_f32_bwd": (64, "backward of gqa_expand_f32: sum over the repeat dim (elements: output gradient)"),
-    "gqa_expand_bf16": (64, "the same expansion of bf16 v (elements: output)"),
+    "gqa_expand_bf16": (64, "the same expansion of bf16 v, a transposed view of the projection's output (elements: output)"),
     "gqa_expand_bf16_bwd": (64, "backward of gqa_expand_bf16 (elements: output gradient)"),
     "swiglu_bf16_fwd": (8192, "silu(gate) * up on bf16 (two kernels); elements = rows x ffn"),
     "swiglu_bf16_bwd": (8192, "backward of silu(gate) * up on bf16 (two muls, silu_backward)"),
@@ -394,16 +394,25 @@ def composite_case(name, rows, width, dev, r):
         fn = (lambda: hf_rms_norm(x, w)) if "_hf_" in name else (lambda: F.rms_norm(x, (width,), w, 1e-5))
         ins, nbytes = (x, w), x.numel() * x.element_size() * 2
     elif name.startswith("rope"):
+        # q as the frameworks have it: the projection's [b, s, heads, d] output seen as
+        # [b, heads, s, d] (a transposed view, not contiguous), so the kernels run strided.
         b, s = max(1, rows // (16 * 2048)), 2048 if rows >= 16 * 2048 else max(1, rows // 16)
-        q = r(b16, (b, 16, s, width)).requires_grad_(True)
+        q = r(b16, (b, s, 16, width)).requires_grad_(True)
         cdt = f32 if name.startswith("rope_amp") else b16
         cos, sin = r(cdt, (s, width)), r(cdt, (s, width))
-        fn = lambda: q * cos + rotate_half(q) * sin
+        fn = lambda: q.transpose(1, 2) * cos + rotate_half(q.transpose(1, 2)) * sin
         ins, nbytes = (q,), q.numel() * 2 * 3
     elif name.startswith("gqa"):
+        # K after RoPE (fp32 under autocast) or V as the frameworks have them: in the layout of the
+        # projection's [b, s, kv_heads, d] output, seen as [b, kv_heads, s, d].
         rep = 4
         b, s = max(1, rows // (16 * 2048)), 2048 if rows >= 16 * 2048 else max(1, rows // 16)
-        kv = r(f32 if "f32" in name else b16, (b, 16 // rep, s, width)).requires_grad_(True)
+        dt = f32 if "f32" in name else b16
+        kv = r(b16, (b, s, 16 // rep, width)).transpose(1, 2)
+        if dt == f32:
+            cos, sin = r(f32, (s, width)), r(f32, (s, width))
+            kv = kv * cos + rotate_half(kv) * sin
+        kv = kv.detach().requires_grad_(True)
         fn = lambda: kv[:, :, None].expand(b, 16 // rep, rep, s, width).reshape(b, 16, s, width)
         ins, nbytes = (kv,), kv.numel() * kv.element_size() * (1 + rep)
     else:  # swiglu
