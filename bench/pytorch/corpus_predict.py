@@ -5,7 +5,7 @@ micro-batch and sequence length), `infraplan simulate train --json` predicts it,
 prints step time and peak memory errors by split (fit / validation).
 
     python3 bench/pytorch/corpus_predict.py docs/data/h200_llama_corpus.json [--infraplan build/bin/infraplan]
-        [--split validation] [--profile P.json]
+        [--split validation] [--profile P.json] [--clock tables|sustained]
 
 Memory: the ledger's peak minus the CUDA context and NCCL buffers (max_memory_allocated counts
 neither)."""
@@ -35,12 +35,12 @@ def scenario_of(row, profile):
     return sc
 
 
-def predict(infraplan, sc):
+def predict(infraplan, sc, clock="tables"):
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(sc, f)
         path = f.name
     try:
-        out = subprocess.run([infraplan, "simulate", "train", "--scenario", path, "--json"], capture_output=True,
+        out = subprocess.run([infraplan, "simulate", "train", "--scenario", path, "--json", "--clock", clock], capture_output=True,
                              text=True)
     finally:
         os.unlink(path)
@@ -60,6 +60,8 @@ def main():
     ap.add_argument("--split", default="")
     ap.add_argument("--profile", default="")
     ap.add_argument("--json", default="", help="write the rows with predictions here")
+    ap.add_argument("--clock", default="tables", choices=["tables", "sustained"],
+                    help="infraplan simulate train --clock (default tables)")
     args = ap.parse_args()
     rows = []
     for c in args.corpus:
@@ -72,7 +74,7 @@ def main():
         if args.split and r["split"] != args.split:
             continue
         try:
-            t, m, _ = predict(args.infraplan, scenario_of(r, args.profile))
+            t, m, _ = predict(args.infraplan, scenario_of(r, args.profile), args.clock)
         except RuntimeError as e:
             print(f"| {r['impl']} | {r['model']} | ERROR {e} |")
             continue
