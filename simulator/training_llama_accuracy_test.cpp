@@ -18,6 +18,7 @@
 #include "hardware/clocked_cost_model.hpp"
 #include "simulator/corpus_row_test_support.hpp"
 #include "simulator/training_sim.hpp"
+#include "strategies/work_graph.hpp"
 
 namespace infraplan::sim::train {
 namespace {
@@ -263,6 +264,32 @@ TEST(TrainingAccuracy, SustainedClockOfCorpusSteps) {
   // guards today's numbers with a margin.
   EXPECT_LT(sum / n, 0.05);
   EXPECT_LT(worst, 0.10);
+}
+
+// An eager step whose host is faster than its GPU over each pass still waits for it where the
+// host falls behind: at the step's start and in bursts of small kernels. With the host's per-op
+// issue the step is longer than its GPU work alone, and much shorter than GPU and host added.
+TEST(TrainingHostIssue, AGpuBoundEagerStepWaitsOnlyWhereTheHostFallsBehind) {
+  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
+  c.gpus_per_node = 1;
+  coll::CommModel comm(c);
+  auto cost = hw::make_calibrated_cost_model(c.gpu.name);
+  const model::ModelSpec m = model::preset("llama3-8b");
+  strat::TrainingConfig t;
+  t.seq_len = 2048, t.micro_batch = 1, t.global_batch = 1;
+  t.precision = strat::Precision::BF16Pure, t.framework = strat::Framework::PytorchEager;
+  t.host_dispatch = strat::HostDispatch::Off;
+  strat::resolve_training(t, m, c);
+  const double gpu_only = simulate_training(m, c, t, *cost, comm).iteration_time_s;
+  t.host_dispatch = strat::HostDispatch::On;
+  const double issued = simulate_training(m, c, t, *cost, comm).iteration_time_s;
+  double host = 0;
+  for (const auto& o : strat::build_work_graph(m, c, t, *cost).ops)
+    if (o.stream == strat::Stream::Host) host += o.seconds;
+  ASSERT_GT(host, 0.0);
+  EXPECT_LT(host, gpu_only);  // GPU-bound over the step
+  EXPECT_GT(issued, gpu_only + 1e-5);
+  EXPECT_LT(issued, gpu_only + 0.5 * host);
 }
 
 }  // namespace

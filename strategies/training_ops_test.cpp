@@ -13,6 +13,7 @@
 #include "hardware/roofline_cost_model.hpp"
 #include "hardware/spread_cost_model.hpp"
 #include "strategies/training_ops.hpp"
+#include "strategies/work_graph.hpp"
 
 namespace infraplan::strat {
 namespace {
@@ -242,6 +243,65 @@ TEST(TrainingOps, EagerLlamaHostCostIsTheMeasuredBlock) {
   OpContext ck(j.m, j.t, h200());
   const auto ckpt = p->framework->block_us.at("pytorch-eager/amp-bf16/checkpointed");
   EXPECT_NEAR(host_seconds(ck, layer_backward_ops(ck, 0), false, true), ckpt.second * 1e-6, 1e-12);
+}
+
+// Eager frameworks issue op by op: the measured block cost is spread over the layer's compute ops
+// in proportion to the per-op dispatch model, nothing on comm or zero-time ops.
+TEST(TrainingOps, EagerHostCostIsSpreadOverTheLayersOps) {
+  LlamaJob j(Precision::BF16Pure, Framework::PytorchEager);
+  j.t.host_dispatch = HostDispatch::On;
+  OpContext c(j.m, j.t, h200());
+  for (const bool fwd : {true, false}) {
+    const auto ops = fwd ? layer_forward_ops(c, 0) : layer_backward_ops(c, 0);
+    const auto per = host_seconds_per_op(c, ops, fwd, true);
+    ASSERT_EQ(per.size(), ops.size());
+    double sum = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      EXPECT_GE(per[i], 0.0);
+      if (ops[i].stream != Stream::Compute || ops[i].seconds <= 0) {
+        EXPECT_EQ(per[i], 0.0) << ops[i].name;
+      }
+      sum += per[i];
+    }
+    EXPECT_NEAR(sum, host_seconds(c, ops, fwd, true), 1e-12);
+    if (fwd) {
+      auto at = [&](const char* n) {
+        for (std::size_t i = 0; i < ops.size(); ++i)
+          if (std::string(ops[i].name) == n) return per[i];
+        return -1.0;
+      };
+      // Shares follow the per-op dispatch model: same module or same aten count, same share.
+      EXPECT_GT(at("rope_q"), 0.0);
+      EXPECT_NEAR(at("rope_q"), at("rope_k"), 1e-15);
+      EXPECT_GT(at("q_proj"), 0.0);
+      EXPECT_NEAR(at("q_proj"), at("k_proj"), 1e-15);
+    }
+  }
+}
+
+// In the work graph each such op waits for its own host issue (a host op on the lane's host
+// stream); Megatron keeps one host floor per pass.
+TEST(TrainingOps, EagerGpuOpsWaitForTheirHostIssue) {
+  LlamaJob j(Precision::BF16Pure, Framework::PytorchEager);
+  j.t.host_dispatch = HostDispatch::On;
+  const WorkGraph g = build_work_graph(j.m, j.c, j.t, h200());
+  int issues = 0;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (std::string(g.ops[i].name) != "host_issue") continue;
+    ++issues;
+    EXPECT_EQ(g.ops[i].stream, Stream::Host);
+    EXPECT_GT(g.ops[i].seconds, 0.0);
+    ASSERT_LT(i + 1, g.ops.size());  // the GPU op it issues comes right after it and waits for it
+    const auto& d = g.ops[i + 1].deps;
+    EXPECT_NE(std::find(d.begin(), d.end(), int(i)), d.end()) << g.ops[i + 1].name;
+  }
+  EXPECT_GT(issues, 20 * j.m.layers);
+  LlamaJob mg(Precision::BF16Pure, Framework::Megatron);
+  mg.t.host_dispatch = HostDispatch::On;
+  const WorkGraph gm = build_work_graph(mg.m, mg.c, mg.t, h200());
+  EXPECT_EQ(std::count_if(gm.ops.begin(), gm.ops.end(),
+                          [](const Op& o) { return std::string(o.name) == "host_issue"; }),
+            0);
 }
 
 // The profile keeps host costs from several machine starts: their median, and a host band that the
