@@ -232,8 +232,12 @@ TrainingResult simulate_once(const model::ModelSpec& m, const hw::Cluster& c, co
   }
   strat::WorkGraphOptions go = o.graph;
   go.exact = o.mode == Mode::Exact || (o.mode == Mode::Auto && c.total_gpus() <= o.exact_max_gpus);
-  // Auto mode takes one lane per pipeline stage when one lane per GPU would be too large.
-  if (o.mode == Mode::Auto && go.exact && work_graph_layer_steps(m, c, t, true) > limits::kMaxWorkGraphLayerSteps)
+  // Auto mode takes one lane per pipeline stage when one lane per GPU would be too large; an eager
+  // framework's layer pass weighs twice (a host op issues each of its GPU ops).
+  const std::int64_t pass_weight =
+      strat::is_eager(strat::framework_of(t)) && strat::host_costs_of(t, cost).enabled ? 2 : 1;
+  if (o.mode == Mode::Auto && go.exact &&
+      pass_weight * work_graph_layer_steps(m, c, t, true) > limits::kMaxWorkGraphLayerSteps)
     go.exact = false;
   r.mode = go.exact ? "exact" : "symmetric";
   const std::int64_t steps = work_graph_layer_steps(m, c, t, go.exact);
