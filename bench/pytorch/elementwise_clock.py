@@ -14,7 +14,7 @@ Per op: t_table, f_table, t_hot, f_hot (medians) and the clock share
     phi = (t_hot / t_table - 1) / (f_table / f_hot - 1)
 of the model t(f) = t_table · ((1 − phi) + phi · f_table / f).
 
-    python3 bench/pytorch/elementwise_clock.py [--out FILE] [--elements N] [--reps 3]
+    python3 bench/pytorch/elementwise_clock.py [--out FILE] [--elements N] [--reps 3] [--rest-s 0.3] [--only a,b]
 """
 import argparse, json, os, statistics, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -63,6 +63,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "elementwise_clock.json"))
     ap.add_argument("--elements", type=int, default=1 << 26)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--rest-s", type=float, default=0.3, help="idle seconds before each table-state timing")
+    ap.add_argument("--only", default="", help="comma-separated ops (framework table names, fused_adamw_fp32/bf16)")
     args = ap.parse_args()
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev).manual_seed(2026)
@@ -74,6 +76,14 @@ def main():
         cases[name] = ("elementwise", name)
     cases["fused_adamw_fp32"] = ("adamw", torch.float32)
     cases["fused_adamw_bf16"] = ("adamw", torch.bfloat16)
+    if args.only:
+        keep = args.only.split(",")
+        unknown = [k for k in keep if k not in cases]
+        if unknown:
+            sys.exit(f"--only: unknown ops {unknown}; valid: {sorted(cases)}")
+        cases = {k: v for k, v in cases.items() if k in keep}
+    if not 0 <= args.rest_s <= 60:
+        sys.exit("--rest-s must lie in [0, 60]")
     rows = {}
     t_start = time.time()
     for name, (kind, what) in cases.items():
@@ -89,7 +99,7 @@ def main():
             call, size = adamw_case(what, 5e8, dev)
         table, hot = [], []
         for r in range(args.reps):
-            time.sleep(0.3)
+            time.sleep(args.rest_s)
             t = cf.time_call(clock, call, 1e-4, 0.01, 15)
             table.append((t, clock_after()))
             for h in (0.1, 0.5):
