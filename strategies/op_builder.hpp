@@ -25,7 +25,10 @@ class Builder {
     hw::GemmShape s{std::max<std::int64_t>(m, 1), std::max<std::int64_t>(n, 1), std::max<std::int64_t>(k, 1),
                     c_.gemm_dtype, std::max<std::int64_t>(batch, 1), layout};
     OpTemplate o;
-    o.name = name, o.category = cat, o.seconds = mult * c_.cost->gemm(s).seconds, o.flops = mult * s.flops();
+    // The GEMM tables are graph replays; a training step issues its GEMMs eagerly, each paying the
+    // GPU's idle between dependent eagerly issued kernels beyond a replay (ceilings.eager_kernel_gap_us).
+    o.name = name, o.category = cat, o.flops = mult * s.flops();
+    o.seconds = mult * (c_.cost->gemm(s).seconds + c_.cost->eager_kernel_gap_seconds());
     return push(o);
   }
   /// An input-gradient GEMM dX[T, in] = dY[T, out]·W[out, in] (m = T, n = in, k = out), in the NN
