@@ -37,19 +37,8 @@ class Smi:
 
 def instep(cfg, smi):
     impl, name, precision, ckpt, mb, seq, split, _ = cfg
-    class A: seed = 2026; warmup = 3; steps = 8
     dev = torch.device("cuda")
-    torch.manual_seed(2026)
-    model, fwd = lc.build(impl, name, precision, ckpt, seq, dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
-    vocab = lc.MODELS[name][5]
-    idx = torch.randint(0, vocab, (mb, seq), device=dev); tgt = torch.randint(0, vocab, (mb, seq), device=dev)
-    amp = precision == "amp"
-    def step():
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-            loss = fwd(idx, tgt)
-        loss.backward(); opt.step()
+    model, opt, step = lc.training_step(impl, name, precision, ckpt, mb, seq, dev, 2026)
     for _ in range(5): step()
     torch.cuda.synchronize()
     t0 = time.time()
@@ -81,7 +70,7 @@ def instep(cfg, smi):
     span = (ks[-1][1] - ks[0][0]) if ks else 0
     smi_extra = {"step_ms_median": 1e3 * statistics.median(step_s), "trace_steps": 3,
                  "kernel_span_us": span, "kernel_busy_us": busy, "kernel_us_by_kind": dict(cats)}
-    del model, opt, fwd; torch.cuda.empty_cache()
+    del model, opt, step; torch.cuda.empty_cache()
     # kernel -> launch (runtime or driver API, by correlation id) -> aten op (by External id)
     cpu = {e["args"]["External id"]: e for e in ev
            if e.get("cat") == "cpu_op" and e["name"] in ("aten::mm", "aten::addmm", "aten::bmm")}

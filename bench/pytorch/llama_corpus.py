@@ -262,20 +262,15 @@ def timed_steps(step, n, host=None):
     return out
 
 
-def measure(cfg, args, trace_dir):
-    impl, name, precision, ckpt, mb, seq, split, want_trace = cfg
-    dev = torch.device("cuda")
-    torch.manual_seed(args.seed)
-    gc.collect()
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
-    t_build = time.time()
+def training_step(impl, name, precision, ckpt, mb, seq, dev, seed):
+    """A model of MODELS built for `impl`, fused AdamW and random tokens (seeded): returns (model, opt,
+    step), step() running one training step (zero_grad, forward under autocast for amp, backward,
+    optimizer) and returning the loss."""
+    torch.manual_seed(seed)
     model, fwd = build(impl, name, precision, ckpt, seq, dev)
-    params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
     vocab = MODELS[name][5]
-    g = torch.Generator(device=dev).manual_seed(args.seed)
+    g = torch.Generator(device=dev).manual_seed(seed)
     idx = torch.randint(0, vocab, (mb, seq), device=dev, generator=g)
     tgt = torch.randint(0, vocab, (mb, seq), device=dev, generator=g)
     amp = precision == "amp"
@@ -287,6 +282,20 @@ def measure(cfg, args, trace_dir):
         loss.backward()
         opt.step()
         return loss
+
+    return model, opt, step
+
+
+def measure(cfg, args, trace_dir):
+    impl, name, precision, ckpt, mb, seq, split, want_trace = cfg
+    dev = torch.device("cuda")
+    gc.collect()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    t_build = time.time()
+    model, opt, step = training_step(impl, name, precision, ckpt, mb, seq, dev, args.seed)
+    params = sum(p.numel() for p in model.parameters())
 
     warm = args.warmup + (2 if impl == "compile" else 0)
     for _ in range(warm):
@@ -322,7 +331,7 @@ def measure(cfg, args, trace_dir):
                  "tied_embeddings": tied, "qkv_bias": qkv_bias, "norm": "rmsnorm", "mlp": "swiglu",
                  "positions": "rope"},
         "params": params,
-        "precision": "amp-bf16" if amp else "bf16-pure",
+        "precision": "amp-bf16" if precision == "amp" else "bf16-pure",
         "checkpointing": "every_block" if ckpt else "none",
         "micro_batch": mb,
         "seq_len": seq,
@@ -337,7 +346,7 @@ def measure(cfg, args, trace_dir):
         "setup_seconds": setup_s,
         "trace": trace_file,
     }
-    del step, model, fwd, opt, idx, tgt
+    del step, model, opt
     gc.collect()
     torch.cuda.empty_cache()
     return res

@@ -35,18 +35,7 @@ def clock_after():
 def probe(cfg):
     impl, name, precision, ckpt, mb, seq = cfg
     dev = torch.device("cuda")
-    torch.manual_seed(2026)
-    model, fwd = lc.build(impl, name, precision, ckpt, seq, dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
-    vocab = lc.MODELS[name][5]
-    idx = torch.randint(0, vocab, (mb, seq), device=dev); tgt = torch.randint(0, vocab, (mb, seq), device=dev)
-    amp = precision == "amp"
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-            loss = fwd(idx, tgt)
-        loss.backward(); opt.step()
+    model, opt, step = lc.training_step(impl, name, precision, ckpt, mb, seq, dev, 2026)
 
     for _ in range(5): step()
     torch.cuda.synchronize()
@@ -78,7 +67,7 @@ def probe(cfg):
             by[e["name"]][0] += e["dur"]; by[e["name"]][1] += 1
         per_step.append({"busy_us": busy, "span_us": ev[-1]["ts"] + ev[-1]["dur"] - ev[0]["ts"], "kernels": dict(by)})
     mid = sorted(per_step, key=lambda s: s["busy_us"])[1]
-    del model, opt, fwd; torch.cuda.empty_cache()
+    del model, opt, step; torch.cuda.empty_cache()
     return {"config": list(cfg), "step_ms_median": 1e3 * statistics.median(steps),
             "clock_mhz_median": statistics.median(clocks), "busy_ms": [s["busy_us"] / 1e3 for s in per_step],
             "span_ms": [s["span_us"] / 1e3 for s in per_step],
