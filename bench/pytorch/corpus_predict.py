@@ -7,9 +7,15 @@ prints step time and peak memory errors by split (fit / validation).
     python3 bench/pytorch/corpus_predict.py docs/data/h200_llama_corpus.json [--infraplan build/bin/infraplan]
         [--split validation] [--profile P.json] [--clock tables|sustained]
 
+Before a batch runs, its predictions alone (the configuration lists of llama_corpus.py, read without
+importing torch), so that they can be committed before any measurement exists:
+
+    python3 bench/pytorch/corpus_predict.py --batch CONFIGS_FIFTH [--json PREDICTED.json]
+
 Memory: the ledger's peak minus the CUDA context and NCCL buffers (max_memory_allocated counts
 neither)."""
 import argparse
+import ast
 import json
 import os
 import subprocess
@@ -53,9 +59,48 @@ def predict(infraplan, sc, clock="tables"):
     return res["iteration_time_s"], mem, res
 
 
+def batch_rows(name):
+    """The rows llama_corpus.py would measure for its configuration list `name` (CONFIGS_FIFTH, ...),
+    with the model dimensions it records, parsed from the script's source."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "llama_corpus.py")
+    lists = {}
+    for node in ast.parse(open(src).read()).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id == "MODELS" or node.targets[0].id.startswith("CONFIGS"):
+                lists[node.targets[0].id] = ast.literal_eval(node.value)
+    if name not in lists or name == "MODELS":
+        sys.exit(f"--batch: no configuration list '{name}' in {src}; choose one of "
+                 + ", ".join(sorted(k for k in lists if k != "MODELS")))
+    rows = []
+    for impl, model, precision, ckpt, mb, seq, split, _ in lists[name]:
+        h, layers, heads, kv, ffn, vocab, tied, qkv_bias = lists["MODELS"][model]
+        rows.append({"impl": impl, "model": model, "split": split, "micro_batch": mb, "seq_len": seq,
+                     "precision": "amp-bf16" if precision == "amp" else "bf16-pure",
+                     "checkpointing": "every_block" if ckpt else "none",
+                     "dims": {"hidden": h, "layers": layers, "heads": heads, "kv_heads": kv, "ffn": ffn,
+                              "vocab": vocab, "tied_embeddings": tied, "qkv_bias": qkv_bias}})
+    return rows
+
+
+def predict_batch(args):
+    out, rows = [], batch_rows(args.batch)
+    print("| impl | model | precision | ckpt | mb | seq | predicted step | predicted memory |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        t, m, _ = predict(args.infraplan, scenario_of(r, args.profile), args.clock)
+        out.append(dict(r, predicted_step_s=t, predicted_memory_bytes=m))
+        print(f"| {r['impl']} | {r['model']} | {r['precision']} | {r['checkpointing']} | {r['micro_batch']} | "
+              f"{r['seq_len']} | {t*1e3:.1f} ms | {m/2**30:.2f} GiB |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"batch": args.batch, "clock": args.clock, "rows": out}, f, indent=1)
+            f.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("corpus", nargs="+")
+    ap.add_argument("corpus", nargs="*")
+    ap.add_argument("--batch", default="", help="predict a configuration list of llama_corpus.py (no data)")
     ap.add_argument("--infraplan", default="build/bin/infraplan")
     ap.add_argument("--split", default="")
     ap.add_argument("--profile", default="")
@@ -63,6 +108,11 @@ def main():
     ap.add_argument("--clock", default="tables", choices=["tables", "sustained"],
                     help="infraplan simulate train --clock (default tables)")
     args = ap.parse_args()
+    if args.batch:
+        predict_batch(args)
+        return
+    if not args.corpus:
+        sys.exit("give corpus JSON files, or --batch NAME")
     rows = []
     for c in args.corpus:
         rows += [r for r in json.load(open(c))["configs"] if "step_seconds_median" in r]
