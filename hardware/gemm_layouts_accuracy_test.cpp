@@ -112,7 +112,8 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
   const bool print_rows = std::getenv("INFRAPLAN_GEMM_ROWS") != nullptr;
   std::map<std::string, Stats> val_model;
   std::vector<std::pair<double, double>> by_size[4];  // signed medians {top clock, law alone} per run
-  for (const char* file : {"h200_pytorch_gemm_layouts_run1.json", "h200_pytorch_gemm_layouts_run2.json"}) {
+  for (const char* file : {"h200_pytorch_gemm_layouts_run1.json", "h200_pytorch_gemm_layouts_run2.json",
+                           "h200_pytorch_gemm_layouts_run3.json"}) {
     std::vector<Row> rows;
     try {
       rows = load_rows(file);
@@ -168,7 +169,7 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
                     1e6 * h200().gemm(r.shape).seconds / h200().clock_factor(r.shape.dtype, law_mhz(r.shape)), law_mhz(r.shape),
                     h200().gemm(r.shape).detail.c_str());
   }
-  ASSERT_EQ(val_model.size(), 6u) << "PyTorch GEMM data missing in docs/data";
+  ASSERT_EQ(val_model.size(), 9u) << "PyTorch GEMM data missing in docs/data";
   if (std::getenv("INFRAPLAN_GEMM_PROFILE")) return;
   // The clock state of the timing harness: short kernels (< 100 µs, each shape held ~2 ms) ran at
   // the top clock, kernels over 1 ms (held tens of ms) near the power law's clock for the GEMM alone
