@@ -12,7 +12,7 @@ namespace {
 constexpr int kParams = 6;
 using Vec = std::array<double, kParams>;
 
-PowerModel::Params to_params(const Vec& x) { return {x[0], x[1], x[2], x[3], x[5], x[4]}; }
+PowerModel::Params to_params(const Vec& x) { return {x[0], x[1], x[2], x[3], x[5], x[4], x[1]}; }
 
 /// Nelder–Mead on `f` from `x0` (deterministic: fixed start, steps and iteration count).
 template <class F>
@@ -75,9 +75,10 @@ double law(const PowerModel::Params& p, const PowerDemand& d, double ratio) {
   // Every term follows the SM clock. (Keeping the memory terms off the clock, as HBM has its own,
   // fits the same points as well and predicts the held-out mixtures and the corpus steps no better:
   // docs/calibration.md.)
-  return p.base_w + (p.w_per_tflops16 * d.tflops16 + p.w_per_tflops8 * d.tflops8 + p.w_per_TBps * d.TBps +
-                     p.w_per_ew_TBps * d.ew_TBps) *
-                        std::pow(ratio, p.exponent);
+  return p.base_w +
+         (p.w_per_tflops16 * d.tflops16 + p.w_per_tflops8 * d.tflops8 +
+          p.w_per_attn_tflops16 * d.attn_tflops16 + p.w_per_TBps * d.TBps + p.w_per_ew_TBps * d.ew_TBps) *
+             std::pow(ratio, p.exponent);
 }
 
 /// The clock ratio f / fmax in (0, 1] at which the law meets `limit` (bisection; 1 under it).
@@ -110,17 +111,35 @@ bool phase_is_averaged(const Profile::PowerPoint& p) { return p.period_s * p.gem
 PowerDemand burst_demand(const Profile::PowerPoint& p) {
   PowerDemand d;
   const double rate = 1e-12 / p.burst_seconds;
-  (p.eight_bit ? d.tflops8 : d.tflops16) = p.flops * rate;
+  (p.eight_bit ? d.tflops8 : p.attention ? d.attn_tflops16 : d.tflops16) = p.flops * rate;
   d.TBps = p.bytes * rate;
   d.ew_TBps = p.elementwise_bytes * rate;
   return d;
 }
 
+double PowerModel::residuals(const Params& p, const std::vector<const Profile::PowerPoint*>& points) const {
+  // A capped point's clock (log ratio, weighted so that 1% of clock ~ 4 W) and an uncapped point's
+  // power at the top clock.
+  double sum = 0;
+  for (const auto* q : points) {
+    const PowerDemand d = burst_demand(*q);
+    double r;
+    if (q->clock_mhz > max_mhz_ - kTopClockSlackMhz && q->power_w < limit_w_ - kUnderLimitW)
+      r = (law(p, d, 1.0) - q->power_w) / 20.0;
+    else
+      r = 20.0 * std::log(capped_ratio(p, d, limit_w_) * max_mhz_ / q->clock_mhz);
+    sum += r * r;
+  }
+  return sum;
+}
+
 PowerModel::PowerModel(const Profile::PowerSection& s) : limit_w_(s.limit_w), max_mhz_(s.max_clock_mhz) {
-  std::vector<const Profile::PowerPoint*> fit;
+  std::vector<const Profile::PowerPoint*> fit, attention_fit;
   bool capped = false;
   for (const auto& p : s.points)
-    if (p.role == "fit" && phase_is_averaged(p)) {
+    if (p.role == "fit" && p.attention) {
+      attention_fit.push_back(&p);
+    } else if (p.role == "fit" && phase_is_averaged(p)) {
       fit.push_back(&p);
       elementwise_ = elementwise_ || p.elementwise_bytes > 0;
       capped = capped || !(p.clock_mhz > max_mhz_ - kTopClockSlackMhz && p.power_w < limit_w_ - kUnderLimitW);
@@ -128,30 +147,40 @@ PowerModel::PowerModel(const Profile::PowerSection& s) : limit_w_(s.limit_w), ma
   if (fit.size() < 3 || !capped)
     throw Error("profile power section: the power law needs at least 3 fit points, one of them power-capped (got " +
                 std::to_string(fit.size()) + (capped ? ")" : ", none capped)"));
-  // Residuals: a capped point's clock (log ratio, weighted so that 1% of clock ~ 4 W) and an
-  // uncapped point's power at the top clock. Parameters stay physical (non-negative, γ in [0.3, 4]).
+  // Residuals (residuals()); parameters stay physical (non-negative, γ in [0.3, 4]).
   auto objective = [&](const Vec& x) {
     for (double v : x)
       if (v < 0) return 1e12;
     if (x[4] < 0.3 || x[4] > 4) return 1e12;
     Params p = to_params(x);
     if (!elementwise_) p.w_per_ew_TBps = p.w_per_TBps;
-    double sum = 0;
-    for (const auto* q : fit) {
-      const PowerDemand d = burst_demand(*q);
-      double r;
-      if (q->clock_mhz > max_mhz_ - kTopClockSlackMhz && q->power_w < limit_w_ - kUnderLimitW)
-        r = (law(p, d, 1.0) - q->power_w) / 20.0;
-      else
-        r = 20.0 * std::log(capped_ratio(p, d, limit_w_) * max_mhz_ / q->clock_mhz);
-      sum += r * r;
-    }
-    return sum;
+    return residuals(p, fit);
   };
   Vec x{0.2 * limit_w_, 1.0, 0.6, 100.0, 1.5, 100.0};
   for (int restart = 0; restart < 3; ++restart) x = nelder_mead(objective, x, 3000);
   params_ = to_params(x);
   if (!elementwise_) params_.w_per_ew_TBps = params_.w_per_TBps;
+  // The attention term, on the attention fit points alone with every other parameter held (so that
+  // the GEMM, copy and elementwise points fit exactly as without them): golden-section search of ea
+  // in [0, 4·e16] (the residual is unimodal in ea: the draw grows with it).
+  if (!attention_fit.empty()) {
+    attention_ = true;
+    auto f = [&](double ea) {
+      Params p = params_;
+      p.w_per_attn_tflops16 = ea;
+      return residuals(p, attention_fit);
+    };
+    double lo = 0, hi = 4 * std::max(params_.w_per_tflops16, 1e-3);
+    const double g = 0.5 * (std::sqrt(5.0) - 1);
+    double a = hi - g * (hi - lo), b = lo + g * (hi - lo), fa = f(a), fb = f(b);
+    for (int i = 0; i < 100; ++i) {
+      if (fa < fb)
+        hi = b, b = a, fb = fa, a = hi - g * (hi - lo), fa = f(a);
+      else
+        lo = a, a = b, fa = fb, b = lo + g * (hi - lo), fb = f(b);
+    }
+    params_.w_per_attn_tflops16 = 0.5 * (lo + hi);
+  }
   for (const auto& p : s.points)
     checks_.push_back(
         {p.label, p.role, p.clock_mhz, sustained_clock_mhz(burst_demand(p)), p.power_w, phase_is_averaged(p)});

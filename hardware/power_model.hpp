@@ -5,11 +5,13 @@
 // Law: a workload that would do F16 TFLOP/s of 16-bit matmul work, F8 TFLOP/s of 8-bit work, move
 // B TB/s of operands or copies and E TB/s through elementwise kernels at the top clock fmax draws,
 // at clock f,
-//     P(f) = P0 + (e16·F16 + e8·F8 + eb·B + eew·E) · (f / fmax)^γ
-// watts (a base that does not follow the clock, and the switching power of the work, whose energy
-// per operation and rate both fall with the clock and the voltage that goes with it). Above the
-// limit the GPU lowers its clock until P(f) = limit. P0, e16, e8, eb and γ are fitted on the
-// profile's "fit" points only: the clock of each power-capped point and the power of each point
+//     P(f) = P0 + (e16·F16 + e8·F8 + ea·A + eb·B + eew·E) · (f / fmax)^γ
+// watts (A: the 16-bit matmul TFLOP/s of attention kernels, whose softmax work on the FMA and SFU
+// pipes draws beyond their matmul FLOPs; ea is fitted on the attention fit points alone, the other
+// parameters held, and equals e16 without such points) (a base that does not follow the clock, and the
+// switching power of the work, whose energy per operation and rate both fall with the clock and the voltage
+// that goes with it). Above the limit the GPU lowers its clock until P(f) = limit. P0, e16, e8, eb and γ are
+// fitted on the profile's "fit" points only: the clock of each power-capped point and the power of each point
 // that kept the top clock. A step of many kernels draws the time average of its kernels' draw (the
 // power limiter averages over far longer than a kernel: a GEMM alternating with an idle GPU every
 // few ms keeps the top clock where the GEMM alone is capped), so its work is summed over the step.
@@ -24,6 +26,7 @@ namespace infraplan::hw {
 struct PowerDemand {
   double tflops16 = 0;  ///< 16-bit (bf16/fp16/tf32) matmul TFLOP/s
   double tflops8 = 0;   ///< fp8/int8 matmul TFLOP/s
+  double attn_tflops16 = 0;  ///< 16-bit matmul TFLOP/s of attention kernels (QKᵀ and PV)
   double TBps = 0;      ///< operand and copy traffic, 1e12 B/s
   double ew_TBps = 0;   ///< traffic of elementwise kernels (fp32 math per element), 1e12 B/s
 };
@@ -37,6 +40,7 @@ class PowerModel {
     double w_per_TBps = 0;      ///< eb (J per 1e12 B)
     double w_per_ew_TBps = 0;   ///< eew (J per 1e12 B of elementwise kernels; eb without such points)
     double exponent = 0;        ///< γ
+    double w_per_attn_tflops16 = 0;  ///< ea (J per 1e12 attention FLOP; e16 without attention points)
   };
   /// A measured point against the law: the clock it settled at and the clock the law gives it
   /// (from its burst rates), and its power.
@@ -60,15 +64,21 @@ class PowerModel {
   double sustained_clock_mhz(const PowerDemand& d) const;
   /// True when the fit had elementwise points (eew is then its own; else it equals eb).
   bool knows_elementwise() const { return elementwise_; }
+  /// True when the profile had attention fit points (ea is then its own; else it equals e16).
+  bool knows_attention() const { return attention_; }
   /// Every point of the section (fit and held out), measured vs modelled.
   const std::vector<Check>& checks() const { return checks_; }
   /// Largest |modelled / measured − 1| of the clock over the averaged points of `role`.
   double max_clock_error(const std::string& role) const;
 
  private:
+  /// Sum of squared residuals of `points` under `p` (the fit's objective).
+  double residuals(const Params& p, const std::vector<const Profile::PowerPoint*>& points) const;
+
   Params params_;
   double limit_w_ = 0, max_mhz_ = 0;
   bool elementwise_ = false;
+  bool attention_ = false;
   std::vector<Check> checks_;
 };
 

@@ -28,6 +28,9 @@ TEST(PowerModel, FitsTheH200SustainedLoadPoints) {
               "%.1f W per TB/s elementwise) x (f / %.0f MHz)^%.2f, limit %.0f W\n",
               p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, p.w_per_ew_TBps, pm->max_clock_mhz(),
               p.exponent, pm->limit_w());
+  std::printf("attention: %.3f W per TFLOP/s 16-bit (%s)\n", p.w_per_attn_tflops16,
+              pm->knows_attention() ? "fitted on the attention fit points, the rest held"
+                                    : "no attention points: e16");
   std::printf("| role | workload | measured clock | modelled | error | power |\n|---|---|---|---|---|---|\n");
   for (const auto& c : pm->checks())
     std::printf("| %s%s | %s | %.0f MHz | %.0f MHz | %+.1f%% | %.0f W |\n", c.role.c_str(),
@@ -35,7 +38,8 @@ TEST(PowerModel, FitsTheH200SustainedLoadPoints) {
                 c.measured_mhz, c.modelled_mhz, 100 * (c.modelled_mhz / c.measured_mhz - 1), c.power_w);
   std::printf("max |clock error|: fit %.1f%%, held out %.1f%%\n", 100 * pm->max_clock_error("fit"),
               100 * pm->max_clock_error("holdout"));
-  for (double v : {p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, p.w_per_ew_TBps, p.exponent}) {
+  for (double v : {p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, p.w_per_ew_TBps, p.exponent,
+                   p.w_per_attn_tflops16}) {
     EXPECT_TRUE(std::isfinite(v));
     EXPECT_GE(v, 0);
   }
@@ -44,15 +48,20 @@ TEST(PowerModel, FitsTheH200SustainedLoadPoints) {
   // GEMMs, attention and the short-phase mixtures within 8%; a serving decode step's GEMMs (256
   // rows) settle lower than the law says, by up to 20% (the law does not describe them: kept as a
   // bound so that a change shows).
-  double training = 0, decode_step = 0;
+  // PyTorch SDPA held out (2026-12-03, bench/pytorch/attention_power.py): -6% (forward at 8k) …
+  // +13% (forward + backward at 1k, whose dQ accumulation and softmax statistics draw beyond what its
+  // FLOPs and its q/k/v/o bytes count): bounded apart, at 15%.
+  double training = 0, decode_step = 0, sdpa = 0;
   for (const auto& c : pm->checks()) {
     if (c.role != "holdout" || !c.averaged) continue;
     const bool serving = c.label.rfind("gemm bf16 256x", 0) == 0 || c.label == "decode";
-    double& worst = serving ? decode_step : training;
+    const bool torch_attention = c.label.find("(torch-sdpa)") != std::string::npos;
+    double& worst = serving ? decode_step : torch_attention ? sdpa : training;
     worst = std::max(worst, std::fabs(c.modelled_mhz / c.measured_mhz - 1));
   }
   EXPECT_LT(training, 0.08);
   EXPECT_LT(decode_step, 0.25);
+  EXPECT_LT(sdpa, 0.15);
 }
 
 TEST(PowerModel, ClockFallsWithDemandAndMeetsTheLimit) {
@@ -114,6 +123,33 @@ TEST(PowerModel, SmallUserSectionIsFitted) {
   // Its two idle mixtures with recorded phases give the limiter a time constant.
   EXPECT_GT(cm.power_limiter_tau_s(), 0);
   EXPECT_LT(cm.power_limiter_tau_s(), 4.0);
+}
+
+// Attention's own term: fitted on the attention fit points alone (PyTorch SDPA held under the cap,
+// bench/pytorch/attention_power.py), it draws more per matmul FLOP than a GEMM; the other parameters
+// are those of the fit without attention points; a section without attention points prices
+// attention as GEMM FLOPs.
+TEST(PowerModel, AttentionHasItsOwnDrawPerFlop) {
+  const PowerModel* pm = h200().power_model();
+  ASSERT_NE(pm, nullptr);
+  ASSERT_TRUE(pm->knows_attention());
+  const auto& p = pm->params();
+  EXPECT_GT(p.w_per_attn_tflops16, 1.1 * p.w_per_tflops16);
+  EXPECT_LT(p.w_per_attn_tflops16, 2.0 * p.w_per_tflops16);
+  PowerDemand gemm, attn;
+  gemm.tflops16 = attn.attn_tflops16 = 500;
+  EXPECT_LT(pm->sustained_clock_mhz(attn), pm->sustained_clock_mhz(gemm));
+
+  Profile::PowerSection s = h200().measured_profile()->power.value();
+  std::vector<Profile::PowerPoint> kept;
+  for (const auto& q : s.points)
+    if (!q.attention) kept.push_back(q);
+  s.points = kept;
+  const PowerModel without(s);
+  EXPECT_FALSE(without.knows_attention());
+  EXPECT_DOUBLE_EQ(without.params().w_per_attn_tflops16, without.params().w_per_tflops16);
+  EXPECT_DOUBLE_EQ(without.params().base_w, p.base_w);
+  EXPECT_DOUBLE_EQ(without.params().exponent, p.exponent);
 }
 
 TEST(PowerModel, RefusesTooFewOrUncappedPoints) {

@@ -776,6 +776,17 @@ Profile parse_profile(const Json& j, const std::string& origin) {
                     std::to_string(integer(q["n"], f + ".n", origin, 1, kMaxDim)) + "x" +
                     std::to_string(integer(q["k"], f + ".k", origin, 1, kMaxDim));
       if (q.contains("layout") && q["layout"].is_string()) pt.label += " " + q["layout"].get<std::string>();
+      pt.attention = kind_name == "attention";
+      // Attention points of a framework's kernel (bench/pytorch/attention_power.py): pass and shape.
+      if (pt.attention && q.contains("pass") && q["pass"].is_string() && q.contains("batch") &&
+          q.contains("heads") && q.contains("seq_len") && q.contains("head_dim"))
+        pt.label += " " + q["pass"].get<std::string>() + " " +
+                    std::to_string(integer(q["batch"], f + ".batch", origin, 1, kMaxDim)) + "x" +
+                    std::to_string(integer(q["heads"], f + ".heads", origin, 1, kMaxDim)) + "x" +
+                    std::to_string(integer(q["seq_len"], f + ".seq_len", origin, 1, kMaxDim)) + "x" +
+                    std::to_string(integer(q["head_dim"], f + ".head_dim", origin, 1, kMaxDim));
+      if (pt.attention && q.contains("kernel") && q["kernel"].is_string())
+        pt.label += " (" + q["kernel"].get<std::string>() + ")";
       if (kind_name == "mixed") pt.gemm_label = "gemm" + pt.label.substr(kind_name.size());
       if (q.contains("mix_with") && q["mix_with"].is_string()) {
         pt.mix_with = q["mix_with"].get<std::string>();

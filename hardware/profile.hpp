@@ -291,6 +291,7 @@ struct Profile {
     std::string label;         ///< e.g. "gemm bf16 8192x8192x8192 tn", "copy", "mixed bf16 ... idle"
     std::string role;          ///< "fit" or "holdout"
     bool eight_bit = false;    ///< an fp8 or int8 GEMM (its own energy per operation)
+    bool attention = false;    ///< attention: its FLOPs take the law's attention term
     double flops = 0;          ///< per unit (one GEMM, one copy, one period of a mixture)
     double bytes = 0;          ///< operand / copy bytes per unit
     double elementwise_bytes = 0;  ///< bytes of elementwise kernels (fp32 math per element) per unit

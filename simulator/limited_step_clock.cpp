@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "common/error.hpp"
 #include "hardware/clocked_cost_model.hpp"
@@ -61,8 +62,13 @@ StepClock limited_step_clock(const hw::PowerModel& law, const hw::CostModel& cos
     o.start = x.start[i], o.end = x.end[i];
     const double base = op.seconds, low = in.low_graph->ops[i].seconds;
     o.low_ratio = base > 0 && low > base ? low / base : 1.0;
+    // Attention kernels (attention_fwd / _bwd / _recompute) draw more per matmul FLOP than GEMMs:
+    // the law's attention term (its e16 when the profile has no attention points).
+    const bool attention = std::string_view(op.name).rfind("attention", 0) == 0;
     if (op.flops > 0)
-      (in.eight_bit ? o.demand.tflops8 : o.demand.tflops16) = op.flops * 1e-12 / d;
+      (in.eight_bit ? o.demand.tflops8
+       : attention  ? o.demand.attn_tflops16
+                    : o.demand.tflops16) = op.flops * 1e-12 / d;
     else
       (law.knows_elementwise() ? o.demand.ew_TBps : o.demand.TBps) = op.bytes * 1e-12 / d;
     ops.push_back(o);
@@ -135,7 +141,7 @@ StepClock limited_step_clock(const hw::PowerModel& law, const hw::CostModel& cos
         continue;
       }
       const ComputeOp& o = ops[std::size_t(p.op)];
-      d.tflops16 = o.demand.tflops16, d.tflops8 = o.demand.tflops8;
+      d.tflops16 = o.demand.tflops16, d.tflops8 = o.demand.tflops8, d.attn_tflops16 = o.demand.attn_tflops16;
       d.TBps += o.demand.TBps, d.ew_TBps = o.demand.ew_TBps;
       const double draw = law.power_w(d, top_mhz);
       // The GPU's clock moves in 15 MHz steps: the capped clock rounded down to one.
@@ -147,6 +153,7 @@ StepClock limited_step_clock(const hw::PowerModel& law, const hw::CostModel& cos
       energy_j += r.top_fraction * len * draw + (r.seconds - r.top_fraction * len) * std::min(draw, law.limit_w());
       busy_top_s += len;
       work.tflops16 += o.demand.tflops16 * len, work.tflops8 += o.demand.tflops8 * len;
+      work.attn_tflops16 += o.demand.attn_tflops16 * len;
       work.TBps += o.demand.TBps * len, work.ew_TBps += o.demand.ew_TBps * len;
     }
   }
@@ -169,6 +176,7 @@ StepClock limited_step_clock(const hw::PowerModel& law, const hw::CostModel& cos
   c.power_w = span > 0 ? energy_j / span : idle_w;
   if (busy_top_s > 0) {
     c.demand.tflops16 = work.tflops16 / busy_top_s, c.demand.tflops8 = work.tflops8 / busy_top_s;
+    c.demand.attn_tflops16 = work.attn_tflops16 / busy_top_s;
     c.demand.TBps = work.TBps / busy_top_s, c.demand.ew_TBps = work.ew_TBps / busy_top_s;
   }
   return c;

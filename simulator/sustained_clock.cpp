@@ -23,26 +23,29 @@ StepClock step_clock(const hw::PowerModel& pm, double reference_mhz, double flop
 }
 
 Json StepClock::to_json() const {
-  return {{"clock_mhz", mhz},
-          {"reference_clock_mhz", reference_mhz},
-          {"max_clock_mhz", max_mhz},
-          {"power_w", power_w},
-          {"limit_w", limit_w},
-          {"power_capped", capped()},
-          {"demand",
-           {{"tflops16", demand.tflops16},
-            {"tflops8", demand.tflops8},
-            {"TBps", demand.TBps},
-            {"elementwise_TBps", demand.ew_TBps}}},
-          {"time_constant_s", time_constant_s},
-          {"source",
-           time_constant_s > 0
-               ? "the board's power limiter (running average of power, time constant from the profile's power "
-                 "probe mixtures) walking the busiest GPU's compute ops of the step priced at the top clock, "
-                 "each op drawing what the profile's power law gives its matmul FLOPs and memory-bound bytes; "
-                 "the one clock that gives the lane's compute the limiter's time"
-               : "the profile's power law (power section, hardware/power_model.hpp) on the busiest GPU's matmul "
-                 "FLOPs and memory-bound bytes over the step priced at the top clock"}};
+  return {
+      {"clock_mhz", mhz},
+      {"reference_clock_mhz", reference_mhz},
+      {"max_clock_mhz", max_mhz},
+      {"power_w", power_w},
+      {"limit_w", limit_w},
+      {"power_capped", capped()},
+      {"demand",
+       {{"tflops16", demand.tflops16},
+        {"tflops8", demand.tflops8},
+        {"attention_tflops16", demand.attn_tflops16},
+        {"TBps", demand.TBps},
+        {"elementwise_TBps", demand.ew_TBps}}},
+      {"time_constant_s", time_constant_s},
+      {"source",
+       time_constant_s > 0
+           ? "the board's power limiter (running average of power, time constant from the profile's power "
+             "probe mixtures) walking the busiest GPU's compute ops of the step priced at the top clock, "
+             "each op drawing what the profile's power law gives its matmul FLOPs (attention's at the law's "
+             "attention rate) and memory-bound bytes; "
+             "the one clock that gives the lane's compute the limiter's time"
+           : "the profile's power law (power section, hardware/power_model.hpp) on the busiest GPU's matmul "
+             "FLOPs and memory-bound bytes over the step priced at the top clock"}};
 }
 
 std::string StepClock::summary() const {
