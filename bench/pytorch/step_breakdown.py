@@ -22,6 +22,9 @@ PROBES = [("plain", "llama-0.4b", "pure", False, 6, 2048),
           ("plain", "llama3.2-3b", "pure", False, 2, 2048),
           ("hf", "qwen2.5-0.5b", "amp", False, 3, 2048),
           ("plain", "llama3-8b-4l", "pure", False, 2, 4096)]
+# --compiled: the same kind of probes under torch.compile (none of them a corpus row)
+PROBES_COMPILED = [("compile", "llama-0.4b", "pure", False, 6, 2048),
+                   ("compile", "tinyllama-1.1b", "amp", False, 3, 2048)]
 SPIN = 100_000
 SAVE_TRACES = ""  # --save-traces DIR: the second profiled step of each probe, gzipped (kernels and launches)
 
@@ -37,7 +40,7 @@ def probe(cfg):
     dev = torch.device("cuda")
     model, opt, step = lc.training_step(impl, name, precision, ckpt, mb, seq, dev, 2026)
 
-    for _ in range(5): step()
+    for _ in range(7 if impl == "compile" else 5): step()
     torch.cuda.synchronize()
     steps, clocks = [], []
     for _ in range(20):
@@ -78,15 +81,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "step_breakdown.json"))
     ap.add_argument("--only", default="", help="comma-separated model names")
+    ap.add_argument("--compiled", action="store_true", help="the torch.compile probes (PROBES_COMPILED)")
     ap.add_argument("--save-traces", default="", help="directory for each probe's profiled step (gzipped trace)")
     args = ap.parse_args()
     global SAVE_TRACES
     SAVE_TRACES = args.save_traces
     keep = set(filter(None, args.only.split(",")))
-    res = {"what": __doc__.split("\n")[0], "command": "python3 bench/pytorch/step_breakdown.py",
+    res = {"what": __doc__.split("\n")[0], "command": "python3 bench/pytorch/step_breakdown.py " + " ".join(sys.argv[1:]),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "torch": torch.__version__,
            "gpu": torch.cuda.get_device_name(), "probes": []}
-    for cfg in PROBES:
+    for cfg in PROBES_COMPILED if args.compiled else PROBES:
         if keep and cfg[1] not in keep: continue
         r = probe(cfg)
         res["probes"].append(r)
