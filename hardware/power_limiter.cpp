@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "common/golden_section.hpp"
 
 namespace infraplan::hw {
 
@@ -119,16 +120,9 @@ std::optional<double> PowerLimiter::fit_time_constant(const PowerModel& law, con
     const double v = loss(lo + (hi - lo) * i / kGrid);
     if (v < best) best = v, best_i = i;
   }
-  double a = lo + (hi - lo) * std::max(0, best_i - 1) / kGrid, b = lo + (hi - lo) * std::min(kGrid, best_i + 1) / kGrid;
-  const double g = 0.5 * (std::sqrt(5.0) - 1);
-  double c = b - g * (b - a), d = a + g * (b - a), fc = loss(c), fd = loss(d);
-  for (int it = 0; it < 30; ++it) {
-    if (fc < fd)
-      b = d, d = c, fd = fc, c = b - g * (b - a), fc = loss(c);
-    else
-      a = c, c = d, fc = fd, d = a + g * (b - a), fd = loss(d);
-  }
-  const double best_tau = std::exp(0.5 * (a + b));
+  const double a = lo + (hi - lo) * std::max(0, best_i - 1) / kGrid,
+               b = lo + (hi - lo) * std::min(kGrid, best_i + 1) / kGrid;
+  const double best_tau = std::exp(golden_section_min(loss, a, b, 30));
   if (checks) {
     checks->clear();
     for (const auto& m : mixes)

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "common/golden_section.hpp"
 
 namespace infraplan::hw {
 namespace {
@@ -170,16 +171,7 @@ PowerModel::PowerModel(const Profile::PowerSection& s) : limit_w_(s.limit_w), ma
       p.w_per_attn_tflops16 = ea;
       return residuals(p, attention_fit);
     };
-    double lo = 0, hi = 4 * std::max(params_.w_per_tflops16, 1e-3);
-    const double g = 0.5 * (std::sqrt(5.0) - 1);
-    double a = hi - g * (hi - lo), b = lo + g * (hi - lo), fa = f(a), fb = f(b);
-    for (int i = 0; i < 100; ++i) {
-      if (fa < fb)
-        hi = b, b = a, fb = fa, a = hi - g * (hi - lo), fa = f(a);
-      else
-        lo = a, a = b, fa = fb, b = lo + g * (hi - lo), fb = f(b);
-    }
-    params_.w_per_attn_tflops16 = 0.5 * (lo + hi);
+    params_.w_per_attn_tflops16 = golden_section_min(f, 0.0, 4 * std::max(params_.w_per_tflops16, 1e-3), 100);
   }
   for (const auto& p : s.points)
     checks_.push_back(

@@ -23,6 +23,13 @@
 namespace infraplan::sim::train {
 namespace {
 
+/// One H200 (a DGX H200 node cut to one GPU): the machine of every corpus row and probe.
+hw::Cluster one_h200() {
+  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
+  c.gpus_per_node = 1;
+  return c;
+}
+
 struct Split {
   double step = 0, memory = 0, step_max = 0, memory_max = 0;
   int n = 0;
@@ -36,8 +43,7 @@ std::map<std::string, Split> corpus_errors(const std::string& file) {
   const std::string path = std::string(INFRAPLAN_SOURCE_DIR) + file;
   if (!std::filesystem::exists(path)) return by;
   const Json d = read_json_file(path);
-  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
-  c.gpus_per_node = 1;
+  const hw::Cluster c = one_h200();
   coll::CommModel comm(c);
   auto cost = hw::make_calibrated_cost_model(c.gpu.name);
   std::printf(
@@ -151,8 +157,7 @@ TEST(TrainingAccuracy, LlamaCorpusFifthBatch) {
 // 90% of the step are the GPU's and must be within 10%; host-bound ones follow the host's pace
 // that day (it drifted by 50% within the run: docs/accuracy.md) and are printed only.
 TEST(TrainingAccuracy, CompiledStepsOfAnotherMachineStart) {
-  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
-  c.gpus_per_node = 1;
+  const hw::Cluster c = one_h200();
   coll::CommModel comm(c);
   auto cost = hw::make_calibrated_cost_model(c.gpu.name);
   int gpu_bound = 0;
@@ -189,8 +194,7 @@ TEST(TrainingAccuracy, CompiledStepsOfAnotherMachineStart) {
 // the result says so instead of passing a host-bound prediction silently. The embedded profile
 // measured the checkpointed compiled block; a profile without it warns.
 TEST(TrainingAccuracy, CompiledStepWithoutAMeasuredBlockWarns) {
-  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
-  c.gpus_per_node = 1;
+  const hw::Cluster c = one_h200();
   coll::CommModel comm(c);
   auto cost = hw::make_calibrated_cost_model(c.gpu.name);
   Json j = read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/hardware/profiles/h200-sxm-141gb.json");
@@ -224,8 +228,7 @@ TEST(TrainingAccuracy, SustainedClockOfCorpusSteps) {
     const Json d = read_json_file(path);
     for (const auto& r : d.at("configs")) rows.push_back(r);
   }
-  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
-  c.gpus_per_node = 1;
+  const hw::Cluster c = one_h200();
   coll::CommModel comm(c);
   auto cost = hw::make_calibrated_cost_model(c.gpu.name);
   ASSERT_NE(cost->power_model(), nullptr);
@@ -282,8 +285,7 @@ TEST(TrainingAccuracy, SustainedClockOfCorpusSteps) {
 // host falls behind: at the step's start and in bursts of small kernels. With the host's per-op
 // issue the step is longer than its GPU work alone, and much shorter than GPU and host added.
 TEST(TrainingHostIssue, AGpuBoundEagerStepWaitsOnlyWhereTheHostFallsBehind) {
-  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
-  c.gpus_per_node = 1;
+  const hw::Cluster c = one_h200();
   coll::CommModel comm(c);
   auto cost = hw::make_calibrated_cost_model(c.gpu.name);
   const model::ModelSpec m = model::preset("llama3-8b");
