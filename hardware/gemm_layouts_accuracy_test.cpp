@@ -20,8 +20,9 @@
 #include <utility>
 #include <vector>
 
-#include "hardware/calibrated_cost_model.hpp"
 #include "common/json_util.hpp"
+#include "hardware/calibrated_cost_model.hpp"
+#include "hardware/power_limiter.hpp"
 
 namespace infraplan::hw {
 namespace {
@@ -108,9 +109,63 @@ double law_mhz(const GemmShape& s) {
   return h200().power_model()->sustained_clock_mhz(d);
 }
 
+/// The model driven through the timing harness's own schedule (diagnostic): bench/pytorch/gemm_layouts.py
+/// times the shapes one after another in file order, each as a graph of `calls` calls (enough for
+/// ~100 µs, at least one per operand copy), two warm-up calls and one replay first, then samples of
+/// one replay behind a ~30 µs spin until at least 5 samples and 2 ms, the median per call; between
+/// shapes the host allocates operands and captures the graph (the run's wall time less its GEMM
+/// time, spread evenly). The board's power limiter (profile "power": the law and the time constant
+/// fitted on its GEMM/idle mixtures) follows that schedule: each shape runs at the top clock until the
+/// running average of power reaches the limit, then at the clock the law gives it held alone.
+std::vector<double> harness_replay(const std::vector<Row>& rows, double run_seconds) {
+  const CalibratedCostModel& cm = h200();
+  const PowerModel& law = *cm.power_model();
+  constexpr double kL2Bytes = 60e6;  // the script's L2_BYTES
+  struct Plan {
+    double top_s, capped_s, top_w;
+    long calls;
+  };
+  std::vector<Plan> plans;
+  double gemm_seconds = 0;
+  for (const Row& r : rows) {
+    const GemmShape& s = r.shape;
+    const double t = cm.gemm(s).seconds, top = t / cm.clock_factor(s.dtype, kMaxClockMhz);
+    const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+    const double bytes = 2.0 * double(s.m * s.k + s.n * s.k + s.m * s.n);
+    PowerDemand d;
+    d.tflops16 = flops / top * 1e-12, d.TBps = bytes / top * 1e-12;
+    const long copies = std::max(1L, std::min(16L, long(3 * kL2Bytes / bytes) + 1));
+    const double est = std::max({flops / 600e12, bytes / 3.5e12, 3e-6});
+    const long calls = std::max(copies, std::min(128L, long(std::ceil(100e-6 / est))));
+    plans.push_back({top, t / cm.clock_factor(s.dtype, law.sustained_clock_mhz(d)),
+                     law.power_w(d, law.max_clock_mhz()), calls});
+    const double g = double(calls) * r.measured;
+    gemm_seconds += g * (1 + std::min(30.0, std::max(5.0, std::ceil(2e-3 / g)))) + 2 * r.measured;
+  }
+  const double gap = std::max(0.0, (run_seconds - gemm_seconds) / double(rows.size()));
+  PowerLimiter lim(law.limit_w(), cm.idle_power_w(), cm.power_limiter_tau_s());
+  std::vector<double> out;
+  for (const Plan& p : plans) {
+    const double n = double(p.calls);
+    lim.idle(gap);
+    lim.run({p.top_w, (2 + n) * p.top_s, (2 + n) * p.capped_s});
+    std::vector<double> samples;
+    double total = 0;
+    for (int it = 0; it < 30 && (it < 5 || total <= 2e-3); ++it) {
+      lim.idle(30e-6);
+      const double sec = lim.run({p.top_w, n * p.top_s, n * p.capped_s}).seconds;
+      samples.push_back(sec / n), total += sec;
+    }
+    std::nth_element(samples.begin(), samples.begin() + long(samples.size() / 2), samples.end());
+    out.push_back(samples[samples.size() / 2]);
+  }
+  return out;
+}
+
 TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
   const bool print_rows = std::getenv("INFRAPLAN_GEMM_ROWS") != nullptr;
   std::map<std::string, Stats> val_model;
+  std::vector<Stats> replay_val;  // the harness replay on the validation half, every run and layout
   std::vector<std::pair<double, double>> by_size[4];  // signed medians {top clock, law alone} per run
   for (const char* file : {"h200_pytorch_gemm_layouts_run1.json", "h200_pytorch_gemm_layouts_run2.json",
                            "h200_pytorch_gemm_layouts_run3.json"}) {
@@ -121,10 +176,16 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
       ADD_FAILURE() << file << ": " << e.what();
       continue;
     }
+    const double run_seconds = read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/" + file)
+                                   .at("run_seconds")
+                                   .get<double>();
+    const std::vector<double> replay = harness_replay(rows, run_seconds);
+    std::map<const Row*, double> replayed;
+    for (std::size_t i = 0; i < rows.size(); ++i) replayed[&rows[i]] = replay[i];
     std::printf("\n%s (%zu shapes): |predicted / measured - 1| median / p90 / max (signed median)\n", file,
                 rows.size());
-    std::printf("%-6s %-11s %-34s %-34s %-34s\n", "layout", "split", "model (rows, tables)", "grid only (no rows)",
-                "model at 1980 MHz (diagnostic)");
+    std::printf("%-6s %-11s %-34s %-34s %-26s %-26s\n", "layout", "split", "model (rows, tables)",
+                "grid only (no rows)", "model at 1980 MHz (diag.)", "harness replay (diag.)");
     for (GemmLayout l : {GemmLayout::TN, GemmLayout::NN, GemmLayout::NT})
       for (bool validation : {false, true}) {
         Stats m = errors(rows, l, validation, [](const GemmShape& s) { return h200().gemm(s).seconds; });
@@ -132,12 +193,20 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
         Stats c = errors(rows, l, validation, [](const GemmShape& s) {
           return h200().gemm(s).seconds / h200().clock_factor(s.dtype, kMaxClockMhz);
         });
+        std::vector<double> he;
+        for (const Row& r : rows)
+          if (r.shape.layout == l && r.validation == validation && r.measured >= 10e-6)
+            he.push_back(replayed[&r] / r.measured - 1);
+        const Stats h = stats(he);
         std::printf(
-            "%-6s %-11s n=%3zu %5.1f%% / %5.1f%% / %5.1f%% (%+5.1f%%)   %5.1f%% / %5.1f%% / %5.1f%% (%+5.1f%%)   "
-            "%5.1f%% / %5.1f%% (%+5.1f%%)\n",
-            gemm_layout_name(l), validation ? "validation" : "fit", m.n, 100 * m.median, 100 * m.p90, 100 * m.max,
-            100 * m.signed_median, 100 * g.median, 100 * g.p90, 100 * g.max, 100 * g.signed_median, 100 * c.median,
-            100 * c.p90, 100 * c.signed_median);
+            "%-6s %-11s n=%3zu %5.1f%% / %5.1f%% / %5.1f%% (%+5.1f%%)   %5.1f%% / %5.1f%% / %5.1f%% "
+            "(%+5.1f%%)   "
+            "%5.1f%% / %5.1f%% (%+5.1f%%)   %5.1f%% / %5.1f%% (%+5.1f%%)\n",
+            gemm_layout_name(l), validation ? "validation" : "fit", m.n, 100 * m.median, 100 * m.p90,
+            100 * m.max, 100 * m.signed_median, 100 * g.median, 100 * g.p90, 100 * g.max,
+            100 * g.signed_median, 100 * c.median, 100 * c.p90, 100 * c.signed_median, 100 * h.median,
+            100 * h.p90, 100 * h.signed_median);
+        if (validation) replay_val.push_back(h);
         if (validation) val_model[std::string(file) + gemm_layout_name(l)] = m;
       }
     // By kernel time, both layouts and splits: the model at its reference clock, at the top clock
@@ -174,6 +243,13 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
   // The clock state of the timing harness: short kernels (< 100 µs, each shape held ~2 ms) ran at
   // the top clock, kernels over 1 ms (held tens of ms) near the power law's clock for the GEMM alone
   // (2026-12-02: signed medians -2 … +4% and +2 … +4%); between them the GPU was on its way down.
+  // The limiter walked through the harness's schedule accounts for the medians (2026-12-04: validation
+  // 3.7-5.7%, signed -3.5 … +1.7%), not for the tail (p90 11.9-15.8%: see docs/accuracy.md).
+  ASSERT_EQ(replay_val.size(), 9u);
+  for (const Stats& h : replay_val) {
+    EXPECT_LT(h.median, 0.065);
+    EXPECT_LT(std::fabs(h.signed_median), 0.045);
+  }
   for (const auto& [top, law] : by_size[0]) EXPECT_LT(std::fabs(top), 0.06);
   for (const auto& [top, law] : by_size[3]) {
     EXPECT_LT(std::fabs(law), 0.06);
