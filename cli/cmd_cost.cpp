@@ -192,6 +192,11 @@ int cmd_cost(const std::vector<std::string>& argv) {
   bool has_range = false;
   if (!kind.empty())
     if (auto r = cs.spread.range(kind, e.seconds)) has_range = true, range_lo = r->first, range_hi = r->second;
+  // How far GEMMs of the validation rows (bf16, >= 10 µs, at the reference clock) fell from the
+  // model: an 80% interval, when the profile records one.
+  const hw::ValidationError* gemm_error = nullptr;
+  if (op == "gemm" && clock_note.empty() && a.get("dtype", "bf16") == "bf16" && e.seconds >= 10e-6)
+    if (auto it = cs.validation_error.find("gemm"); it != cs.validation_error.end()) gemm_error = &it->second;
   if (a.flag("json")) {
     Json j = {{"gpu", gpu.name},
               {"op", op},
@@ -206,6 +211,10 @@ int cmd_cost(const std::vector<std::string>& argv) {
     if (!clock_note.empty()) j["clock"] = clock_note;
     if (op == "gemm") j["layout"] = hw::gemm_layout_name(layout);
     if (has_range) j["seconds_range"] = {range_lo, range_hi};
+    if (gemm_error) {
+      const auto [lo, hi] = gemm_error->interval(e.seconds);
+      j["seconds_interval"] = {lo, hi}, j["interval"] = gemm_error->summary();
+    }
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -213,6 +222,10 @@ int cmd_cost(const std::vector<std::string>& argv) {
   t.add({"op", op + ": " + shape});
   t.add({"predicted time", fmt_seconds(e.seconds)});
   if (has_range) t.add({"measured spread", fmt_seconds(range_lo) + " … " + fmt_seconds(range_hi)});
+  if (gemm_error) {
+    const auto [lo, hi] = gemm_error->interval(e.seconds);
+    t.add({"interval (80%)", fmt_seconds(lo) + " … " + fmt_seconds(hi)});
+  }
   if (!unit.empty()) {
     t.add({"achieved", fmt(e.achieved / scale, 1) + " " + unit});
     t.add({"ceiling", fmt(e.ceiling / scale, 1) + " " + unit});
@@ -223,6 +236,7 @@ int cmd_cost(const std::vector<std::string>& argv) {
   if (!clock_note.empty()) t.add({"clock", clock_note});
   t.add({"cost model", cs.name});
   std::printf("%s", t.str().c_str());
+  if (gemm_error) std::printf("(interval: %s)\n", gemm_error->summary().c_str());
   return 0;
 }
 

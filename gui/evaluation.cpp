@@ -100,6 +100,11 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
       ev->training_range =
           sim::training_time_range(sc.model, sc.cluster, *sc.training, *cost.cost, comm, cost.spread, o);
       ev->uncertainty = cost.spread.method;
+      if (auto it = cost.validation_error.find("training_step"); it != cost.validation_error.end()) {
+        const auto [lo, hi] = it->second.interval(ev->training->iteration_time_s);
+        ev->training_interval = sim::TimeRange{lo, hi};
+        ev->training_interval_note = it->second.summary();
+      }
     } else if (req.action == Action::Plan) {
       plan_training_job(*ev, req);
     }
@@ -169,6 +174,8 @@ Json Evaluation::training_json() const {
   if (!training) return Json();
   Json j = training->to_json();
   if (training_range) j["iteration_time_range_s"] = *training_range, j["uncertainty"] = uncertainty;
+  if (training_interval)
+    j["iteration_time_interval_s"] = *training_interval, j["interval"] = training_interval_note;
   j["scenario"] = scenario.name, j["training"] = scenario.training->to_json(), j["cost_model"] = cost_model;
   j["model"] = scenario.model.name, j["cluster"] = scenario.cluster.name,
   j["gpus"] = scenario.cluster.total_gpus();

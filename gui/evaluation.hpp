@@ -59,6 +59,10 @@ struct Evaluation {
   std::optional<sim::serve::ServingResult> serving;    ///< when simulated (requests kept, for the CDF)
   /// The simulated iteration time at the edges of the profile's measured spread (when known).
   std::optional<sim::TimeRange> training_range;
+  /// The 80% interval of whole steps from the profile's validation record (when it has one), and
+  /// what it rests on (hw::ValidationError::summary).
+  std::optional<sim::TimeRange> training_interval;
+  std::string training_interval_note;
   /// The serving latencies at the edges of the measured spread (when known).
   std::optional<sim::ServingRange> serving_range;
   /// How the spread was measured (the profile's spread.method; "" without one).

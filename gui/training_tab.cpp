@@ -73,6 +73,10 @@ void TrainingTab::show(const Evaluation& ev, const std::vector<TimelineRow>& tim
     h += QString("<br>iteration range <b>%1 … %2</b> <span style='color:#555'>(%3)</span>")
              .arg(seconds_text((*ev.training_range)[0]), seconds_text((*ev.training_range)[1]),
                   QString::fromStdString(ev.uncertainty).toHtmlEscaped());
+  if (ev.training_interval)
+    h += QString("<br>80% interval <b>%1 … %2</b> <span style='color:#555'>(%3)</span>")
+             .arg(seconds_text((*ev.training_interval)[0]), seconds_text((*ev.training_interval)[1]),
+                  QString::fromStdString(ev.training_interval_note).toHtmlEscaped());
   h += QString("<br><span style='color:#555'>cost model: %1; %2 mode, %3 backend; %4 ops on %5 lanes</span>")
            .arg(QString::fromStdString(ev.cost_model), QString::fromStdString(r.mode),
                 QString::fromStdString(r.backend))

@@ -542,6 +542,31 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       p.spread[kind] = b;
     }
   }
+  if (j.contains("validation_error")) {
+    const Json& ve = j["validation_error"];
+    if (!ve.is_object()) fail(origin, "validation_error", "expected an object {kind: {p10, p50, p90, rows}}");
+    for (const char* kind : {"training_step", "gemm"}) {
+      if (!ve.contains(kind)) continue;
+      const std::string f = std::string("validation_error.") + kind;
+      ValidationError v;
+      v.p10 = number(need(ve[kind], "p10", f, origin), f + ".p10", origin, 1e-3);
+      v.p50 = number(need(ve[kind], "p50", f, origin), f + ".p50", origin, 1e-3);
+      v.p90 = number(need(ve[kind], "p90", f, origin), f + ".p90", origin, 1e-3);
+      if (!(v.p10 <= v.p50 && v.p50 <= v.p90))
+        fail(origin, f,
+             "expected p10 <= p50 <= p90, got " + fmt_num(v.p10) + ", " + fmt_num(v.p50) + ", " +
+                 fmt_num(v.p90));
+      if (v.p90 > 100) fail(origin, f + ".p90", "expected a ratio <= 100, got " + fmt_num(v.p90));
+      v.rows = int(integer(need(ve[kind], "rows", f, origin), f + ".rows", origin, 1, kIntMax));
+      v.what = str(ve[kind], "what", kind);
+      v.held_out_rows = int(int_or(ve[kind], "held_out_rows", 0, f, origin, 0, kIntMax));
+      v.held_out_coverage = num_or(ve[kind], "held_out_coverage", 0);
+      if (!(v.held_out_coverage >= 0 && v.held_out_coverage <= 1))
+        fail(origin, f + ".held_out_coverage",
+             "expected a share in [0, 1], got " + fmt_num(v.held_out_coverage));
+      p.validation_error[kind] = v;
+    }
+  }
   if (j.contains("comm")) p.comm = j["comm"];
   if (j.contains("framework")) {
     const Json& f = j["framework"];

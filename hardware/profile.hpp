@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "hardware/cost_model.hpp"
-#include "hardware/gpu_spec.hpp"
 #include "common/dtype.hpp"
 #include "common/json_util.hpp"
+#include "hardware/cost_model.hpp"
+#include "hardware/gpu_spec.hpp"
+#include "hardware/validation_error.hpp"
 
 namespace infraplan::hw {
 
@@ -237,6 +238,9 @@ struct Profile {
   /// By kind: "gemm", "attention", "memory" (kinds absent: no measured spread).
   std::map<std::string, SpreadBand> spread;
   std::string spread_method;  ///< how it was measured (one sentence, from the profile)
+  /// Measured / predicted quantiles over validation rows, by prediction kind ("training_step",
+  /// "gemm"; kinds absent: not validated with this profile). See hardware/validation_error.hpp.
+  std::map<std::string, ValidationError> validation_error;
   Json comm;  ///< the NCCL section as written (null when absent); see docs/calibration.md
   std::optional<FrameworkProfile> framework;  ///< eager-framework host costs (absent in older profiles)
   /// Matmul kernels' slowdown while a communication kernel runs beside them on the same GPU

@@ -36,7 +36,11 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   const double bf16_ratio = peak_or_throw(from, Dtype::BF16) / peak_or_throw(to, Dtype::BF16);
 
   Json out = measured;
-  for (const char* k : {"holdout", "kernels", "checks", "comm", "run_seconds", "quick", "seed"}) out.erase(k);
+  // Measurements of the source GPU only (validation_error: how the model fared on its rows; a
+  // derived profile has not been validated that way).
+  for (const char* k :
+       {"holdout", "kernels", "checks", "comm", "run_seconds", "quick", "seed", "validation_error"})
+    out.erase(k);
   out["gpu"] = to.name;
   out["source"] = "derived";
   out["command"] = "derive_profile (hardware/profile_derive.cpp)";

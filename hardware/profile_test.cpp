@@ -361,5 +361,32 @@ TEST(Profile, UnknownDefaultListsTheBuiltIns) {
   EXPECT_NE(e.find("calibrate"), std::string::npos) << e;
 }
 
+// The validation record (validation_error): parsed by kind, its interval and summary; bad entries
+// name their field; derived profiles carry none (they were not validated that way).
+TEST(Profile, ValidationErrorIsParsedAndCheckedByKind) {
+  const Profile p = default_profile("h200-sxm-141gb");
+  ASSERT_TRUE(p.validation_error.count("training_step"));
+  ASSERT_TRUE(p.validation_error.count("gemm"));
+  const ValidationError& v = p.validation_error.at("training_step");
+  EXPECT_LT(v.p10, v.p90);
+  const auto [lo, hi] = v.interval(2.0);
+  EXPECT_DOUBLE_EQ(lo, 2.0 * v.p10);
+  EXPECT_DOUBLE_EQ(hi, 2.0 * v.p90);
+  EXPECT_NE(v.summary().find("held-out rows"), std::string::npos) << v.summary();
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, Json>>{{"p10", Json(-1.0)},
+                                                 {"p90", Json(0.5)},
+                                                 {"rows", Json(0)},
+                                                 {"held_out_coverage", Json(1.5)},
+                                                 {"p50", Json("median")}}) {
+    Json j = h200_json();
+    j["validation_error"]["gemm"][field] = value;
+    const std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("validation_error.gemm"), std::string::npos) << field << ": " << e;
+  }
+  for (const char* gpu : {"h100-sxm5-80gb", "a100-sxm4-80gb", "b200-sxm-180gb"})
+    EXPECT_TRUE(default_profile(gpu).validation_error.empty()) << gpu;
+}
+
 }  // namespace
 }  // namespace infraplan::hw

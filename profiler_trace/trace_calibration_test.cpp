@@ -225,6 +225,8 @@ TEST(TraceProfile, WritesAProfileTheCostModelReads) {
   const hw::Profile p = hw::parse_profile(r.profile, "out");
   ASSERT_TRUE(p.framework);
   EXPECT_EQ(p.framework->name, "pytorch-eager");
+  // The base's validation record described the base's tables: it does not come along.
+  EXPECT_TRUE(p.validation_error.empty());
   // The traced eager calls come back at their element counts: a weight cast of the [3h, h] QKV
   // weight (fp32 → bf16) took 2 µs + 6 bytes per element at 3 TB/s in the synthetic trace.
   const double qkv_w = 3.0 * H * H;

@@ -215,6 +215,8 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
   hw::CalibratedCostModel cost(base, hw::find_gpu(r.gpu));
 
   Json p = base_json;
+  // The base's validation record describes the base's tables, not these: a trace profile has none.
+  p.erase("validation_error");
   // Framework section: the base's host costs stay (measured without a profiler attached); the
   // name, the eager table and the optimizer's GPU time come from the trace.
   Json fw = p.contains("framework") && p["framework"].is_object() ? p["framework"] : Json::object();

@@ -173,6 +173,13 @@ Section training_section(const ResultView& r) {
                                      fmt_seconds(r.number("/iteration_time_range_s/1")) +
                                      " (the shaded band below).",
                                  true});
+  if (r.has("/iteration_time_interval_s") && r.at("/iteration_time_interval_s").is_array() &&
+      r.at("/iteration_time_interval_s").size() == 2)
+    s.blocks.push_back(Paragraph{"Against measured steps: 80% interval " +
+                                     fmt_seconds(r.number("/iteration_time_interval_s/0")) + " – " +
+                                     fmt_seconds(r.number("/iteration_time_interval_s/1")) + " (" +
+                                     r.string("/interval", "the profile's validation record") + ").",
+                                 true});
 
   // Breakdown: one bar per stage when the result lists them.
   const auto parts = breakdown_parts(r.at("/breakdown"));

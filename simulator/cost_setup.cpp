@@ -61,6 +61,7 @@ CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_pat
       s.comm = coll::CommProfile::from_json(Json{{"comm", cm->profile().comm}}, profile_path);
     s.provenance = profile_provenance(cm->profile(), s.name);
     s.spread = hw::spread_bands(cm->profile());
+    s.validation_error = cm->profile().validation_error;
     if (!s.spread.known() && hw::has_default_profile(gpu.name)) {
       try {
         s.spread = hw::spread_bands(hw::default_profile(gpu.name));
@@ -78,6 +79,7 @@ CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_pat
       s.name = "embedded " + cm->profile().source + " profile of " + gpu.name;
       s.provenance = profile_provenance(cm->profile(), s.name);
       s.spread = hw::spread_bands(cm->profile());
+      s.validation_error = cm->profile().validation_error;
       s.cost = std::move(cm);
       return s;
     } catch (const Error& e) {

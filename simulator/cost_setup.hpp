@@ -1,6 +1,7 @@
 #pragma once
 // The cost model a run uses (CLI and desktop planner alike): the scenario's profile, else the GPU's embedded
 // profile, else the datasheet roofline (or the roofline on request).
+#include <map>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,9 @@ struct CostSetup {
   /// The measured spread predictions carry (the profile's; a profile without one takes the
   /// embedded profile's of the same GPU; none for the roofline).
   hw::SpreadBands spread;
+  /// How far the profile's predictions fell from its validation rows, by kind ("training_step",
+  /// "gemm"): the profile's own record (none for a profile without one, or the roofline).
+  std::map<std::string, hw::ValidationError> validation_error;
 };
 
 CostSetup make_cost_setup(const hw::GpuSpec& gpu, const std::string& profile_path, bool roofline);

@@ -51,6 +51,13 @@ cat > "$tmp/closed.json" <<'EOF2'
 EOF2
 expect 0 '"concurrency": 4' -- simulate serve --scenario "$tmp/closed.json" --json
 expect 0 '"admission": "reserve"' -- simulate serve --scenario "$tmp/closed.json" --json
+# The validated error of the model: an 80% interval next to the point prediction where the profile
+# records one (H200: whole training steps, GEMMs at the reference clock), none at another clock.
+expect 0 '"iteration_time_interval_s"' -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --json
+expect 0 'iteration_time_interval_s (80%)' -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json
+expect 0 '"seconds_interval"' -- cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k 4096 --layout nt --json
+if "$bin" cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k 4096 --clock-mhz 1980 --json | grep -q seconds_interval; then
+  echo "FAIL: a GEMM at another clock still carries the reference clock's interval"; fails=$((fails + 1)); fi
 # The power limiter: on by default where the profile has a power law, --clock picks, bad names refused.
 expect 0 '"requests"' -- simulate serve --scenario "$tmp/closed.json" --trace "$tmp/clocked_trace.json" --json
 grep -q '"clock_mhz"' "$tmp/clocked_trace.json" || { echo "FAIL: simulate serve trace lacks the steps' clock"; fails=$((fails + 1)); }

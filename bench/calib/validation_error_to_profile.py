@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Puts the validated error of the model, as the accuracy tests measure it, into a profile's
+validation_error section (hardware/validation_error.hpp): for one kind of prediction
+("training_step", "gemm"), the 10th / 50th / 90th percentiles of measured / predicted over the rows
+named in the record, and the share of later rows inside [p10, p90]. The record of a kind replaces the
+profile's earlier one; the other kinds are kept. The tests that write the records also fail when
+the profile's record no longer matches the model:
+
+  INFRAPLAN_WRITE_VALIDATION_ERROR=DIR build/bin/training_sim_tests --gtest_filter='*ValidationError*'
+  INFRAPLAN_WRITE_VALIDATION_ERROR=DIR build/bin/hardware_tests --gtest_filter='*ValidationError*'
+  bench/calib/validation_error_to_profile.py PROFILE.json DIR/training_step.json DIR/gemm.json
+"""
+import json
+import sys
+
+KINDS = ("training_step", "gemm")
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    profile_path, records = argv[1], argv[2:]
+    profile = json.load(open(profile_path))
+    section = profile.setdefault("validation_error", {})
+    section["method"] = ("10th / 50th / 90th percentile of measured / predicted over the rows named per kind "
+                         "(the model as it was when written; the tests named in 'command' fail when it moves); "
+                         "held_out_coverage: share of later rows, never fitted, inside [p10, p90]")
+    for path in records:
+        r = json.load(open(path))
+        kind = r.get("kind")
+        if kind not in KINDS:
+            raise SystemExit(f"{path}: kind '{kind}' is not one of {', '.join(KINDS)}")
+        if not (0 < r["p10"] <= r["p50"] <= r["p90"]):
+            raise SystemExit(f"{path}: expected 0 < p10 <= p50 <= p90")
+        entry = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items() if k != "kind"}
+        section[kind] = entry
+        print(f"{profile_path}: validation_error.{kind} = p10 {entry['p10']} p50 {entry['p50']} p90 {entry['p90']} "
+              f"over {entry['rows']} rows; {entry.get('held_out_coverage')} of {entry.get('held_out_rows')} held out inside")
+    with open(profile_path, "w") as f:
+        json.dump(profile, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

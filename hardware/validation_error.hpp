@@ -1,0 +1,32 @@
+#pragma once
+// How far the model's answers fell from measurements it was checked against: the quantiles of
+// measured / predicted over a profile's validation rows (profile "validation_error"), for a kind of
+// prediction — "training_step" (whole training steps), "gemm" (GEMMs through a framework). A
+// prediction t of that kind gets the interval [t·p10, t·p90]: where 80% of those measurements fell
+// relative to their predictions. It says what the machine spread (Profile::spread) does not: what
+// the model itself leaves out. The quantiles are taken on one set of rows (`rows`) and checked on
+// rows measured later that nothing was chosen on (`held_out_rows`, `held_out_coverage`); they never
+// move a point prediction. Written by bench/calib/validation_error_to_profile.py from the accuracy
+// tests (docs/accuracy.md, "Validated error").
+#include <string>
+#include <utility>
+
+namespace infraplan::hw {
+
+struct ValidationError {
+  double p10 = 1, p50 = 1, p90 = 1;  ///< quantiles of measured / predicted (p10 ≤ p50 ≤ p90, > 0)
+  int rows = 0;                      ///< measurements the quantiles were taken on
+  std::string what;                  ///< what those rows are (one phrase)
+  int held_out_rows = 0;             ///< later measurements the interval was checked on
+  double held_out_coverage = 0;      ///< share of them inside [p10, p90]
+
+  /// [t·p10, t·p90] seconds for a prediction of t seconds.
+  std::pair<double, double> interval(double predicted_seconds) const {
+    return {predicted_seconds * p10, predicted_seconds * p90};
+  }
+  /// "80% of 40 measured <what> took 0.96–1.14× the prediction (median 1.03×); inside on 50 of 52
+  /// held-out rows".
+  std::string summary() const;
+};
+
+}  // namespace infraplan::hw
