@@ -10,13 +10,14 @@
 #include "cli/results.hpp"
 #include "cli/serve_report.hpp"
 #include "cli/table.hpp"
+#include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "common/error.hpp"
 #include "simulator/cost_setup.hpp"
 #include "simulator/prediction_range.hpp"
 #include "simulator/serving_sim.hpp"
+#include "simulator/validated_interval.hpp"
 #include "strategies/scenario.hpp"
 
 namespace infraplan::cli {
@@ -80,6 +81,8 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   o.power_limited = serving_power_limited(a, *cs.cost);
   auto r = sim::serve::simulate_serving(setup, shapes.cost(), o);
   const auto range = sim::serving_range(setup, *cs.cost, cs.spread);
+  // The 80% interval from the profile's validation runs (the infraplan engine, limiter as by default).
+  const auto interval = sim::serving_interval(cs, setup, r.metrics, o.power_limited);
   // Everything is computed before anything is written: an error leaves no partial output.
   if (trace_path) out.set(*trace_path, trace.str());
   if (csv_path) out.set(*csv_path, sim::serve::requests_csv(r.requests));
@@ -92,6 +95,11 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
       const Json rj = range->to_json();
       for (auto it = rj.begin(); it != rj.end(); ++it) j["metrics"][it.key()] = it.value();
       j["uncertainty"] = cs.spread.method;
+    }
+    if (interval) {
+      for (auto it = interval->metrics.begin(); it != interval->metrics.end(); ++it)
+        j["metrics"][it.key()] = it.value();
+      j["interval"] = interval->note;
     }
     stamp_cli_result(j, report::ResultKind::SimulateServe,
                      {command_line("simulate serve", argv), &sc, cs.provenance});
@@ -109,6 +117,14 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
     rt.add({"TPOT", span(range->low.tpot_ms, range->high.tpot_ms, 2)});
     rt.add({"end-to-end", span(range->low.e2e_ms, range->high.e2e_ms, 1)});
     range_text = rt.str() + "(" + sim::spread_summary(cs.spread) + "; communication and host unbanded)\n";
+  }
+  if (interval) {
+    Table it({"80% interval (ms)", "p50 low … high"});
+    if (interval->ttft_ms)
+      it.add({"TTFT", fmt(interval->ttft_ms->first, 1) + " … " + fmt(interval->ttft_ms->second, 1)});
+    if (interval->tpot_ms)
+      it.add({"TPOT", fmt(interval->tpot_ms->first, 2) + " … " + fmt(interval->tpot_ms->second, 2)});
+    range_text += it.str() + "(" + interval->note + ")\n";
   }
   print_serving_report(sc, setup, r, "cost model: " + cost_name, range_text);
   if (trace_path) std::printf("trace: %s (%zu events)\n", trace_path->c_str(), trace.size());

@@ -11,15 +11,16 @@
 #include "cli/results.hpp"
 #include "cli/table.hpp"
 #include "collectives/comm_model.hpp"
+#include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "common/error.hpp"
 #include "simulator/cost_setup.hpp"
-#include "simulator/training_goodput.hpp"
 #include "simulator/prediction_range.hpp"
+#include "simulator/training_goodput.hpp"
 #include "simulator/training_sim.hpp"
 #include "simulator/training_trace.hpp"
+#include "simulator/validated_interval.hpp"
 #include "strategies/scenario.hpp"
 
 namespace infraplan::cli {
@@ -109,15 +110,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   const std::string& cost_name = cs.name;
   coll::CommModel comm(sc.cluster, cs.comm);
   const GemmShapesOut shapes(a, *cs.cost);
-  // How far whole steps fell from the profile's validation rows (at the tables' clock, as they
-  // were predicted): an 80% interval next to the point prediction.
-  const hw::ValidationError* step_error = nullptr;
-  if (auto it = cs.validation_error.find("training_step"); it != cs.validation_error.end() && !sustained)
-    step_error = &it->second;
-  auto step_interval = [&](double seconds) -> std::optional<std::pair<double, double>> {
-    if (!step_error) return std::nullopt;
-    return step_error->interval(seconds);
-  };
+
   const hw::CostModel& cost = shapes.cost();
   // Every output is checked before the run and written after it: an error leaves none written.
   OutputFiles out;
@@ -128,28 +121,23 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
 
   if (a.flag("estimate")) {
     auto e = sim::train::estimate_training(sc.model, sc.cluster, t, cost, comm, nullptr, sustained);
-    const auto range = sim::estimate_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread, sustained);
-    const auto interval = step_interval(e.iteration_time_s);
+    const auto range =
+        sim::estimate_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread, sustained);
     shapes.stage(out);
     out.commit();
     if (a.flag("json")) {
       Json j = estimate_train_json(sc, e, cost_name);
       if (range) j["iteration_time_range_s"] = *range, j["uncertainty"] = cs.spread.method;
-      if (interval)
-        j["iteration_time_interval_s"] = {interval->first, interval->second},
-        j["interval"] = step_error->summary();
       add_outlook(j, outlook_of(e.iteration_time_s));
       stamp_cli_result(j, report::ResultKind::SimulateTrainEstimate,
                        {command_line("simulate train", argv), &sc, cs.provenance});
       std::printf("%s\n", j.dump(2).c_str());
     } else {
-      std::printf("%s (estimate): iteration %s%s, %.0f tokens/s, MFU %.1f%%, peak %s\n\n", sc.name.c_str(),
-                  fmt_seconds(e.iteration_time_s).c_str(),
-                  range ? (" (" + fmt_seconds((*range)[0]) + " … " + fmt_seconds((*range)[1]) + ")").c_str() : "",
-                  e.tokens_per_s, 100 * e.mfu, fmt_gib(e.peak_bytes).c_str());
-      if (interval)
-        std::printf("80%% interval %s … %s (%s)\n\n", fmt_seconds(interval->first).c_str(),
-                    fmt_seconds(interval->second).c_str(), step_error->summary().c_str());
+      std::printf(
+          "%s (estimate): iteration %s%s, %.0f tokens/s, MFU %.1f%%, peak %s\n\n", sc.name.c_str(),
+          fmt_seconds(e.iteration_time_s).c_str(),
+          range ? (" (" + fmt_seconds((*range)[0]) + " … " + fmt_seconds((*range)[1]) + ")").c_str() : "",
+          e.tokens_per_s, 100 * e.mfu, fmt_gib(e.peak_bytes).c_str());
       if (e.clock) std::printf("SM clock: %s\n\n", e.clock->summary().c_str());
       print_outlook(outlook_of(e.iteration_time_s));
     }
@@ -168,7 +156,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   o.keep_graph = trace.has_value();
   auto r = sim::train::simulate_training(sc.model, sc.cluster, t, cost, comm, o);
   const auto range = sim::training_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread, o);
-  const auto interval = step_interval(r.iteration_time_s);
+  const auto interval = sim::training_interval(cs, r.iteration_time_s, sustained);
   if (trace) out.set(*trace, sim::train::training_trace_json(r, sc.cluster));
   shapes.stage(out);
   out.commit();
@@ -176,8 +164,8 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
     Json j = simulate_train_json(sc, r, cost_name);
     if (range) j["iteration_time_range_s"] = *range, j["uncertainty"] = cs.spread.method;
     if (interval)
-      j["iteration_time_interval_s"] = {interval->first, interval->second},
-      j["interval"] = step_error->summary();
+      j["iteration_time_interval_s"] = {interval->seconds.first, interval->seconds.second},
+      j["interval"] = interval->note;
     add_outlook(j, outlook_of(r.iteration_time_s));
     stamp_cli_result(j, report::ResultKind::SimulateTrain,
                      {command_line("simulate train", argv), &sc, cs.provenance});
@@ -198,7 +186,8 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   s.add({"iteration_time_s", fmt(r.iteration_time_s, 4)});
   if (range) s.add({"iteration_time_range_s", fmt((*range)[0], 4) + " … " + fmt((*range)[1], 4)});
   if (interval)
-    s.add({"iteration_time_interval_s (80%)", fmt(interval->first, 4) + " … " + fmt(interval->second, 4)});
+    s.add({"iteration_time_interval_s (80%)",
+           fmt(interval->seconds.first, 4) + " … " + fmt(interval->seconds.second, 4)});
   s.add({"tokens/s", fmt(r.tokens_per_s, 0)});
   s.add({"MFU", fmt(100 * r.mfu, 1) + "%"});
   s.add({"HFU", fmt(100 * r.hfu, 1) + "%"});
@@ -208,7 +197,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
   if (range)
     std::printf("(range: %s; communication%s unbanded)\n", sim::spread_summary(cs.spread).c_str(),
                 cs.spread.host ? "" : " and host dispatch");
-  if (interval) std::printf("(interval: %s)\n", step_error->summary().c_str());
+  if (interval) std::printf("(interval: %s)\n", interval->note.c_str());
   std::printf("\n");
   Table b({"time (stage " + std::to_string(r.reported_stage) + ")", "seconds", "share"});
   const double T = r.iteration_time_s;

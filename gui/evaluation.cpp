@@ -100,10 +100,9 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
       ev->training_range =
           sim::training_time_range(sc.model, sc.cluster, *sc.training, *cost.cost, comm, cost.spread, o);
       ev->uncertainty = cost.spread.method;
-      if (auto it = cost.validation_error.find("training_step"); it != cost.validation_error.end()) {
-        const auto [lo, hi] = it->second.interval(ev->training->iteration_time_s);
-        ev->training_interval = sim::TimeRange{lo, hi};
-        ev->training_interval_note = it->second.summary();
+      if (auto iv = sim::training_interval(cost, ev->training->iteration_time_s, false)) {
+        ev->training_interval = sim::TimeRange{iv->seconds.first, iv->seconds.second};
+        ev->training_interval_note = iv->note;
       }
     } else if (req.action == Action::Plan) {
       plan_training_job(*ev, req);
@@ -130,6 +129,7 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
     o.keep_requests = true;
     ev->serving = sim::serve::simulate_serving(setup, *cost.cost, o);
     ev->serving_range = sim::serving_range(setup, *cost.cost, cost.spread);
+    ev->serving_interval = sim::serving_interval(cost, setup, ev->serving->metrics, o.power_limited);
     ev->uncertainty = cost.spread.method;
   } else if (req.action == Action::Plan) {
     plan_serving_job(*ev, req);
@@ -199,6 +199,11 @@ Json Evaluation::serving_json() const {
     const Json rj = serving_range->to_json();
     for (auto it = rj.begin(); it != rj.end(); ++it) j["metrics"][it.key()] = it.value();
     j["uncertainty"] = uncertainty;
+  }
+  if (serving_interval) {
+    for (auto it = serving_interval->metrics.begin(); it != serving_interval->metrics.end(); ++it)
+      j["metrics"][it.key()] = it.value();
+    j["interval"] = serving_interval->note;
   }
   j["scenario"] = scenario.name;
   j["cost_model"] = cost_model;

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "collectives/comm_profile.hpp"
+#include "common/json_util.hpp"
 #include "gui/inputs.hpp"
 #include "hardware/cost_model.hpp"
-#include "common/json_util.hpp"
 #include "planner/serve_planner.hpp"
 #include "planner/train_planner.hpp"
 #include "report/result_view.hpp"
@@ -20,6 +20,7 @@
 #include "simulator/serving_sim.hpp"
 #include "simulator/training_goodput.hpp"
 #include "simulator/training_sim.hpp"
+#include "simulator/validated_interval.hpp"
 #include "strategies/memory_ledger.hpp"
 #include "strategies/scenario.hpp"
 
@@ -65,6 +66,8 @@ struct Evaluation {
   std::string training_interval_note;
   /// The serving latencies at the edges of the measured spread (when known).
   std::optional<sim::ServingRange> serving_range;
+  /// The 80% interval of TTFT / TPOT p50 from the profile's validation runs (when it applies).
+  std::optional<sim::ServingInterval> serving_interval;
   /// How the spread was measured (the profile's spread.method; "" without one).
   std::string uncertainty;
   std::optional<plan::TrainPlan> train_plan;           ///< Plan on a training job

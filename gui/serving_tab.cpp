@@ -90,6 +90,19 @@ void ServingTab::show(const Evaluation& ev) {
              .arg(span(lo.ttft_ms.p50, hi.ttft_ms.p50, 1), span(lo.tpot_ms.p50, hi.tpot_ms.p50, 2),
                   span(lo.e2e_ms.p50, hi.e2e_ms.p50, 0), QString::fromStdString(ev.uncertainty).toHtmlEscaped());
   }
+  if (ev.serving_interval) {
+    const auto& iv = *ev.serving_interval;
+    QString parts;
+    if (iv.ttft_ms)
+      parts +=
+          QString("TTFT %1 … %2 ms").arg(iv.ttft_ms->first, 0, 'f', 1).arg(iv.ttft_ms->second, 0, 'f', 1);
+    if (iv.tpot_ms)
+      parts +=
+          QString(parts.isEmpty() ? "" : " · ") +
+          QString("TPOT %1 … %2 ms").arg(iv.tpot_ms->first, 0, 'f', 2).arg(iv.tpot_ms->second, 0, 'f', 2);
+    h += QString("<br>80% interval at p50: %1 <span style='color:#555'>(%2)</span>")
+             .arg(parts, QString::fromStdString(iv.note).toHtmlEscaped());
+  }
   headline_->setText(h);
   setNote({});
   replace_chart(cdf_, build_latency_cdf_chart(r, slo));

@@ -545,7 +545,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
   if (j.contains("validation_error")) {
     const Json& ve = j["validation_error"];
     if (!ve.is_object()) fail(origin, "validation_error", "expected an object {kind: {p10, p50, p90, rows}}");
-    for (const char* kind : {"training_step", "gemm"}) {
+    for (const char* kind : {"training_step", "gemm", "serving_ttft", "serving_tpot"}) {
       if (!ve.contains(kind)) continue;
       const std::string f = std::string("validation_error.") + kind;
       ValidationError v;

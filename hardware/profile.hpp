@@ -239,7 +239,8 @@ struct Profile {
   std::map<std::string, SpreadBand> spread;
   std::string spread_method;  ///< how it was measured (one sentence, from the profile)
   /// Measured / predicted quantiles over validation rows, by prediction kind ("training_step",
-  /// "gemm"; kinds absent: not validated with this profile). See hardware/validation_error.hpp.
+  /// "gemm", "serving_ttft", "serving_tpot"; kinds absent: not validated with this profile). See
+  /// hardware/validation_error.hpp.
   std::map<std::string, ValidationError> validation_error;
   Json comm;  ///< the NCCL section as written (null when absent); see docs/calibration.md
   std::optional<FrameworkProfile> framework;  ///< eager-framework host costs (absent in older profiles)

@@ -1,7 +1,8 @@
 #pragma once
 // How far the model's answers fell from measurements it was checked against: the quantiles of
 // measured / predicted over a profile's validation rows (profile "validation_error"), for a kind of
-// prediction — "training_step" (whole training steps), "gemm" (GEMMs through a framework). A
+// prediction — "training_step" (whole training steps), "gemm" (GEMMs through a framework),
+// "serving_ttft" / "serving_tpot" (the mini-engine's TTFT and TPOT p50). A
 // prediction t of that kind gets the interval [t·p10, t·p90]: where 80% of those measurements fell
 // relative to their predictions. It says what the machine spread (Profile::spread) does not: what
 // the model itself leaves out. The quantiles are taken on one set of rows (`rows`) and checked on

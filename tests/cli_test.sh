@@ -56,6 +56,12 @@ expect 0 '"admission": "reserve"' -- simulate serve --scenario "$tmp/closed.json
 expect 0 '"iteration_time_interval_s"' -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --json
 expect 0 'iteration_time_interval_s (80%)' -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json
 expect 0 '"seconds_interval"' -- cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k 4096 --layout nt --json
+expect 0 '"tpot_interval_ms"' -- simulate serve --scenario scenarios/bench_llama3_8b_h200_closed16.json --json
+expect 0 '80% interval (ms)' -- simulate serve --scenario scenarios/bench_llama3_8b_h200_closed16.json
+if "$bin" simulate serve --scenario scenarios/bench_llama3_8b_h200_closed16.json --clock tables --json | grep -q interval_ms; then
+  echo "FAIL: a serving run off the validated clock setting still carries the interval"; fails=$((fails + 1)); fi
+if "$bin" simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --estimate --json | grep -q iteration_time_interval_s; then
+  echo "FAIL: the closed-form estimate carries the simulation's validated interval"; fails=$((fails + 1)); fi
 if "$bin" cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k 4096 --clock-mhz 1980 --json | grep -q seconds_interval; then
   echo "FAIL: a GEMM at another clock still carries the reference clock's interval"; fails=$((fails + 1)); fi
 # The power limiter: on by default where the profile has a power law, --clock picks, bad names refused.

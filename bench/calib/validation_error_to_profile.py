@@ -8,12 +8,13 @@ the profile's record no longer matches the model:
 
   INFRAPLAN_WRITE_VALIDATION_ERROR=DIR build/bin/training_sim_tests --gtest_filter='*ValidationError*'
   INFRAPLAN_WRITE_VALIDATION_ERROR=DIR build/bin/hardware_tests --gtest_filter='*ValidationError*'
-  bench/calib/validation_error_to_profile.py PROFILE.json DIR/training_step.json DIR/gemm.json
+  INFRAPLAN_WRITE_VALIDATION_ERROR=DIR build/bin/simulator_tests --gtest_filter='*ValidationError*'
+  bench/calib/validation_error_to_profile.py PROFILE.json DIR/*.json
 """
 import json
 import sys
 
-KINDS = ("training_step", "gemm")
+KINDS = ("training_step", "gemm", "serving_ttft", "serving_tpot")
 
 
 def main(argv):
