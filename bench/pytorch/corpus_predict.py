@@ -84,13 +84,16 @@ def batch_rows(name):
 
 def predict_batch(args):
     out, rows = [], batch_rows(args.batch)
-    print("| impl | model | precision | ckpt | mb | seq | predicted step | predicted memory |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| impl | model | precision | ckpt | mb | seq | predicted step | 80% interval | predicted memory |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        t, m, _ = predict(args.infraplan, scenario_of(r, args.profile), args.clock)
-        out.append(dict(r, predicted_step_s=t, predicted_memory_bytes=m))
+        t, m, res = predict(args.infraplan, scenario_of(r, args.profile), args.clock)
+        iv = res.get("iteration_time_interval_s")
+        out.append(dict(r, predicted_step_s=t, predicted_memory_bytes=m,
+                        **({"predicted_step_interval_s": iv} if iv else {})))
+        ivs = f"{iv[0]*1e3:.1f} … {iv[1]*1e3:.1f} ms" if iv else "-"
         print(f"| {r['impl']} | {r['model']} | {r['precision']} | {r['checkpointing']} | {r['micro_batch']} | "
-              f"{r['seq_len']} | {t*1e3:.1f} ms | {m/2**30:.2f} GiB |")
+              f"{r['seq_len']} | {t*1e3:.1f} ms | {ivs} | {m/2**30:.2f} GiB |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"batch": args.batch, "clock": args.clock, "rows": out}, f, indent=1)
