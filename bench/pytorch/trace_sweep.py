@@ -75,6 +75,8 @@ def main():
            "gpu": torch.cuda.get_device_name(0), "torch_version": torch.__version__, "configs": []}
     if args.dims:
         out["dims"] = args.dims
+    if args.trace_dir:
+        os.makedirs(args.trace_dir, exist_ok=True)
     t0 = time.time()
     for mb, seq, ckpt in configs:
         if time.time() - t0 > args.budget_s:
