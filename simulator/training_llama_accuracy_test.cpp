@@ -152,13 +152,16 @@ TEST(TrainingAccuracy, LlamaCorpusFifthBatch) {
 
 // A sixth batch, predicted (with its 80% intervals) before it ran on 2026-12-04
 // (docs/data/h200_llama_corpus_sixth_predicted.json): head width 80, InternLM2-1.8B, MiniCPM-2B with
-// its odd vocabulary, Qwen2.5-7B, a 16k-token sequence. Run of 2026-12-04: step 3.6% mean, 7.3% max;
-// memory 0.6% mean, 3.0% max.
+// its odd vocabulary, Qwen2.5-7B, a 16k-token sequence. Runs of 2026-12-04 on two machine starts:
+// step 3.6% / 4.7% mean, 7.3% / 18.7% max (transformers Danube checkpointed, host-bound: its steps
+// spread 196-260 ms on the second start); memory 0.6% mean, 3.0% max.
 TEST(TrainingAccuracy, LlamaCorpusSixthBatch) {
-  std::map<std::string, Split> by = corpus_errors("/docs/data/h200_llama_corpus_sixth.json");
-  if (by.empty()) GTEST_SKIP() << "no corpus data";
-  expect_validation_batch(by, 13);
-  EXPECT_LT(by["validation"].step_max, 0.20);
+  for (const char* file : {"/docs/data/h200_llama_corpus_sixth.json", "/docs/data/h200_llama_corpus_sixth_run2.json"}) {
+    std::map<std::string, Split> by = corpus_errors(file);
+    if (by.empty()) GTEST_SKIP() << "no corpus data";
+    expect_validation_batch(by, 13);
+    EXPECT_LT(by["validation"].step_max, 0.20) << file;
+  }
 }
 
 // torch.compile steps measured on another machine start than the calibration (2026-12-03 10:41,
