@@ -135,15 +135,32 @@ class AttentionCase:
         torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
 
 
+def host_seconds_per_call(clock, call, n=6):
+    """Host seconds to issue one call, measured while the GPU sleeps (nothing waits on it)."""
+    if not clock.cuda:
+        return 0.0
+    clock.sync()
+    torch.cuda._sleep(int(0.1 * 2.0e9))  # ~50-100 ms: longer than n calls take to issue
+    t0 = time.perf_counter()
+    for i in range(n):
+        call(i)
+    t = (time.perf_counter() - t0) / n
+    clock.sync()
+    return t
+
+
 def time_call(clock, call, min_sample_s, target_s, max_samples):
-    """GPU seconds per call: probe once, then batch so a sample is ≥ min_sample_s."""
+    """GPU seconds per call: probe once, then batch so a sample is ≥ min_sample_s. The GPU sleeps
+    while the host queues the batch, for longer than the host takes to queue it (measured per
+    call first: a composite backward through autograd.grad issues a dozen kernels and can take
+    several hundred µs of host time), so the sample holds GPU time, not the host's pace."""
     call(0)
     call(1)
-    probe = clock.gpu_samples(call, 1, 1, 1e-4)
+    host = host_seconds_per_call(clock, call)
+    probe = clock.gpu_samples(call, 1, 1, max(1e-4, 2 * host))
     batch = max(1, min(32, math.ceil(min_sample_s / max(probe, 1e-7))))
     samples = max(3, min(max_samples, int(target_s / max(probe * batch, 1e-7))))
-    # Host time to queue one call is ≤ ~200 µs here; the sleep covers the whole batch.
-    return clock.gpu_samples(call, batch, samples, sleep_s=batch * 1.5e-4 + 5e-5)
+    return clock.gpu_samples(call, batch, samples, sleep_s=batch * max(1.5e-4, 1.5 * host) + 5e-5)
 
 
 def measure_attention(clock, dev, dtype, b, s, heads, d, gen, rotate_bytes, quick):

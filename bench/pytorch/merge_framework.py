@@ -17,7 +17,8 @@ give every run and the profile keeps the median per entry:
         docs/data/h200_pytorch_llama_block_host_run2.json hardware/profiles/h200-sxm-141gb.json
 
 A calibration made with --elementwise-only (some eager kernels measured on their own) adds or
-replaces just those kernels' rows in the profile's framework.elementwise table (same element axis):
+replaces just those kernels' rows in the profile's framework.elementwise table (same element axis;
+--ops A,B,... merges only those rows):
 
     python3 bench/pytorch/merge_framework.py docs/data/h200_pytorch_llama_kernels.json \\
         hardware/profiles/h200-sxm-141gb.json
@@ -43,8 +44,9 @@ def measured_rows(table):
     return out if keep else None
 
 
-def merge_elementwise(cal, cal_path, prof, prof_path):
-    """Adds or replaces the measured kernels' rows of framework.elementwise (same element axis)."""
+def merge_elementwise(cal, cal_path, prof, prof_path, only=None):
+    """Adds or replaces the measured kernels' rows of framework.elementwise (same element axis);
+    with `only`, just those kernels' rows."""
     if cal["gpu"] != prof["device"]["name"]:
         sys.exit(f"{cal_path}: measured on '{cal['gpu']}', the profile is for '{prof['device']['name']}'")
     fw = prof.get("framework")
@@ -53,14 +55,17 @@ def merge_elementwise(cal, cal_path, prof, prof_path):
     table, new = fw["elementwise"], cal["elementwise"]
     if table["elements"] != new["elements"]:
         sys.exit(f"{cal_path}: element axis {new['elements']} differs from the profile's {table['elements']}")
-    for name, row in new["ops"].items():
+    ops = {k: v for k, v in new["ops"].items() if only is None or k in only}
+    if only is not None and set(only) - set(ops):
+        sys.exit(f"{cal_path}: no rows for {', '.join(sorted(set(only) - set(ops)))}")
+    for name, row in ops.items():
         if any(t is None for t in row["seconds"]):
             sys.exit(f"{cal_path}: {name} has unmeasured points; re-run with a larger --budget-s")
         table["ops"][name] = dict(row, source=cal_path, date=cal["date"])
     with open(prof_path, "w") as f:
         json.dump(prof, f, indent=1)
         f.write("\n")
-    print(f"{prof_path}: framework.elementwise += {', '.join(sorted(new['ops']))}")
+    print(f"{prof_path}: framework.elementwise += {', '.join(sorted(ops))}")
 
 
 def merge_block_host(cals, prof, prof_path):
@@ -114,9 +119,12 @@ def merge_block_host(cals, prof, prof_path):
 
 
 def main():
-    if len(sys.argv) < 3:
-        sys.exit("usage: merge_framework.py CALIBRATION.json [MORE.json ...] PROFILE.json")
-    cal_paths, prof_path = sys.argv[1:-1], sys.argv[-1]
+    argv, only = sys.argv[1:], None
+    if argv[:1] == ["--ops"] and len(argv) > 1:
+        only, argv = argv[1].split(","), argv[2:]
+    if len(argv) < 2:
+        sys.exit("usage: merge_framework.py [--ops A,B] CALIBRATION.json [MORE.json ...] PROFILE.json")
+    cal_paths, prof_path = argv[:-1], argv[-1]
     cal_path = cal_paths[0]
     cal = json.load(open(cal_path))
     prof = json.load(open(prof_path))
@@ -125,8 +133,10 @@ def main():
     if cal.get("quick"):
         sys.exit(f"{cal_path}: a --quick run; merge a full run")
     if cal.get("partial") == "elementwise-only":
-        merge_elementwise(cal, cal_path, prof, prof_path)
+        merge_elementwise(cal, cal_path, prof, prof_path, only)
         return
+    if only is not None:
+        sys.exit("--ops picks rows of an --elementwise-only calibration")
     if cal.get("partial") == "llama-blocks-only":
         cals = [(json.load(open(p)), p) for p in cal_paths]
         for c, p in cals:
