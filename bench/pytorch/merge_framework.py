@@ -18,7 +18,7 @@ give every run and the profile keeps the median per entry:
 
 A calibration made with --elementwise-only (some eager kernels measured on their own) adds or
 replaces just those kernels' rows in the profile's framework.elementwise table (same element axis;
---ops A,B,... merges only those rows):
+--ops A,B,... merges only those rows; several runs give the median per entry):
 
     python3 bench/pytorch/merge_framework.py docs/data/h200_pytorch_llama_kernels.json \\
         hardware/profiles/h200-sxm-141gb.json
@@ -42,6 +42,26 @@ def measured_rows(table):
     out["seconds"] = [table["seconds"][i] for i in keep]
     out["backward_seconds"] = [table["backward_seconds"][i] for i in keep]
     return out if keep else None
+
+
+def median_rows(cals):
+    """One --elementwise-only calibration whose rows are the per-entry median of several runs (the
+    mean of the middle two for an even count); the first run's metadata, every run named in source."""
+    base = json.loads(json.dumps(cals[0][0]))
+    for c, p in cals[1:]:
+        if c.get("partial") != "elementwise-only" or c["elementwise"]["elements"] != base["elementwise"]["elements"]:
+            sys.exit(f"{p}: not an --elementwise-only run on the same element axis")
+    for name, row in base["elementwise"]["ops"].items():
+        runs = [c["elementwise"]["ops"].get(name, {}).get("seconds") for c, _ in cals]
+        if any(r is None or None in r for r in runs):
+            sys.exit(f"{name}: not measured at every point in every run")
+        med = []
+        for i in range(len(row["seconds"])):
+            v = sorted(r[i] for r in runs)
+            med.append(v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2]))
+        row["seconds"] = med
+    base["date"] = max(c["date"] for c, _ in cals)
+    return base, " + ".join(p for _, p in cals) + f" (median of {len(cals)} runs)"
 
 
 def merge_elementwise(cal, cal_path, prof, prof_path, only=None):
@@ -128,11 +148,14 @@ def main():
     cal_path = cal_paths[0]
     cal = json.load(open(cal_path))
     prof = json.load(open(prof_path))
-    if len(cal_paths) > 1 and cal.get("partial") != "llama-blocks-only":
-        sys.exit("several calibrations merge only for --llama-blocks-only runs (machine starts of the same measurement)")
+    if len(cal_paths) > 1 and cal.get("partial") not in ("llama-blocks-only", "elementwise-only"):
+        sys.exit("several calibrations merge only for --llama-blocks-only and --elementwise-only runs "
+                 "(runs of the same measurement; the profile keeps the median per entry)")
     if cal.get("quick"):
         sys.exit(f"{cal_path}: a --quick run; merge a full run")
     if cal.get("partial") == "elementwise-only":
+        if len(cal_paths) > 1:
+            cal, cal_path = median_rows([(json.load(open(p)), p) for p in cal_paths])
         merge_elementwise(cal, cal_path, prof, prof_path, only)
         return
     if only is not None:
