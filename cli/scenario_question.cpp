@@ -6,8 +6,10 @@
 #include "planner/serve_planner.hpp"
 #include "planner/train_planner.hpp"
 #include "simulator/cost_setup.hpp"
+#include "simulator/prediction_range.hpp"
 #include "simulator/serving_sim.hpp"
 #include "simulator/training_sim.hpp"
+#include "simulator/validated_interval.hpp"
 #include "strategies/memory_ledger.hpp"
 
 namespace infraplan::cli {
@@ -49,8 +51,15 @@ Json memory_serve(const strat::Scenario& sc) {
 Json simulate_train(const strat::Scenario& sc, bool roofline) {
   auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, roofline);
   coll::CommModel comm(sc.cluster, cs.comm);
-  auto r = sim::train::simulate_training(sc.model, sc.cluster, *sc.training, *cs.cost, comm, {});
+  const sim::train::TrainingOptions opts;
+  auto r = sim::train::simulate_training(sc.model, sc.cluster, *sc.training, *cs.cost, comm, opts);
   Json j = simulate_train_json(sc, r, cs.name);
+  // The same range and interval as simulate train prints (reports draw them).
+  if (auto range =
+          sim::training_time_range(sc.model, sc.cluster, *sc.training, *cs.cost, comm, cs.spread, opts))
+    j["iteration_time_range_s"] = *range, j["uncertainty"] = cs.spread.method;
+  if (auto iv = sim::training_interval(cs, r.iteration_time_s, false))
+    j["iteration_time_interval_s"] = {iv->seconds.first, iv->seconds.second}, j["interval"] = iv->note;
   stamp_cli_result(j, report::ResultKind::SimulateTrain,
                    {command_line("simulate train", scenario_args(sc, roofline)), &sc, cs.provenance});
   return j;
@@ -63,6 +72,15 @@ Json simulate_serve(const strat::Scenario& sc, bool roofline) {
   o.keep_requests = true;
   auto r = sim::serve::simulate_serving(setup, *cs.cost, o);
   Json j = simulate_serve_json(sc, r, cs.name);
+  if (auto range = sim::serving_range(setup, *cs.cost, cs.spread)) {
+    const Json rj = range->to_json();
+    for (auto it = rj.begin(); it != rj.end(); ++it) j["metrics"][it.key()] = it.value();
+    j["uncertainty"] = cs.spread.method;
+  }
+  if (auto iv = sim::serving_interval(cs, setup, r.metrics, o.power_limited)) {
+    for (auto it = iv->metrics.begin(); it != iv->metrics.end(); ++it) j["metrics"][it.key()] = it.value();
+    j["interval"] = iv->note;
+  }
   stamp_cli_result(j, report::ResultKind::SimulateServe,
                    {command_line("simulate serve", scenario_args(sc, roofline)), &sc, cs.provenance});
   return j;
