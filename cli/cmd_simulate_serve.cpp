@@ -40,7 +40,7 @@ const std::vector<OptionSpec> kSpec = {
 }  // namespace
 
 bool serving_power_limited(const Args& a, const hw::CostModel& cost) {
-  const bool law = cost.power_model() && cost.power_limiter_tau_s() > 0;
+  const bool law = cost.has_power_limiter();
   const auto clock = a.get("clock");
   if (!clock) return law;
   if (*clock != "tables" && *clock != "sustained")

@@ -147,6 +147,8 @@ class CostModel {
   /// The power limiter's averaging time constant (hardware/power_limiter.hpp), fitted on the
   /// profile's GEMM-and-idle mixtures; 0 when the profile has none.
   virtual double power_limiter_tau_s() const { return 0; }
+  /// True when serving steps can follow the power limiter: a power law and its time constant.
+  bool has_power_limiter() const { return power_model() && power_limiter_tau_s() > 0; }
   /// Board power with nothing to run, W (0: not measured).
   virtual double idle_power_w() const { return 0; }
   /// Factor on the framework host costs of the profile (1; an uncertainty edge scales them).

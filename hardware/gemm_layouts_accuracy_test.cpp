@@ -13,8 +13,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -25,6 +23,7 @@
 #include "common/json_util.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/power_limiter.hpp"
+#include "hardware/validation_error_test_support.hpp"
 
 namespace infraplan::hw {
 namespace {
@@ -280,49 +279,22 @@ TEST(GemmLayoutsThroughPyTorch, ValidationErrorOfTheProfileIsCurrent) {
       if (r.measured >= 10e-6)
         (r.validation ? held : fit).push_back(r.measured / h200().gemm(r.shape).seconds);
   ASSERT_GE(fit.size(), 1000u);
-  std::sort(fit.begin(), fit.end());
-  auto q = [&](double f) {
-    const double x = f * double(fit.size() - 1);
-    const std::size_t lo = std::size_t(x), hi = std::min(lo + 1, fit.size() - 1);
-    return fit[lo] + (fit[hi] - fit[lo]) * (x - double(lo));
-  };
-  const double p10 = q(0.1), p50 = q(0.5), p90 = q(0.9);
-  const auto inside = std::count_if(held.begin(), held.end(), [&](double r) { return r >= p10 && r <= p90; });
-  const double coverage = double(inside) / double(held.size());
+  const ValidationError v = validation_error_of(
+      fit, held, "bf16 GEMMs through PyTorch (forward, input and weight gradient layouts, >= 10 us)");
   std::printf(
-      "GEMMs: measured / predicted p10 %.3f p50 %.3f p90 %.3f over %zu fit rows; %ld of %zu validation rows "
+      "GEMMs: measured / predicted p10 %.3f p50 %.3f p90 %.3f over %d fit rows; %ld of %d validation rows "
       "inside\n",
-      p10, p50, p90, fit.size(), long(inside), held.size());
-  EXPECT_GE(coverage, 0.7);
+      v.p10, v.p50, v.p90, v.rows, std::lround(v.held_out_coverage * v.held_out_rows), v.held_out_rows);
+  EXPECT_GE(v.held_out_coverage, 0.7);
   if (std::getenv("INFRAPLAN_GEMM_PROFILE")) return;
-  if (const char* dir = std::getenv("INFRAPLAN_WRITE_VALIDATION_ERROR")) {
-    std::filesystem::create_directories(dir);
-    const Json j = {
-        {"kind", "gemm"},
-        {"p10", p10},
-        {"p50", p50},
-        {"p90", p90},
-        {"rows", int(fit.size())},
-        {"what", "bf16 GEMMs through PyTorch (forward, input and weight gradient layouts, >= 10 us)"},
-        {"source", "docs/data/h200_pytorch_gemm_layouts_run{1,2,3}.json, fit half (three machine starts)"},
-        {"held_out_rows", int(held.size())},
-        {"held_out_coverage", coverage},
-        {"held_out_source", "the validation half of the same runs (every other weight shape)"},
-        {"command", "hardware_tests --gtest_filter='*ValidationError*'"}};
-    std::ofstream(std::string(dir) + "/gemm.json") << j.dump(1) << "\n";
+  if (write_validation_error_record(
+          "gemm", v,
+          {"docs/data/h200_pytorch_gemm_layouts_run{1,2,3}.json, fit half (three machine starts)",
+           "the validation half of the same runs (every other weight shape)",
+           "hardware_tests --gtest_filter='*ValidationError*'"}))
     return;
-  }
-  const auto it = h200().profile().validation_error.find("gemm");
-  ASSERT_NE(it, h200().profile().validation_error.end())
-      << "the H200 profile records no validation_error.gemm";
-  const ValidationError& v = it->second;
-  const char* how = " (the model moved: rewrite the record, see hardware/gemm_layouts_accuracy_test.cpp)";
-  EXPECT_EQ(v.rows, int(fit.size())) << how;
-  EXPECT_NEAR(v.p10, p10, 0.005) << how;
-  EXPECT_NEAR(v.p50, p50, 0.005) << how;
-  EXPECT_NEAR(v.p90, p90, 0.005) << how;
-  EXPECT_EQ(v.held_out_rows, int(held.size())) << how;
-  EXPECT_NEAR(v.held_out_coverage, coverage, 0.03) << how;
+  expect_validation_error_current(h200().profile(), "gemm", v, 0.03,
+                                  "hardware/gemm_layouts_accuracy_test.cpp");
 }
 
 }  // namespace

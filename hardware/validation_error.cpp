@@ -1,7 +1,10 @@
 #include "hardware/validation_error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+
+#include "common/error.hpp"
 
 namespace infraplan::hw {
 
@@ -16,6 +19,41 @@ std::string ValidationError::summary() const {
     s += buf;
   }
   return s;
+}
+
+ValidationError validation_error_of(std::vector<double> fit, const std::vector<double>& held_out,
+                                    std::string what) {
+  if (fit.empty()) throw Error("validation_error_of: no rows to take quantiles of");
+  std::sort(fit.begin(), fit.end());
+  auto q = [&](double f) {
+    const double x = f * double(fit.size() - 1);
+    const std::size_t lo = std::size_t(x), hi = std::min(lo + 1, fit.size() - 1);
+    return fit[lo] + (fit[hi] - fit[lo]) * (x - double(lo));
+  };
+  ValidationError v;
+  v.p10 = q(0.1), v.p50 = q(0.5), v.p90 = q(0.9);
+  v.rows = int(fit.size());
+  v.what = std::move(what);
+  v.held_out_rows = int(held_out.size());
+  const auto inside =
+      std::count_if(held_out.begin(), held_out.end(), [&](double r) { return r >= v.p10 && r <= v.p90; });
+  v.held_out_coverage = held_out.empty() ? 0.0 : double(inside) / double(held_out.size());
+  return v;
+}
+
+Json validation_error_record(const std::string& kind, const ValidationError& v,
+                             const ValidationErrorSources& from) {
+  return {{"kind", kind},
+          {"p10", v.p10},
+          {"p50", v.p50},
+          {"p90", v.p90},
+          {"rows", v.rows},
+          {"what", v.what},
+          {"source", from.source},
+          {"held_out_rows", v.held_out_rows},
+          {"held_out_coverage", v.held_out_coverage},
+          {"held_out_source", from.held_out_source},
+          {"command", from.command}};
 }
 
 }  // namespace infraplan::hw

@@ -11,6 +11,9 @@
 // tests (docs/accuracy.md, "Validated error").
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "common/json_util.hpp"
 
 namespace infraplan::hw {
 
@@ -29,5 +32,21 @@ struct ValidationError {
   /// held-out rows".
   std::string summary() const;
 };
+
+/// The record of measured / predicted ratios: p10 / p50 / p90 of `fit` (linear interpolation between
+/// order statistics), its row count, and the share of `held_out` inside [p10, p90]. `fit` non-empty.
+ValidationError validation_error_of(std::vector<double> fit, const std::vector<double>& held_out,
+                                    std::string what);
+
+/// Where a record's rows come from, for the file bench/calib/validation_error_to_profile.py merges.
+struct ValidationErrorSources {
+  std::string source;           ///< the rows the quantiles were taken on
+  std::string held_out_source;  ///< the rows they were checked on
+  std::string command;          ///< the test that computes the record
+};
+/// {"kind", "p10", "p50", "p90", "rows", "what", "source", "held_out_rows", "held_out_coverage",
+/// "held_out_source", "command"}.
+Json validation_error_record(const std::string& kind, const ValidationError& v,
+                             const ValidationErrorSources& from);
 
 }  // namespace infraplan::hw

@@ -22,7 +22,7 @@ SimulatedBackend::SimulatedBackend(const model::ModelSpec& m, const strat::Servi
   tp_kv_heads_ = m_.mla.enabled() ? 1 : std::max<std::int64_t>(1, m_.kv_heads / s_.tp);
   if (const hw::Profile* p = cm_.measured_profile(); p && p->serving_attention)
     decode_tile_tokens_ = p->serving_attention->decode_tile_tokens;
-  if (o_.power_limited && cm_.power_model() && cm_.power_limiter_tau_s() > 0 && cm_.reference_clock_mhz() > 0)
+  if (o_.power_limited && cm_.has_power_limiter() && cm_.reference_clock_mhz() > 0)
     limiter_.emplace(cm_.power_model()->limit_w(),
                      cm_.idle_power_w() > 0 ? cm_.idle_power_w() : 0.15 * cm_.power_model()->limit_w(),
                      cm_.power_limiter_tau_s());

@@ -11,7 +11,7 @@ std::optional<ValidatedInterval> training_interval(const CostSetup& cs, double i
 
 std::optional<ServingInterval> serving_interval(const CostSetup& cs, const serve::ServingSetup& setup,
                                                 const serve::ServingMetrics& m, bool power_limited) {
-  const bool limiter_default = cs.cost && cs.cost->power_model() && cs.cost->power_limiter_tau_s() > 0;
+  const bool limiter_default = cs.cost && cs.cost->has_power_limiter();
   if (setup.engine.engine.name != "infraplan" || power_limited != limiter_default) return std::nullopt;
   ServingInterval out;
   out.metrics = Json::object();

@@ -1,0 +1,46 @@
+#pragma once
+// The accuracy tests that compute a profile's validation record (hardware/validation_error.hpp):
+// with INFRAPLAN_WRITE_VALIDATION_ERROR=DIR they write DIR/<kind>.json for
+// bench/calib/validation_error_to_profile.py; otherwise they check that the profile's record still
+// describes the model as it is.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "hardware/profile.hpp"
+#include "hardware/validation_error.hpp"
+
+namespace infraplan::hw {
+
+/// Writes the record and returns true when INFRAPLAN_WRITE_VALIDATION_ERROR is set.
+inline bool write_validation_error_record(const std::string& kind, const ValidationError& v,
+                                          const ValidationErrorSources& from) {
+  const char* dir = std::getenv("INFRAPLAN_WRITE_VALIDATION_ERROR");
+  if (!dir) return false;
+  std::filesystem::create_directories(dir);
+  std::ofstream(std::string(dir) + "/" + kind + ".json")
+      << validation_error_record(kind, v, from).dump(1) << "\n";
+  return true;
+}
+
+/// The profile's record of `kind` against `now` (the record computed from the model as it is):
+/// rows and held-out rows equal, quantiles within 0.005, coverage within `coverage_tolerance`.
+inline void expect_validation_error_current(const Profile& p, const std::string& kind,
+                                            const ValidationError& now, double coverage_tolerance,
+                                            const std::string& test_file) {
+  const auto it = p.validation_error.find(kind);
+  ASSERT_NE(it, p.validation_error.end()) << "the profile records no validation_error." << kind;
+  const ValidationError& v = it->second;
+  const std::string how = " (the model moved: rewrite the record, see " + test_file + ")";
+  EXPECT_EQ(v.rows, now.rows) << kind << how;
+  EXPECT_NEAR(v.p10, now.p10, 0.005) << kind << how;
+  EXPECT_NEAR(v.p50, now.p50, 0.005) << kind << how;
+  EXPECT_NEAR(v.p90, now.p90, 0.005) << kind << how;
+  EXPECT_EQ(v.held_out_rows, now.held_out_rows) << kind << how;
+  EXPECT_NEAR(v.held_out_coverage, now.held_out_coverage, coverage_tolerance) << kind << how;
+}
+
+}  // namespace infraplan::hw
