@@ -169,7 +169,7 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
   std::vector<Stats> replay_val;  // the harness replay on the validation half, every run and layout
   std::vector<std::pair<double, double>> by_size[4];  // signed medians {top clock, law alone} per run
   for (const char* file : {"h200_pytorch_gemm_layouts_run1.json", "h200_pytorch_gemm_layouts_run2.json",
-                           "h200_pytorch_gemm_layouts_run3.json"}) {
+                           "h200_pytorch_gemm_layouts_run3.json", "h200_pytorch_gemm_layouts_run4.json"}) {
     std::vector<Row> rows;
     try {
       rows = load_rows(file);
@@ -239,14 +239,14 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
                     1e6 * h200().gemm(r.shape).seconds / h200().clock_factor(r.shape.dtype, law_mhz(r.shape)), law_mhz(r.shape),
                     h200().gemm(r.shape).detail.c_str());
   }
-  ASSERT_EQ(val_model.size(), 9u) << "PyTorch GEMM data missing in docs/data";
+  ASSERT_EQ(val_model.size(), 12u) << "PyTorch GEMM data missing in docs/data";
   if (std::getenv("INFRAPLAN_GEMM_PROFILE")) return;
   // The clock state of the timing harness: short kernels (< 100 µs, each shape held ~2 ms) ran at
   // the top clock, kernels over 1 ms (held tens of ms) near the power law's clock for the GEMM alone
   // (2026-12-02: signed medians -2 … +4% and +2 … +4%); between them the GPU was on its way down.
   // The limiter walked through the harness's schedule accounts for the medians (2026-12-04: validation
   // 3.7-5.7%, signed -3.5 … +1.7%), not for the tail (p90 11.9-15.8%: see docs/accuracy.md).
-  ASSERT_EQ(replay_val.size(), 9u);
+  ASSERT_EQ(replay_val.size(), 12u);
   for (const Stats& h : replay_val) {
     EXPECT_LT(h.median, 0.065);
     EXPECT_LT(std::fabs(h.signed_median), 0.045);
@@ -257,7 +257,8 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
     EXPECT_LT(top, -0.05);
   }
   // The embedded profile on the validation half, every layout and run (2026-12-01: medians 6.6-8.3%,
-  // p90 12.8-15.6%, signed +2 to +7%; the 5% / 10% target is not met: docs/accuracy.md says why).
+  // p90 12.8-15.6%, signed +2 to +7%; the fourth start of 2026-12-04: 6.9-8.4%, p90 13.6-15.1%; the
+  // 5% / 10% target is not met: docs/accuracy.md says why).
   for (const auto& [what, st] : val_model) {
     EXPECT_LT(st.median, 0.10) << what;
     EXPECT_LT(st.p90, 0.18) << what;
@@ -286,6 +287,17 @@ TEST(GemmLayoutsThroughPyTorch, ValidationErrorOfTheProfileIsCurrent) {
       "inside\n",
       v.p10, v.p50, v.p90, v.rows, std::lround(v.held_out_coverage * v.held_out_rows), v.held_out_rows);
   EXPECT_GE(v.held_out_coverage, 0.7);
+  // A machine start the record has never seen (2026-12-04, GPU-8a14b230): both halves of its run.
+  int inside = 0, later = 0;
+  for (const Row& r : load_rows("h200_pytorch_gemm_layouts_run4.json"))
+    if (r.measured >= 10e-6) {
+      const double q = r.measured / h200().gemm(r.shape).seconds;
+      inside += q >= v.p10 && q <= v.p90, ++later;
+    }
+  ASSERT_GE(later, 1000);
+  std::printf("fourth machine start: %d of %d kernels inside [p10, p90] (%.1f%%)\n", inside, later,
+              100.0 * inside / later);
+  EXPECT_GE(double(inside) / later, 0.7);
   if (std::getenv("INFRAPLAN_GEMM_PROFILE")) return;
   if (write_validation_error_record(
           "gemm", v,
