@@ -108,6 +108,7 @@ int cmd_cost(const std::vector<std::string>& argv) {
     layout = *parsed;
   }
   double scale = 1e12;
+  bool bf16_gemm = false;  // the GEMM record covers bf16 GEMMs only
   if (op == "gemm") {
     hw::GemmShape g;
     g.m = need(a, "m", kMaxGemmDim);
@@ -116,6 +117,7 @@ int cmd_cost(const std::vector<std::string>& argv) {
     g.batch = a.get_int("batch", 1, kMaxBatch).value_or(1);
     g.dtype = parse_dtype(a.get("dtype", "bf16"), "--dtype");
     g.layout = layout;
+    bf16_gemm = g.dtype == Dtype::BF16;
     e = cm.gemm(g);
     if (a.get("clock-mhz").has_value()) {
       const double mhz = *a.get_number("clock-mhz", 100, 10000);
@@ -195,7 +197,7 @@ int cmd_cost(const std::vector<std::string>& argv) {
   // How far GEMMs of the validation rows (bf16, >= 10 µs, at the reference clock) fell from the
   // model: an 80% interval, when the profile records one.
   const hw::ValidationError* gemm_error = nullptr;
-  if (op == "gemm" && clock_note.empty() && a.get("dtype", "bf16") == "bf16" && e.seconds >= 10e-6)
+  if (bf16_gemm && clock_note.empty() && e.seconds >= 10e-6)
     if (auto it = cs.validation_error.find("gemm"); it != cs.validation_error.end()) gemm_error = &it->second;
   if (a.flag("json")) {
     Json j = {{"gpu", gpu.name},
