@@ -10,6 +10,8 @@ machine start with the profile's own GEMM point.
 import json
 import sys
 
+from profile_io import read_profile, write_profile
+
 
 def main(argv):
     if len(argv) != 3:
@@ -17,7 +19,7 @@ def main(argv):
         return 2
     profile_path, data_path = argv[1:]
     data = json.load(open(data_path))
-    profile = json.load(open(profile_path))
+    profile = read_profile(profile_path)
     if data.get("gpu", "").replace("NVIDIA ", "") not in profile["device"]["name"]:
         raise SystemExit(f"{data_path}: measured on '{data.get('gpu')}', the profile is for '{profile['device']['name']}'")
     power = profile.get("power")
@@ -29,9 +31,7 @@ def main(argv):
         raise SystemExit(f"{data_path}: no attention points")
     kept = [p for p in power["points"] if not (p.get("kind") == "attention" and p.get("kernel") == "torch-sdpa")]
     power["points"] = kept + new
-    with open(profile_path, "w") as f:
-        json.dump(profile, f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    write_profile(profile_path, profile)
     print(f"{profile_path}: power.points += {len(new)} attention points "
           f"({sum(p['role'] == 'fit' for p in new)} fit)")
     return 0

@@ -11,6 +11,8 @@ then names both runs.
 import json
 import sys
 
+from profile_io import read_profile, write_profile
+
 # The paged prefill kernels' geometry (hardware/paged_attention_model.hpp): keys per tile a CTA walks
 # at a time, CTAs resident per multiprocessor, groups of query rows that skip key tiles on their own.
 # mma.sync (engine/paged_prefill_attention.cu) is the profile's default; wgmma
@@ -49,7 +51,7 @@ def main():
         for d in run["paged_decode"]:
             decode.append({"heads": heads, "kv_heads": kv_heads, **{k: d[k] for k in
                           ("batch", "context", "shared_prefix", "groups", "unique_blocks", "seconds")}})
-    profile = json.loads(open(profile_path).read())
+    profile = read_profile(profile_path)
     old = profile.get("serving_attention")
     if prefill_only:
         if not old or "decode" not in old:
@@ -72,9 +74,7 @@ def main():
     if kernel != "mma":
         section.update({k: v for k, v in GEOMETRY[kernel].items() if v != GEOMETRY["mma"][k]})
     profile["serving_attention"] = section
-    with open(profile_path, "w") as f:
-        json.dump(profile, f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    write_profile(profile_path, profile)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ import json
 import math
 import statistics
 
+from profile_io import read_profile, write_profile
+
 MIN_SECONDS = 10e-6  # launch-bound kernels are left out of the machine scale and the spread
 
 
@@ -68,7 +70,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--summary", required=True)
     a = ap.parse_args()
-    prof = json.load(open(a.profile))
+    prof = read_profile(a.profile)
     runs = [json.load(open(p)) for p in a.runs]
     spreads = [json.load(open(p)) for p in a.spread]
     tab = prof["tables"]["gemm"]["bf16"]
@@ -259,9 +261,7 @@ def main():
             sp[kind] = b
     prof["spread"] = sp
     summary["spread"] = sp
-    with open(a.out, "w") as f:
-        json.dump(prof, f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    write_profile(a.out, prof)
     with open(a.summary, "w") as f:
         json.dump(summary, f, indent=1, ensure_ascii=False)
         f.write("\n")

@@ -7,6 +7,8 @@ full calibration writes it itself), with a note of where it was measured.
 import json
 import sys
 
+from profile_io import read_profile, write_profile
+
 
 def main(argv):
     if len(argv) != 4:
@@ -17,11 +19,9 @@ def main(argv):
     if not section.get("nvml") or not section.get("limit_w"):
         raise SystemExit(f"{power_path}: no power readings (NVML was not available where it ran)")
     section = {"source": source, **section}
-    profile = json.loads(open(profile_path).read())
+    profile = read_profile(profile_path)
     profile["power"] = section
-    with open(profile_path, "w") as f:
-        json.dump(profile, f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    write_profile(profile_path, profile)
     return 0
 
 

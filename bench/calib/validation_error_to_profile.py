@@ -14,6 +14,8 @@ the profile's record no longer matches the model:
 import json
 import sys
 
+from profile_io import read_profile, write_profile
+
 KINDS = ("training_step", "gemm", "serving_ttft", "serving_tpot")
 
 
@@ -22,7 +24,7 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     profile_path, records = argv[1], argv[2:]
-    profile = json.load(open(profile_path))
+    profile = read_profile(profile_path)
     section = profile.setdefault("validation_error", {})
     section["method"] = ("10th / 50th / 90th percentile of measured / predicted over the rows named per kind "
                          "(the model as it was when written; the tests named in 'command' fail when it moves); "
@@ -38,9 +40,7 @@ def main(argv):
         section[kind] = entry
         print(f"{profile_path}: validation_error.{kind} = p10 {entry['p10']} p50 {entry['p50']} p90 {entry['p90']} "
               f"over {entry['rows']} rows; {entry.get('held_out_coverage')} of {entry.get('held_out_rows')} held out inside")
-    with open(profile_path, "w") as f:
-        json.dump(profile, f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    write_profile(profile_path, profile)
     return 0
 
 

@@ -26,7 +26,11 @@ replaces just those kernels' rows in the profile's framework.elementwise table (
 Then regenerate the derived profiles (INFRAPLAN_REGENERATE_PROFILES=1, docs/calibration.md).
 """
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "calib"))
+from profile_io import read_profile, write_profile  # noqa: E402
 
 FRAMEWORK_KEYS = ["op_dispatch_us_forward", "op_dispatch_us_backward", "checkpoint_us_forward_per_block",
                   "checkpoint_us_backward_per_block", "optimizer_us_per_tensor", "optimizer_us_fixed",
@@ -82,9 +86,7 @@ def merge_elementwise(cal, cal_path, prof, prof_path, only=None):
         if any(t is None for t in row["seconds"]):
             sys.exit(f"{cal_path}: {name} has unmeasured points; re-run with a larger --budget-s")
         table["ops"][name] = dict(row, source=cal_path, date=cal["date"])
-    with open(prof_path, "w") as f:
-        json.dump(prof, f, indent=1)
-        f.write("\n")
+    write_profile(prof_path, prof)
     print(f"{prof_path}: framework.elementwise += {', '.join(sorted(ops))}")
 
 
@@ -132,9 +134,7 @@ def merge_block_host(cals, prof, prof_path):
         fw["block_host_runs"] = {k: {d: runs_of(k, d) for d in ("forward_us", "backward_us")} for k in keys}
     else:
         fw.pop("block_host_runs", None)
-    with open(prof_path, "w") as f:
-        json.dump(prof, f, indent=1)
-        f.write("\n")
+    write_profile(prof_path, prof)
     print(f"{prof_path}: framework.block_host_us = {', '.join(keys)} (median of {len(cals)} run(s))")
 
 
@@ -147,7 +147,7 @@ def main():
     cal_paths, prof_path = argv[:-1], argv[-1]
     cal_path = cal_paths[0]
     cal = json.load(open(cal_path))
-    prof = json.load(open(prof_path))
+    prof = read_profile(prof_path)
     if len(cal_paths) > 1 and cal.get("partial") not in ("llama-blocks-only", "elementwise-only"):
         sys.exit("several calibrations merge only for --llama-blocks-only and --elementwise-only runs "
                  "(runs of the same measurement; the profile keeps the median per entry)")
@@ -198,9 +198,7 @@ def main():
         # A least-squares intercept can come out slightly negative: a cost is never below 0.
         section[k] = max(0.0, fw[k])
     prof["framework"] = section
-    with open(prof_path, "w") as f:
-        json.dump(prof, f, indent=1)
-        f.write("\n")
+    write_profile(prof_path, prof)
     print(f"{prof_path}: attention_prefill from torch-sdpa ({', '.join('d%d' % t['head_dim'] for t in sdpa)}), "
           f"{len(holdout['attention_prefill'])} held-out shapes, framework section")
 
