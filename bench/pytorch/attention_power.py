@@ -21,13 +21,14 @@ import datetime
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from smi_sampler import SmiSampler  # noqa: E402
 
 # (label, pass, batch, heads, seq, head_dim, role): "fit" points may set the law's attention term,
 # "holdout" points only check it.
@@ -39,40 +40,6 @@ WORKLOADS = [
     ("fwd+bwd", 16, 32, 1024, 128, "holdout"),
     ("fwd", 16, 32, 4096, 64, "holdout"),
 ]
-
-
-class Smi:
-    """nvidia-smi sampling the SM clock and board power every 100 ms into a temporary file."""
-
-    def __init__(self):
-        self.path = tempfile.mktemp(suffix=".csv")
-        self.f = open(self.path, "w")
-        self.p = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu",
-                                   "--format=csv,noheader,nounits", "-lms", "100"], stdout=self.f)
-
-    def window(self, t0, t1):
-        """Mean SM clock, board power and temperature of the samples taken in [t0, t1] (Unix seconds)."""
-        self.f.flush()
-        rows = []
-        for line in open(self.path):
-            p = [x.strip() for x in line.split(",")]
-            try:
-                t = datetime.datetime.strptime(p[0], "%Y/%m/%d %H:%M:%S.%f").replace(
-                    tzinfo=datetime.timezone.utc).timestamp()
-                rows.append((t, float(p[1]), float(p[2]), float(p[3])))
-            except (ValueError, IndexError):
-                continue
-        w = [r for r in rows if t0 <= r[0] <= t1]
-        if len(w) < 3:
-            raise RuntimeError(f"only {len(w)} nvidia-smi samples in the window")
-        return (statistics.mean(r[1] for r in w), statistics.mean(r[2] for r in w),
-                statistics.mean(r[3] for r in w), len(w))
-
-    def close(self):
-        self.p.terminate()
-        self.p.wait()
-        self.f.close()
-        os.unlink(self.path)
 
 
 def burst_seconds(fn, rest_s):
@@ -117,9 +84,11 @@ def held(fn, hold_s, smi):
     b.synchronize()
     t_end = time.time()
     seconds = a.elapsed_time(b) * 1e-3 / max(calls, 1)
-    mhz, watts, temp, n = smi.window(half, t_end)
-    return {"seconds": seconds, "units": calls, "clock_mhz": mhz, "nvml_clock_mhz": mhz, "power_w": watts,
-            "temperature_c": temp, "samples": n}
+    w = smi.summary(half, t_end, min_samples=3)
+    if w is None:
+        raise RuntimeError("fewer than 3 nvidia-smi samples in the held window")
+    return {"seconds": seconds, "units": calls, "clock_mhz": w["sm_mhz"], "nvml_clock_mhz": w["sm_mhz"],
+            "power_w": w["power_w"], "temperature_c": w["temperature_c"], "samples": w["samples"]}
 
 
 def main():
@@ -133,7 +102,7 @@ def main():
     if not 0.1 <= args.rest_s <= 10:
         sys.exit("--rest-s must lie in [0.1, 10]")
     dev, dt = "cuda", torch.bfloat16
-    smi = Smi()
+    smi = SmiSampler(100)
     time.sleep(1.0)
     points = []
     try:

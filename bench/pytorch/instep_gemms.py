@@ -3,10 +3,11 @@ For each fit configuration of bench/pytorch/llama_corpus.py: steps under the pro
 give every mm kernel's in-step duration with its aten shapes/strides; nvidia-smi samples the SM clock
 and power during steps; then each distinct shape is replayed alone in a CUDA graph (inputs rotated),
 also with the clock sampled. Output: JSON with per-shape in-step median, alone median, clocks."""
-import json, os, subprocess, sys, time, statistics, threading, collections
+import json, os, sys, time, statistics, collections
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
 import llama_corpus as lc
+from smi_sampler import SmiSampler
 
 OUT = os.environ.get("OUT", "/tmp")
 FIT = [c for c in lc.CONFIGS if c[6] == "fit" and c[0] != "compile"]
@@ -19,21 +20,11 @@ PROBES = [("plain", "llama2-7b-4l", "pure", False, 1, 2048, "probe", True),
 if "--probes" in sys.argv:
     FIT = PROBES
 
-class Smi:
-    def __init__(self): self.rows = []; self.stop = False
-    def start(self):
-        self.p = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits", "-lms", "50"],
-                                  stdout=subprocess.PIPE, text=True)
-        def rd():
-            for line in self.p.stdout:
-                try:
-                    a, b = line.strip().split(","); self.rows.append((time.time(), float(a), float(b)))
-                except Exception: pass
-        self.t = threading.Thread(target=rd, daemon=True); self.t.start()
-    def window(self, t0, t1):
-        r = [x for x in self.rows if t0 <= x[0] <= t1]
-        if not r: return None
-        return {"samples": len(r), "sm_mhz_median": statistics.median(x[1] for x in r), "power_w_median": statistics.median(x[2] for x in r)}
+def clock_of(smi, t0, t1):
+    """Median SM clock and board power of the samples in [t0, t1] (the keys the data files use)."""
+    w = smi.summary(t0, t1, center=statistics.median)
+    return w and {"samples": w["samples"], "sm_mhz_median": w["sm_mhz"], "power_w_median": w["power_w"]}
+
 
 def instep(cfg, smi):
     impl, name, precision, ckpt, mb, seq, split, _ = cfg
@@ -44,7 +35,7 @@ def instep(cfg, smi):
     t0 = time.time()
     for _ in range(30): step()
     torch.cuda.synchronize(); t1 = time.time()
-    clock = smi.window(t0 + 0.3, t1)
+    clock = clock_of(smi, t0 + 0.3, t1)
     from torch.profiler import profile, ProfilerActivity
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
         for _ in range(3): step()
@@ -111,9 +102,9 @@ def alone(dims_a, str_a, dims_b, str_b, smi):
         e0.record(); g.replay(); e1.record(); e1.synchronize()
         times.append(e0.elapsed_time(e1) * 1e3 / (5 * n))
     t1 = time.time()
-    return statistics.median(times[2:]), smi.window(t0, t1)
+    return statistics.median(times[2:]), clock_of(smi, t0, t1)
 
-smi = Smi(); smi.start(); time.sleep(1)
+smi = SmiSampler(50); time.sleep(1)
 res = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "torch": torch.__version__, "configs": []}
 for cfg in FIT:
     clock, ks = instep(cfg, smi)
@@ -128,4 +119,4 @@ for cfg in FIT:
     for r in sorted(rows, key=lambda r: -r["in_step_us_median"] * r["n_in_step"])[:8]:
         print("   ", r["a"], r["b"], r["kernel"][-20:], "in-step %.1f alone %.1f ratio %.3f" % (r["in_step_us_median"], r["alone_us_median"], r["in_step_us_median"] / r["alone_us_median"]), r["alone_clock"], flush=True)
 json.dump(res, open(os.path.join(OUT, "instep_gemms.json"), "w"), indent=1)
-smi.p.terminate()
+smi.close()
