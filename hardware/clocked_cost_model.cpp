@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hardware/power_model.hpp"
+
 namespace infraplan::hw {
 
 double ClockedCostModel::factor(Dtype d) const {
@@ -26,6 +28,13 @@ CostEstimate ClockedCostModel::gemm(const GemmShape& s) const {
   if (f == 1.0) return e;
   const double phi = compute_share(s, e.seconds);
   return scaled(e, (1.0 - phi) + phi * f);
+}
+
+double ClockedCostModel::memory_clock_factor(double clock_share) const {
+  const PowerModel* law = inner_.power_model();
+  if (!eager_follow_ || !law || !(mhz_ > 0) || mhz_ >= law->max_clock_mhz()) return 1.0;
+  const double phi = std::clamp(clock_share, 0.0, 1.0);
+  return (1.0 - phi) + phi * law->max_clock_mhz() / mhz_;
 }
 
 CostEstimate ClockedCostModel::scaled(CostEstimate e, double f) {

@@ -1,8 +1,9 @@
 #pragma once
 // A CostModel that answers through another one at a given SM clock: GEMM and attention-prefill
 // times follow the clock as the profile measured (t · (reference / clock)^exponent, the format's
-// exponent, for a GEMM's compute-bound share; attention takes bf16's), memory-bound kernels, decode
-// attention and everything host-side stay as they are. The training simulator prices a step at the
+// exponent, for a GEMM's compute-bound share; attention takes bf16's), eager framework kernels by
+// their measured clock share (memory_clock_factor), other memory-bound kernels, decode attention and
+// everything host-side stay as they are. The training simulator prices a step at the
 // clock the power law gives it (simulator/sustained_clock.hpp); the serving simulator each step at
 // the clocks the power limiter gives it (simulator/execution_backend.hpp).
 #include "hardware/forwarding_cost_model.hpp"
@@ -11,8 +12,11 @@ namespace infraplan::hw {
 
 class ClockedCostModel final : public ForwardingCostModel {
  public:
-  /// `mhz` > 0; an inner model without a reference clock answers unchanged.
-  ClockedCostModel(const CostModel& inner, double mhz) : ForwardingCostModel(inner), mhz_(mhz) {}
+  /// `mhz` > 0; an inner model without a reference clock answers unchanged. With
+  /// `eager_kernels_follow` false the eager framework kernels keep their tabled time (the power
+  /// limiter's walk prices its ops that way, simulator/limited_step_clock.hpp).
+  ClockedCostModel(const CostModel& inner, double mhz, bool eager_kernels_follow = true)
+      : ForwardingCostModel(inner), mhz_(mhz), eager_follow_(eager_kernels_follow) {}
   double clock_mhz() const { return mhz_; }
   /// The time factor of a format at this clock (1 without a reference clock).
   double factor(Dtype d) const;
@@ -23,6 +27,9 @@ class ClockedCostModel final : public ForwardingCostModel {
   CostEstimate gemm(const GemmShape& s) const override;
   /// φ above for `s` priced at the reference clock as `ref_seconds`.
   double compute_share(const GemmShape& s, double ref_seconds) const;
+  /// (1 − φ) + φ · f_top / f for an eager kernel timed at the top clock f_top (the power law's
+  /// highest clock) with clock share φ; 1 at or above the top clock and without a power law.
+  double memory_clock_factor(double clock_share) const override;
   CostEstimate attention_prefill(const AttentionPrefillShape& s) const override {
     return scaled(inner_.attention_prefill(s), factor(Dtype::BF16));
   }
@@ -35,6 +42,7 @@ class ClockedCostModel final : public ForwardingCostModel {
  private:
   static CostEstimate scaled(CostEstimate e, double f);
   double mhz_;
+  bool eager_follow_;
 };
 
 }  // namespace infraplan::hw

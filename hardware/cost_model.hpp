@@ -120,6 +120,10 @@ class CostModel {
   /// Seconds per kernel of a replayed CUDA graph with nothing to do (an empty kernel): the
   /// shortest any kernel takes in a graph. Defaults to launch_overhead_seconds().
   virtual double graph_kernel_seconds() const { return launch_overhead_seconds(); }
+  /// The time factor, at the clock this model prices at, of a memory-bound kernel timed at the top
+  /// clock whose time follows the clock in share `clock_share` (framework.clock_share): 1 here and
+  /// in every model without a clock of its own (hw::ClockedCostModel has one).
+  virtual double memory_clock_factor(double /*clock_share*/) const { return 1.0; }
   /// GPU seconds lost between two dependent kernels issued eagerly (the host ahead of the GPU)
   /// beyond what a graph replay of the same kernels loses. 0 where not measured.
   virtual double eager_kernel_gap_seconds() const { return 0; }

@@ -25,6 +25,9 @@ class ForwardingCostModel : public CostModel {
   CostEstimate memory_bound_queued(double bytes) const override { return inner_.memory_bound_queued(bytes); }
   double graph_kernel_seconds() const override { return inner_.graph_kernel_seconds(); }
   double eager_kernel_gap_seconds() const override { return inner_.eager_kernel_gap_seconds(); }
+  double memory_clock_factor(double clock_share) const override {
+    return inner_.memory_clock_factor(clock_share);
+  }
   std::optional<double> row_kernel_seconds(const std::string& kind, double rows, double width) const override {
     return inner_.row_kernel_seconds(kind, rows, width);
   }

@@ -65,6 +65,12 @@ std::optional<double> eager_op_seconds(const Profile& p, const std::string& op, 
   return std::exp((1 - b.w) * std::log(y[b.i0]) + b.w * std::log(y[b.i1]));
 }
 
+double eager_op_clock_share(const Profile& p, const std::string& op) {
+  if (!p.framework) return 0.0;
+  const auto it = p.framework->clock_share.find(op);
+  return it == p.framework->clock_share.end() ? 0.0 : it->second;
+}
+
 std::optional<std::pair<double, double>> module_host_us(const Profile& p, const std::string& kind) {
   if (!p.framework) return std::nullopt;
   auto it = p.framework->module_us.find(kind);

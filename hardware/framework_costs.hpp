@@ -25,6 +25,9 @@ std::optional<double> attention_backward_ratio(const Profile& p, const Attention
 /// grows in proportion; below the smallest, the smallest count's time (launch-bound). nullopt
 /// when the profile has no such table.
 std::optional<double> eager_op_seconds(const Profile& p, const std::string& op, double elements);
+/// The share of an eager kernel's time that follows the SM clock (framework.clock_share; 0 when the
+/// profile has none for `op`).
+double eager_op_clock_share(const Profile& p, const std::string& op);
 
 /// Host µs (forward, backward) of module kind `kind` ("linear", "layernorm", ...), or nullopt.
 std::optional<std::pair<double, double>> module_host_us(const Profile& p, const std::string& kind);

@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/clocked_cost_model.hpp"
+#include "hardware/framework_costs.hpp"
 #include "hardware/gpu_spec.hpp"
 
 namespace infraplan::hw {
@@ -105,6 +106,34 @@ TEST(PowerModel, ClockedCostModelAndDerivedProfiles) {
   ASSERT_NE(h100->power_model(), nullptr);
   EXPECT_NEAR(h100->reference_clock_mhz(), cm.reference_clock_mhz(), 1e-6);
   EXPECT_EQ(make_calibrated_cost_model("a100-sxm4-80gb")->power_model(), nullptr);
+}
+
+// Eager framework kernels at a clock below the top one: each slows by its measured clock share
+// (framework.clock_share, bench/pytorch/elementwise_clock.py): a pure stream keeps its time, RoPE
+// (fp32 angles per element) slows with the clock; not at or above the top clock, not where the
+// limiter's walk asks for it, not without a power law.
+TEST(PowerModel, EagerKernelsFollowTheClockByTheirMeasuredShare) {
+  const CalibratedCostModel& cm = h200();
+  ASSERT_NE(cm.power_model(), nullptr);
+  const Profile* p = cm.measured_profile();
+  ASSERT_TRUE(p && p->framework);
+  const double rope = eager_op_clock_share(*p, "rope_bf16_fwd"),
+               stream = eager_op_clock_share(*p, "add_bf16");
+  EXPECT_GT(rope, 0.4);  // measured 0.74 (2026-12-04)
+  EXPECT_LT(stream, 0.05);
+  EXPECT_DOUBLE_EQ(eager_op_clock_share(*p, "no_such_op"), 0.0);
+  const double top = cm.power_model()->max_clock_mhz(), f = 0.75 * top;
+  const ClockedCostModel capped(cm, f);
+  EXPECT_NEAR(capped.memory_clock_factor(rope), (1 - rope) + rope * top / f, 1e-12);
+  EXPECT_GT(capped.memory_clock_factor(rope), 1.1);
+  EXPECT_DOUBLE_EQ(capped.memory_clock_factor(0.0), 1.0);
+  EXPECT_DOUBLE_EQ(capped.memory_clock_factor(2.0), capped.memory_clock_factor(1.0));  // clamped
+  EXPECT_DOUBLE_EQ(ClockedCostModel(cm, top).memory_clock_factor(rope), 1.0);
+  EXPECT_DOUBLE_EQ(ClockedCostModel(cm, f, /*eager_kernels_follow=*/false).memory_clock_factor(rope), 1.0);
+  EXPECT_DOUBLE_EQ(cm.memory_clock_factor(rope), 1.0);  // the tables' own clock
+  EXPECT_DOUBLE_EQ(
+      ClockedCostModel(*make_calibrated_cost_model("a100-sxm4-80gb"), 1000).memory_clock_factor(rope),
+      1.0);  // no power law
 }
 
 // A user's profile with a small power section (the fuzzer's seed): parsed, fitted, answering.

@@ -679,6 +679,21 @@ Profile parse_profile(const Json& j, const std::string& origin) {
                          fw.elementwise_elements.size(), "one per element count");
       }
     }
+    if (f.contains("clock_share")) {
+      const std::string fc = fp + ".clock_share";
+      const Json& ops = need(f["clock_share"], "ops", fc, origin);
+      if (!ops.is_object()) fail(origin, fc + ".ops", "expected an object {op: share in [0, 1]}");
+      for (auto it = ops.begin(); it != ops.end(); ++it) {
+        const std::string fo = fc + ".ops." + it.key();
+        const bool adamw = it.key() == "fused_adamw_fp32" || it.key() == "fused_adamw_bf16";
+        if (!adamw && !fw.elementwise_seconds.count(it.key()))
+          fail(origin, fo,
+               "no such op in framework.elementwise.ops (nor fused_adamw_fp32 / fused_adamw_bf16)");
+        const double share = number(*it, fo, origin, 0);
+        if (share > 1) fail(origin, fo, "expected a share in [0, 1], got " + fmt_num(share));
+        fw.clock_share[it.key()] = share;
+      }
+    }
     p.framework = std::move(fw);
   }
   if (j.contains("serving_kernels")) {

@@ -179,6 +179,11 @@ struct FrameworkProfile {
   /// ("fp32": AMP's fp32 parameters, gradients and states; "bf16": pure bf16): (parameters,
   /// seconds) ascending in parameters (bench/pytorch/optimizer_step.py); empty when not measured.
   std::map<std::string, std::vector<std::pair<double, double>>> fused_adamw;
+  /// How much of each eager kernel's time follows the SM clock (framework.clock_share.ops, by the
+  /// elementwise table's op names and "fused_adamw_fp32" / "fused_adamw_bf16"): φ in [0, 1] of
+  /// t(f) = t_top · ((1 − φ) + φ · f_top / f), the tables being timed at the top clock
+  /// (bench/pytorch/elementwise_clock.py); an op without an entry keeps its time (φ = 0).
+  std::map<std::string, double> clock_share;
 };
 
 /// One measured kernel (the calibrate summary table).

@@ -185,6 +185,26 @@ TEST(Profile, ErrorsNameTheField) {
     EXPECT_NE(e.find("at most"), std::string::npos) << e;
   }
   {
+    // Clock shares: a share in [0, 1] of an op the elementwise table (or fused AdamW) has.
+    Json j = h200_json();
+    j["framework"]["clock_share"]["ops"]["rope_bf16_fwd"] = 1.5;
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("framework.clock_share.ops.rope_bf16_fwd"), std::string::npos) << e;
+    j = h200_json();
+    j["framework"]["clock_share"]["ops"]["rope_bf16_fwd"] = -0.1;
+    e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("framework.clock_share.ops.rope_bf16_fwd"), std::string::npos) << e;
+    j = h200_json();
+    j["framework"]["clock_share"]["ops"]["warp_drive"] = 0.5;
+    e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("framework.clock_share.ops.warp_drive"), std::string::npos) << e;
+    EXPECT_NE(e.find("framework.elementwise.ops"), std::string::npos) << e;
+    j = h200_json();
+    j["framework"]["clock_share"]["ops"] = "fast";
+    e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("framework.clock_share.ops"), std::string::npos) << e;
+  }
+  {
     Json j = h200_json();
     j["serving_kernels"]["kernels"]["argmax"][0]["width"] = 0;
     std::string e = error_of([&] { parse_profile(j, "x.json"); });

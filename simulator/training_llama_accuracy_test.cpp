@@ -298,6 +298,9 @@ TEST(TrainingAccuracy, SustainedClockOfCorpusSteps) {
   // guards today's numbers with a margin.
   EXPECT_LT(sum / n, 0.05);
   EXPECT_LT(worst, 0.10);
+  // The step at the limiter's clock, eager kernels slowed by their clock shares (2026-12-04: 3.8%;
+  // before the shares 4.6%, at the tables' clock 4.1%).
+  EXPECT_LT(step_sum / n, 0.042);
 }
 
 // An eager step whose host is faster than its GPU over each pass still waits for it where the

@@ -336,9 +336,12 @@ TrainingResult simulate_training(const model::ModelSpec& m, const hw::Cluster& c
   StepClock sc;
   if (limiter) {
     // The busiest lane's timeline through the board's limiter; each op's time at a second clock
-    // (the graph priced there, not run) fixes how it follows the clock.
+    // (the graph priced there, not run) fixes how it follows the clock. The walk's ops follow the
+    // clock in their matmul share only (memory-bound kernels draw and run as at the top clock, as
+    // its time constant was calibrated); the step is then priced at the clock it gives, where the
+    // eager kernels slow by their measured clock share too.
     const double low_mhz = 0.5 * pm->max_clock_mhz();
-    const hw::ClockedCostModel low(cost, low_mhz);
+    const hw::ClockedCostModel low(cost, low_mhz, /*eager_kernels_follow=*/false);
     strat::WorkGraphOptions go = at_top.graph_options;
     const strat::WorkGraph low_graph = strat::build_work_graph(m, c, t, low, go);
     LimitedClockInput in;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "hardware/calibrated_cost_model.hpp"
+#include "hardware/clocked_cost_model.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "hardware/spread_cost_model.hpp"
 #include "simulator/prediction_range.hpp"
@@ -71,6 +72,28 @@ TEST(SustainedClock, HeavyStepsCappedLightStepsAtTheTopClock) {
   ASSERT_TRUE(rs_range.has_value());
   EXPECT_LT((*rs_range)[0], es.iteration_time_s);
   EXPECT_GT((*rs_range)[1], es.iteration_time_s);
+}
+
+// At the clock the limiter gives a capped eager step, its eager kernels (RoPE, casts, norms, the
+// fused AdamW step) slow by their measured clock shares as well as its GEMMs by the clock exponent:
+// the same step priced at that clock with the eager kernels held at their tabled times is faster,
+// by less than the eager kernels' share of the step.
+TEST(SustainedClock, EagerKernelsOfACappedStepSlowByTheirClockShare) {
+  H200 h;
+  const auto big = model::preset("llama3-8b");
+  auto t = h.step(big, 2, 4096);
+  t.framework = strat::Framework::PytorchEager;
+  strat::resolve_training(t, big, h.c);
+  TrainingOptions o;
+  o.sustained_clock = true;
+  const TrainingResult r = simulate_training(big, h.c, t, *h.cost, h.comm, o);
+  ASSERT_TRUE(r.clock.has_value() && r.clock->capped());
+  const hw::ClockedCostModel with(*h.cost, r.clock->mhz), without(*h.cost, r.clock->mhz, false);
+  const double t_with = simulate_training(big, h.c, t, with, h.comm).iteration_time_s;
+  const double t_without = simulate_training(big, h.c, t, without, h.comm).iteration_time_s;
+  EXPECT_DOUBLE_EQ(t_with, r.iteration_time_s);
+  EXPECT_GT(t_with, t_without * 1.01);
+  EXPECT_LT(t_with, t_without * 1.15);
 }
 
 TEST(SustainedClock, NoPowerSectionNoClock) {

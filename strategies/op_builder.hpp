@@ -54,8 +54,9 @@ class Builder {
     if (!deps.empty()) o.deps = std::move(deps), o.explicit_deps = true;
     return push(o);
   }
-  /// A kernel of the eager framework (framework.elementwise table `table_op` over `elements`);
-  /// without such a table, memory-bound over `bytes`. Launched inside another op's dispatch
+  /// A kernel of the eager framework (framework.elementwise table `table_op` over `elements`, at
+  /// the cost model's clock by the op's framework.clock_share); without such a table,
+  /// memory-bound over `bytes`. Launched inside another op's dispatch
   /// unless `module` names its own.
   int eager(const char* name, const char* table_op, double elements, double bytes,
             OpCategory cat = OpCategory::Compute, const char* module = "") {
@@ -63,7 +64,9 @@ class Builder {
     if (c_.profile) t = hw::eager_op_seconds(*c_.profile, table_op, elements);
     OpTemplate o;
     o.name = name, o.category = cat, o.bytes = bytes, o.module = module;
-    o.seconds = t ? *t : c_.cost->memory_bound(bytes).seconds;
+    // A table entry was timed at the top clock; at a lower one it slows by its measured clock share.
+    o.seconds = t ? *t * c_.cost->memory_clock_factor(hw::eager_op_clock_share(*c_.profile, table_op))
+                  : c_.cost->memory_bound(bytes).seconds;
     return push(o);
   }
   /// Tags the last op with the framework module whose host cost it carries ("" = none).

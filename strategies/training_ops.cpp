@@ -135,7 +135,10 @@ double optimizer_step_seconds(const TrainingConfig& t, const hw::CostModel& cost
     const double w = std::log(params / pts[i - 1].first) / std::log(pts[i].first / pts[i - 1].first);
     r = rate(pts[i - 1]) + w * (rate(pts[i]) - rate(pts[i - 1]));
   }
-  return std::max(params * r, cost.launch_overhead_seconds());
+  // Timed at the top clock; at a lower one the step slows by its measured clock share.
+  const double clocked =
+      cost.memory_clock_factor(hw::eager_op_clock_share(*p, std::string("fused_adamw_") + dtype));
+  return std::max(params * r * clocked, cost.launch_overhead_seconds());
 }
 
 HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {

@@ -2,17 +2,21 @@
 
 The framework tables (`calibrate_framework.py`: casts, adds, norms, RoPE, GQA expansion, SwiGLU,
 transposes, log-softmax, ...) and the fused AdamW table (`optimizer_step.py`) are timed on a light
-GPU, near the top clock. Inside a heavy step the board's power limiter lowers the clock (700 W cap
+GPU, at the top clock. Inside a heavy step the board's power limiter lowers the clock (700 W cap
 on the H200), and a kernel that is not purely bandwidth-bound (strided copies, fp32 math per
 element, several passes) slows with it. Without touching the GPU's settings this script times each
-op in two states: as the table times it (calibrate_framework.time_call: calls queued behind a spin,
-~10 ms in all) and right after a bf16 8192³ GEMM loop of 0.1 or 0.5 s has pulled the clock down to
-the cap's (no idle gap between; six calls, inputs rotated past L2). A spin kernel of known cycles
-(torch.cuda._sleep, CUDA events) queued right behind the calls reads the clock of each state.
+op in two states, both paced by the GPU (the host has queued every call before the GPU reaches
+them):
+  top  after rest_s of idle, behind a spin that lets the clock ramp up and hides the host's issue;
+  hot  right behind a queue of bf16 8192³ GEMMs that follows 0.3 s of them (the clock at the cap's).
+A spin kernel of known cycles (torch.cuda._sleep, CUDA events) right before and right after the
+timed calls reads the clock of each state. (Until 2026-12-04 the hot state issued its calls after
+a synchronisation, so that composite ops — a dozen kernels through autograd — were timed at the
+host's pace there, and the top state read its clock after an idle gap.)
 
-Per op: t_table, f_table, t_hot, f_hot (medians) and the clock share
-    phi = (t_hot / t_table - 1) / (f_table / f_hot - 1)
-of the model t(f) = t_table · ((1 − phi) + phi · f_table / f).
+Per op: t_top, f_top, t_hot, f_hot (medians) and the clock share
+    phi = (t_hot / t_top - 1) / (f_top / f_hot - 1)
+of the model t(f) = t_top · ((1 − phi) + phi · f_top / f).
 
     python3 bench/pytorch/elementwise_clock.py [--out FILE] [--elements N] [--reps 3] [--rest-s 0.3] [--only a,b]
 """
@@ -24,10 +28,15 @@ import calibrate_framework as cf
 SPIN = 100_000  # cycles; ~50 µs at the top clock
 
 
-def clock_after():
+def meter():
+    """Queues a spin of SPIN cycles between two events; mhz(meter) reads the clock it ran at."""
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record(); torch.cuda._sleep(SPIN); b.record(); b.synchronize()
-    return SPIN / (a.elapsed_time(b) * 1e3)  # cycles per µs = MHz
+    a.record(); torch.cuda._sleep(SPIN); b.record()
+    return a, b
+
+
+def mhz(m):
+    return SPIN / (m[0].elapsed_time(m[1]) * 1e3)  # cycles per µs = MHz
 
 
 def heat(seconds, ga, gb):
@@ -35,6 +44,21 @@ def heat(seconds, ga, gb):
     while time.time() - t0 < seconds:
         for _ in range(8): torch.mm(ga, gb)
         torch.cuda.synchronize()
+
+
+def timed_batch(call, calls, lead):
+    """Seconds per call of `calls` back-to-back calls queued behind lead() and a clock meter, and
+    the clock before and after them (MHz)."""
+    lead()
+    m0 = meter()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    for i in range(calls):
+        call(i)
+    b.record()
+    m1 = meter()
+    m1[1].synchronize()
+    return a.elapsed_time(b) * 1e-3 / calls, mhz(m0), mhz(m1)
 
 
 def adamw_case(dtype, params, dev):
@@ -97,28 +121,29 @@ def main():
             size = args.elements
         else:
             call, size = adamw_case(what, 5e8, dev)
-        table, hot = [], []
+        call(0); call(1)
+        host = cf.host_seconds_per_call(clock, call)
+        probe, _, _ = timed_batch(call, 2, lambda: torch.cuda._sleep(int(2e9 * (2e-3 + 4 * host))))
+        calls = max(1, min(16, int(5e-4 / max(probe, 1e-7)) + 1, int(6e-3 / max(host, 1e-7))))
+        top, hot = [], []
         for r in range(args.reps):
+            clock.sync()
             time.sleep(args.rest_s)
-            t = cf.time_call(clock, call, 1e-4, 0.01, 15)
-            table.append((t, clock_after()))
-            for h in (0.1, 0.5):
-                heat(h, ga, gb)
-                evs = []
-                for i in range(6):
-                    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    a.record(); call(i); b.record(); evs.append((a, b))
-                f = clock_after()
-                hot.append((statistics.median(a.elapsed_time(b) / 1e3 for a, b in evs[1:]), f))
+            t, f0, f1 = timed_batch(call, calls, lambda: torch.cuda._sleep(int(2e9 * (2e-3 + 1.5 * calls * host))))
+            top.append((t, (f0 + f1) / 2))
+            heat(0.3, ga, gb)
+            t, f0, f1 = timed_batch(call, calls, lambda: [torch.mm(ga, gb) for _ in range(6)])
+            hot.append((t, (f0 + f1) / 2))
+        table = top
         tt, ft = statistics.median(x[0] for x in table), statistics.median(x[1] for x in table)
         th, fh = statistics.median(x[0] for x in hot), statistics.median(x[1] for x in hot)
         phi = (th / tt - 1) / (ft / fh - 1) if ft > fh * 1.02 else None
-        rows[name] = {"elements": size, "table": table, "hot": hot, "t_table_s": tt, "f_table_mhz": ft,
-                      "t_hot_s": th, "f_hot_mhz": fh, "clock_share": phi}
-        print(f"{name:24s} table {tt * 1e6:9.1f} us @ {ft:5.0f} MHz   hot {th * 1e6:9.1f} us @ {fh:5.0f} MHz   "
+        rows[name] = {"elements": size, "calls": calls, "host_s_per_call": host, "top": table, "hot": hot,
+                      "t_top_s": tt, "f_top_mhz": ft, "t_hot_s": th, "f_hot_mhz": fh, "clock_share": phi}
+        print(f"{name:24s} top {tt * 1e6:9.1f} us @ {ft:5.0f} MHz   hot {th * 1e6:9.1f} us @ {fh:5.0f} MHz   "
               f"phi {phi if phi is None else round(phi, 2)}   ({time.time() - t_start:.0f} s)", flush=True)
         del call; torch.cuda.empty_cache()
-    json.dump({"what": __doc__.split("\n")[0], "command": "python3 bench/pytorch/elementwise_clock.py",
+    json.dump({"what": __doc__.split("\n")[0], "command": " ".join(["python3"] + sys.argv),
                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "torch": torch.__version__,
                "gpu": torch.cuda.get_device_name(), "ops": rows}, open(args.out, "w"), indent=1)
 
