@@ -366,6 +366,12 @@ double CalibratedCostModel::clock_exponent(Dtype d) const {
   return t ? clock_exponent_[std::size_t(t - profile_.gemm.data())] : 0.0;
 }
 
+double CalibratedCostModel::memory_clock_factor(double clock_share) const {
+  if (!power_ || !(reference_clock_mhz_ > 0) || reference_clock_mhz_ >= power_->max_clock_mhz()) return 1.0;
+  const double phi = std::clamp(clock_share, 0.0, 1.0);
+  return (1.0 - phi) + phi * power_->max_clock_mhz() / reference_clock_mhz_;
+}
+
 double CalibratedCostModel::clock_factor(Dtype d, double mhz) const {
   if (!(mhz > 0) || !(reference_clock_mhz_ > 0)) return 1.0;
   return std::pow(mhz / reference_clock_mhz_, clock_exponent(d));

@@ -67,6 +67,9 @@ class CalibratedCostModel final : public CostModel {
   double graph_kernel_seconds() const override;
   /// ceilings.eager_kernel_gap_us (0 when not measured).
   double eager_kernel_gap_seconds() const override { return profile_.ceilings.eager_kernel_gap_us * 1e-6; }
+  /// At the reference clock the GEMM tables refer to (this model's one clock), an eager kernel
+  /// timed at the top clock slows by its clock share: (1 − φ) + φ · f_top / f_ref.
+  double memory_clock_factor(double clock_share) const override;
   /// serving_kernels: log-log interpolation over rows (linear beyond the last), then linear in
   /// width between the two nearest measured widths (proportional with one width); at least the
   /// graph floor.

@@ -110,8 +110,9 @@ TEST(PowerModel, ClockedCostModelAndDerivedProfiles) {
 
 // Eager framework kernels at a clock below the top one: each slows by its measured clock share
 // (framework.clock_share, bench/pytorch/elementwise_clock.py): a pure stream keeps its time, RoPE
-// (fp32 angles per element) slows with the clock; not at or above the top clock, not where the
-// limiter's walk asks for it, not without a power law.
+// (fp32 angles per element) slows with the clock — at the clock a ClockedCostModel prices at, and
+// at the GEMM tables' reference clock for the calibrated model itself; not at or above the top
+// clock, not where the limiter's walk asks for it, not without a power law.
 TEST(PowerModel, EagerKernelsFollowTheClockByTheirMeasuredShare) {
   const CalibratedCostModel& cm = h200();
   ASSERT_NE(cm.power_model(), nullptr);
@@ -130,7 +131,9 @@ TEST(PowerModel, EagerKernelsFollowTheClockByTheirMeasuredShare) {
   EXPECT_DOUBLE_EQ(capped.memory_clock_factor(2.0), capped.memory_clock_factor(1.0));  // clamped
   EXPECT_DOUBLE_EQ(ClockedCostModel(cm, top).memory_clock_factor(rope), 1.0);
   EXPECT_DOUBLE_EQ(ClockedCostModel(cm, f, /*eager_kernels_follow=*/false).memory_clock_factor(rope), 1.0);
-  EXPECT_DOUBLE_EQ(cm.memory_clock_factor(rope), 1.0);  // the tables' own clock
+  // The calibrated model answers at the GEMM tables' reference clock, below the top one.
+  EXPECT_NEAR(cm.memory_clock_factor(rope), (1 - rope) + rope * top / cm.reference_clock_mhz(), 1e-12);
+  EXPECT_GT(cm.memory_clock_factor(rope), 1.0);
   EXPECT_DOUBLE_EQ(
       ClockedCostModel(*make_calibrated_cost_model("a100-sxm4-80gb"), 1000).memory_clock_factor(rope),
       1.0);  // no power law
