@@ -234,6 +234,15 @@ TEST(TraceProfile, WritesAProfileTheCostModelReads) {
   EXPECT_TRUE(hw::eager_op_seconds(p, "rms_norm_bf16_bwd", double(T * H)).has_value());
   // Base rows the trace did not touch survive.
   EXPECT_TRUE(hw::eager_op_seconds(p, "gelu_bf16_fwd", 1e6).has_value());
+  // A traced kernel's time is its time at the traced clock: no clock share; an untouched base row
+  // keeps the base's.
+  EXPECT_DOUBLE_EQ(hw::eager_op_clock_share(p, "cast_f32_bf16"), 0.0);
+  EXPECT_DOUBLE_EQ(hw::eager_op_clock_share(p, "rms_norm_bf16_bwd"), 0.0);
+  const hw::Profile base_profile = hw::default_profile("h200-sxm-141gb");
+  EXPECT_GT(hw::eager_op_clock_share(base_profile, "rms_norm_bf16_bwd"), 0.2);
+  EXPECT_DOUBLE_EQ(hw::eager_op_clock_share(p, "gelu_bf16_fwd"),
+                   hw::eager_op_clock_share(base_profile, "gelu_bf16_fwd"));
+  EXPECT_GT(hw::eager_op_clock_share(p, "gelu_bf16_fwd"), 0.3);
   // Exact GEMM shapes with their layouts.
   bool found = false;
   for (const auto& g : p.gemm_exact)

@@ -228,6 +228,10 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
   r.eager_types = calls.size();
   fw["elementwise"] =
       merge_eager_table(base, cost, fw.contains("elementwise") ? fw["elementwise"] : Json(), calls);
+  // A traced kernel took what it took at the traced step's clock, which is what this profile
+  // stands for: it does not follow the clock share of the base's top-clock row.
+  if (fw.contains("clock_share") && fw["clock_share"].contains("ops") && fw["clock_share"]["ops"].is_object())
+    for (const auto& [type, pts] : calls) fw["clock_share"]["ops"].erase(type);
 
   // Optimizer step on the GPU.
   for (const auto& w : work)
