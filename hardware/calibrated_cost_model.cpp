@@ -6,9 +6,10 @@
 #include <sstream>
 #include <utility>
 
-#include "hardware/roofline_cost_model.hpp"
 #include "common/error.hpp"
+#include "hardware/framework_costs.hpp"
 #include "hardware/log_interpolation.hpp"
+#include "hardware/roofline_cost_model.hpp"
 
 namespace infraplan::hw {
 namespace {
@@ -367,9 +368,7 @@ double CalibratedCostModel::clock_exponent(Dtype d) const {
 }
 
 double CalibratedCostModel::memory_clock_factor(double clock_share) const {
-  if (!power_ || !(reference_clock_mhz_ > 0) || reference_clock_mhz_ >= power_->max_clock_mhz()) return 1.0;
-  const double phi = std::clamp(clock_share, 0.0, 1.0);
-  return (1.0 - phi) + phi * power_->max_clock_mhz() / reference_clock_mhz_;
+  return power_ ? clock_share_factor(clock_share, power_->max_clock_mhz(), reference_clock_mhz_) : 1.0;
 }
 
 double CalibratedCostModel::clock_factor(Dtype d, double mhz) const {

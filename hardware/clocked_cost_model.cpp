@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hardware/framework_costs.hpp"
 #include "hardware/power_model.hpp"
 
 namespace infraplan::hw {
@@ -32,9 +33,7 @@ CostEstimate ClockedCostModel::gemm(const GemmShape& s) const {
 
 double ClockedCostModel::memory_clock_factor(double clock_share) const {
   const PowerModel* law = inner_.power_model();
-  if (!eager_follow_ || !law || !(mhz_ > 0) || mhz_ >= law->max_clock_mhz()) return 1.0;
-  const double phi = std::clamp(clock_share, 0.0, 1.0);
-  return (1.0 - phi) + phi * law->max_clock_mhz() / mhz_;
+  return eager_follow_ && law ? clock_share_factor(clock_share, law->max_clock_mhz(), mhz_) : 1.0;
 }
 
 CostEstimate ClockedCostModel::scaled(CostEstimate e, double f) {

@@ -71,6 +71,12 @@ double eager_op_clock_share(const Profile& p, const std::string& op) {
   return it == p.framework->clock_share.end() ? 0.0 : it->second;
 }
 
+double clock_share_factor(double clock_share, double top_mhz, double mhz) {
+  if (!(top_mhz > 0) || !(mhz > 0) || mhz >= top_mhz) return 1.0;
+  const double phi = std::clamp(clock_share, 0.0, 1.0);
+  return (1.0 - phi) + phi * top_mhz / mhz;
+}
+
 std::optional<std::pair<double, double>> module_host_us(const Profile& p, const std::string& kind) {
   if (!p.framework) return std::nullopt;
   auto it = p.framework->module_us.find(kind);

@@ -28,6 +28,10 @@ std::optional<double> eager_op_seconds(const Profile& p, const std::string& op, 
 /// The share of an eager kernel's time that follows the SM clock (framework.clock_share; 0 when the
 /// profile has none for `op`).
 double eager_op_clock_share(const Profile& p, const std::string& op);
+/// The time factor of a kernel timed at `top_mhz` whose time follows the clock in share
+/// `clock_share` (clamped to [0, 1]), run at `mhz`: (1 − φ) + φ · top / mhz; 1 at or above the top
+/// clock or without clocks.
+double clock_share_factor(double clock_share, double top_mhz, double mhz);
 
 /// Host µs (forward, backward) of module kind `kind` ("linear", "layernorm", ...), or nullopt.
 std::optional<std::pair<double, double>> module_host_us(const Profile& p, const std::string& kind);
