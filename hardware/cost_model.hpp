@@ -122,7 +122,8 @@ class CostModel {
   virtual double graph_kernel_seconds() const { return launch_overhead_seconds(); }
   /// The time factor, at the clock this model prices at, of a memory-bound kernel timed at the top
   /// clock whose time follows the clock in share `clock_share` (framework.clock_share): 1 here and
-  /// in every model without a clock of its own (hw::ClockedCostModel has one).
+  /// in every model without a clock (the roofline); the calibrated model answers at its GEMM tables'
+  /// reference clock, hw::ClockedCostModel at its own.
   virtual double memory_clock_factor(double /*clock_share*/) const { return 1.0; }
   /// GPU seconds lost between two dependent kernels issued eagerly (the host ahead of the GPU)
   /// beyond what a graph replay of the same kernels loses. 0 where not measured.
