@@ -5,7 +5,7 @@
 //
 // Every document is stamped with "result_kind" (memory-train, memory-serve, simulate-train,
 // simulate-train-estimate, simulate-serve, plan-train, plan-serve), "result_version" (1) and
-// "provenance": {"infraplan_version", "git_commit" (at configure time), "command_line",
+// "provenance": {"infraplan_version", "git_commit" (the tree the binary was built from), "command_line",
 // "scenario_file" and "scenario" (the file as written, when there is one), "profile" (the cost
 // model's source: measured/derived profile or roofline, GPU, date)}. Existing keys are unchanged.
 #include <optional>
