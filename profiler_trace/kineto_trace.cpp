@@ -42,8 +42,11 @@ std::string short_dtype(const std::string& t) {
 
 std::string read_maybe_gzip(const std::string& path, std::size_t max_bytes) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
+  if (!std::filesystem::exists(path, ec))
     throw Error("--from-trace: cannot open trace '" + path + "' (no such file)");
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw Error("--from-trace: '" + path +
+                "' is not a regular file; give the JSON (or .json.gz) that torch.profiler exported");
   // gzread reads gzip data and passes plain files through unchanged.
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw Error("--from-trace: cannot open trace '" + path + "'");

@@ -252,6 +252,9 @@ expect 2 "malformed JSON" -- calibrate --from-trace "$tmp/cut.json" --out "$tmp/
 echo '{"traceEvents": []}' > "$tmp/empty_trace.json"
 expect 2 "no GPU kernels" -- calibrate --from-trace "$tmp/empty_trace.json" --out "$tmp/empty_profile.json" --gpu h200-sxm-141gb
 expect 2 "no such file" -- calibrate --from-trace "$tmp/none.json" --out "$tmp/none_profile.json"
+expect 2 "not a regular file" -- calibrate --from-trace "$tmp" --out "$tmp/dir_profile.json"
+: > "$tmp/zero.json"
+expect 2 "is empty" -- calibrate --from-trace "$tmp/zero.json" --out "$tmp/zero_profile.json"
 expect 2 "--framework" -- calibrate --from-trace "$fx" --out "$tmp/fw.json" --framework jax
 expect 2 "--out" -- calibrate --from-trace "$fx"
 
