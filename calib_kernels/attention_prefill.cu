@@ -9,16 +9,18 @@
 
 #include "calib_kernels/cuda_util.hpp"
 #include "calib_kernels/kernels.hpp"
+#include "calib_kernels/flash_tile.cuh"
 #include "calib_kernels/mma_util.cuh"
 
 namespace infraplan::calib {
 namespace {
 
-// Rows of D bf16 (D/8 16-byte chunks) with the chunk index XOR-ed by row % 8.
-template <int D>
-__device__ __forceinline__ int sw(int row, int chunk) {
-  return row * D + ((chunk ^ (row & 7)) * 8);
-}
+using flash::LdOffsets;
+using flash::MT;
+using flash::pv_step;
+using flash::qk_step;
+using flash::softmax_step;
+using flash::sw;
 
 // ROWS rows of a [tokens][heads][D] tensor from row0 into swizzled shared memory; rows past
 // rows_valid are zero-filled.
@@ -34,44 +36,7 @@ __device__ __forceinline__ void load_tile(bf16* s, const bf16* g, int row0, int 
   }
 }
 
-constexpr int WARPS = 4, MT = 2, BR = WARPS * 16 * MT, BC = 64, SUB = 32, THREADS = WARPS * 32;
-
-// Per-lane state of the ldmatrix addresses: each lane's byte offset inside a tile for k-step (or
-// column block) 0. A k-step moves 32 bytes, which with the XOR swizzle only flips chunk bits below
-// the row stride, so later steps are offset ^ (32·ks): one register and one LOP3 per ldmatrix.
-struct LdOffsets {
-  std::uint32_t q, k, v;
-};
-
-// S = Q Kᵀ for this warp's MT × 16 rows and NK keys starting at shared address kt.
-template <int D, int NK>
-__device__ __forceinline__ void qk_step(float (&s)[MT][NK / 8][4], std::uint32_t sQa, std::uint32_t kt,
-                                        const LdOffsets& off) {
-  constexpr int RB = D * 2;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < NK / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[mt][nt][e] = 0.f;
-#pragma unroll
-  for (int ks = 0; ks < D / 16; ++ks) {
-    std::uint32_t qa[MT][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) ldmatrix_x4(qa[mt], sQa + mt * 16 * RB + (off.q ^ (ks * 32)));
-#pragma unroll
-    for (int nt = 0; nt < NK / 8; nt += 2) {
-      std::uint32_t t[4];
-      ldmatrix_x4(t, kt + nt * 8 * RB + (off.k ^ (ks * 32)));
-      std::uint32_t b0[2] = {t[0], t[1]}, b1[2] = {t[2], t[3]};
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        mma_bf16(s[mt][nt], qa[mt], b0);
-        mma_bf16(s[mt][nt + 1], qa[mt], b1);
-      }
-    }
-  }
-}
+constexpr int WARPS = 4, BR = WARPS * 16 * MT, BC = 64, SUB = 32, THREADS = WARPS * 32;
 
 // Keys past the sequence end, and (causal) keys after the query, to -inf.
 template <bool CAUSAL, int NK>
@@ -86,91 +51,6 @@ __device__ __forceinline__ void mask_step(float (&s)[MT][NK / 8][4], int key0, i
         int row = qrow0 + mt * 16 + (e >> 1) * 8;
         if (key >= len || (CAUSAL && key > row)) s[mt][nt][e] = -INFINITY;
       }
-}
-
-// Online softmax over the 2 · MT rows this thread holds (scale folded into exp2); s becomes P.
-// Lazy rescaling: the running maxima, and with them the accumulators, are only updated when some
-// row's maximum grew by more than 2^8 (any lane of the warp): P may then exceed 1 by up to 2^8,
-// harmless in fp32 and bf16, and the MT · D / 2 multiplications per step are skipped almost
-// always (measured 1-3% faster than rescaling at every step at S ≥ 1024 on H200).
-template <int D, int NK>
-__device__ __forceinline__ void softmax_step(float (&s)[MT][NK / 8][4], float (&m_r)[MT][2],
-                                             float (&l_r)[MT][2], float (&acc)[MT][D / 8][4],
-                                             float scale_log2) {
-  float mx[MT][2];
-  bool grow = false;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float x = m_r[mt][r];
-#pragma unroll
-      for (int nt = 0; nt < NK / 8; ++nt) x = fmaxf(x, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));
-      x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-      x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-      mx[mt][r] = x;
-      grow = grow || (x - m_r[mt][r]) * scale_log2 > 8.f;
-    }
-  if (__any_sync(0xffffffffu, grow)) {
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        float alpha = ex2_approx((m_r[mt][r] - mx[mt][r]) * scale_log2);
-        m_r[mt][r] = mx[mt][r];
-        l_r[mt][r] *= alpha;
-#pragma unroll
-        for (int dt = 0; dt < D / 8; ++dt) {
-          acc[mt][dt][2 * r] *= alpha;
-          acc[mt][dt][2 * r + 1] *= alpha;
-        }
-      }
-  }
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float ms = m_r[mt][r] * scale_log2, sum = 0;
-#pragma unroll
-      for (int nt = 0; nt < NK / 8; ++nt) {
-        float p0 = ex2_approx(fmaf(s[mt][nt][2 * r], scale_log2, -ms));
-        float p1 = ex2_approx(fmaf(s[mt][nt][2 * r + 1], scale_log2, -ms));
-        s[mt][nt][2 * r] = p0;
-        s[mt][nt][2 * r + 1] = p1;
-        sum += p0 + p1;
-      }
-      l_r[mt][r] += sum;
-    }
-}
-
-// acc += P V for NK keys whose V rows start at shared address vt (P stays in registers as the A
-// operand).
-template <int D, int NK>
-__device__ __forceinline__ void pv_step(float (&acc)[MT][D / 8][4], const float (&s)[MT][NK / 8][4],
-                                        std::uint32_t vt, const LdOffsets& off) {
-  constexpr int RB = D * 2;
-#pragma unroll
-  for (int kk = 0; kk < NK / 16; ++kk) {
-    std::uint32_t pa[MT][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      pa[mt][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-      pa[mt][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-      pa[mt][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-      pa[mt][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-    }
-#pragma unroll
-    for (int dt = 0; dt < D / 8; dt += 2) {
-      std::uint32_t t[4];
-      ldmatrix_x4_trans(t, vt + kk * 16 * RB + (off.v ^ (dt * 16)));
-      std::uint32_t b0[2] = {t[0], t[1]}, b1[2] = {t[2], t[3]};
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        mma_bf16(acc[mt][dt], pa[mt], b0);
-        mma_bf16(acc[mt][dt + 1], pa[mt], b1);
-      }
-    }
-  }
 }
 
 // One CTA = BR = 128 query rows of one head of one sequence, 4 warps × 32 rows (MT = 2 m-tiles

@@ -17,6 +17,7 @@
 
 #include "calib_kernels/cuda_util.hpp"
 #include "calib_kernels/e4m3_widen.cuh"
+#include "calib_kernels/flash_tile.cuh"
 #include "calib_kernels/mma_util.cuh"
 #include "engine/engine_kernels.hpp"
 #include "engine/paged_prefill_launchers.hpp"
@@ -33,16 +34,16 @@ using calib::ldmatrix_x4_trans;
 using calib::mma_bf16;
 using calib::pack_bf16;
 using calib::smem_u32;
+using calib::flash::LdOffsets;
+using calib::flash::MT;
+using calib::flash::pv_step;
+using calib::flash::qk_step;
+using calib::flash::softmax_step;
+using calib::flash::sw;
 
-constexpr int D = kHeadDim, WARPS = 4, MT = 2, BR = WARPS * 16 * MT, BC = 64, SUB = 32, THREADS = WARPS * 32;
+constexpr int D = kHeadDim, WARPS = 4, BR = WARPS * 16 * MT, BC = 64, SUB = 32, THREADS = WARPS * 32;
 constexpr int RB = D * 2;  // bytes per row
 constexpr int CH = D / 8;  // 16-byte chunks per row
-
-__device__ __forceinline__ int sw(int row, int chunk) { return row * D + ((chunk ^ (row & 7)) * 8); }
-
-struct LdOffsets {
-  std::uint32_t q, k, v;
-};
 
 // Query rows [row0, row0 + BR) of a [rows][heads][D] tensor; rows ≥ rows_valid are zero.
 __device__ __forceinline__ void load_q(bf16* s, const bf16* g, int row0, int rows_valid, int stride,
@@ -50,7 +51,7 @@ __device__ __forceinline__ void load_q(bf16* s, const bf16* g, int row0, int row
   for (int e = tid; e < BR * CH; e += THREADS) {
     const int r = e / CH, c = e % CH;
     const bool ok = row0 + r < rows_valid;
-    cp_async16(smem_u32(s + sw(r, c)), ok ? g + std::size_t(row0 + r) * stride + c * 8 : g, ok);
+    cp_async16(smem_u32(s + sw<D>(r, c)), ok ? g + std::size_t(row0 + r) * stride + c * 8 : g, ok);
   }
 }
 
@@ -64,8 +65,8 @@ __device__ __forceinline__ void load_kv(bf16* sk, bf16* sv, const bf16* kc, cons
     if (ok)
       off = ((std::size_t(table[tok / kBlockSize]) * kv_heads + kvh) * kBlockSize + tok % kBlockSize) * D +
             c * 8;
-    cp_async16(smem_u32(sk + sw(r, c)), kc + off, ok);
-    cp_async16(smem_u32(sv + sw(r, c)), vc + off, ok);
+    cp_async16(smem_u32(sk + sw<D>(r, c)), kc + off, ok);
+    cp_async16(smem_u32(sv + sw<D>(r, c)), vc + off, ok);
   }
 }
 
@@ -94,38 +95,10 @@ __device__ __forceinline__ void widen_kv(const unsigned char* s8, bf16* sk, bf16
     uint4 k[2], v[2];
     calib::e4m3x16_to_bf16(*reinterpret_cast<const uint4*>(s8 + r * D + c * 16), k);
     calib::e4m3x16_to_bf16(*reinterpret_cast<const uint4*>(s8 + BC * D + r * D + c * 16), v);
-    *reinterpret_cast<uint4*>(sk + sw(r, 2 * c)) = k[0];
-    *reinterpret_cast<uint4*>(sk + sw(r, 2 * c + 1)) = k[1];
-    *reinterpret_cast<uint4*>(sv + sw(r, 2 * c)) = v[0];
-    *reinterpret_cast<uint4*>(sv + sw(r, 2 * c + 1)) = v[1];
-  }
-}
-
-template <int NK>
-__device__ __forceinline__ void qk_step(float (&s)[MT][NK / 8][4], std::uint32_t sQa, std::uint32_t kt,
-                                        const LdOffsets& off) {
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < NK / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[mt][nt][e] = 0.f;
-#pragma unroll
-  for (int ks = 0; ks < D / 16; ++ks) {
-    std::uint32_t qa[MT][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) ldmatrix_x4(qa[mt], sQa + mt * 16 * RB + (off.q ^ (ks * 32)));
-#pragma unroll
-    for (int nt = 0; nt < NK / 8; nt += 2) {
-      std::uint32_t t[4];
-      ldmatrix_x4(t, kt + nt * 8 * RB + (off.k ^ (ks * 32)));
-      std::uint32_t b0[2] = {t[0], t[1]}, b1[2] = {t[2], t[3]};
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        mma_bf16(s[mt][nt], qa[mt], b0);
-        mma_bf16(s[mt][nt + 1], qa[mt], b1);
-      }
-    }
+    *reinterpret_cast<uint4*>(sk + sw<D>(r, 2 * c)) = k[0];
+    *reinterpret_cast<uint4*>(sk + sw<D>(r, 2 * c + 1)) = k[1];
+    *reinterpret_cast<uint4*>(sv + sw<D>(r, 2 * c)) = v[0];
+    *reinterpret_cast<uint4*>(sv + sw<D>(r, 2 * c + 1)) = v[1];
   }
 }
 
@@ -143,85 +116,6 @@ __device__ __forceinline__ void mask_step(float (&s)[MT][NK / 8][4], int key0, i
         const int pos = qpos0 + mt * 16 + (e >> 1) * 8;
         if (key >= kv_end || key > pos) s[mt][nt][e] = -INFINITY;
       }
-}
-
-// Online softmax with lazy rescaling (as the calibration kernel): s becomes P.
-template <int NK>
-__device__ __forceinline__ void softmax_step(float (&s)[MT][NK / 8][4], float (&m_r)[MT][2],
-                                             float (&l_r)[MT][2], float (&acc)[MT][D / 8][4],
-                                             float scale_log2) {
-  float mx[MT][2];
-  bool grow = false;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float x = m_r[mt][r];
-#pragma unroll
-      for (int nt = 0; nt < NK / 8; ++nt) x = fmaxf(x, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));
-      x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-      x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-      mx[mt][r] = x;
-      grow = grow || (x - m_r[mt][r]) * scale_log2 > 8.f;
-    }
-  if (__any_sync(0xffffffffu, grow)) {
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const float alpha = ex2_approx((m_r[mt][r] - mx[mt][r]) * scale_log2);
-        m_r[mt][r] = mx[mt][r];
-        l_r[mt][r] *= alpha;
-#pragma unroll
-        for (int dt = 0; dt < D / 8; ++dt) {
-          acc[mt][dt][2 * r] *= alpha;
-          acc[mt][dt][2 * r + 1] *= alpha;
-        }
-      }
-  }
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const float ms = m_r[mt][r] * scale_log2;
-      float sum = 0;
-#pragma unroll
-      for (int nt = 0; nt < NK / 8; ++nt) {
-        const float p0 = ex2_approx(fmaf(s[mt][nt][2 * r], scale_log2, -ms));
-        const float p1 = ex2_approx(fmaf(s[mt][nt][2 * r + 1], scale_log2, -ms));
-        s[mt][nt][2 * r] = p0;
-        s[mt][nt][2 * r + 1] = p1;
-        sum += p0 + p1;
-      }
-      l_r[mt][r] += sum;
-    }
-}
-
-template <int NK>
-__device__ __forceinline__ void pv_step(float (&acc)[MT][D / 8][4], const float (&s)[MT][NK / 8][4],
-                                        std::uint32_t vt, const LdOffsets& off) {
-#pragma unroll
-  for (int kk = 0; kk < NK / 16; ++kk) {
-    std::uint32_t pa[MT][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      pa[mt][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-      pa[mt][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-      pa[mt][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-      pa[mt][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-    }
-#pragma unroll
-    for (int dt = 0; dt < D / 8; dt += 2) {
-      std::uint32_t t[4];
-      ldmatrix_x4_trans(t, vt + kk * 16 * RB + (off.v ^ (dt * 16)));
-      std::uint32_t b0[2] = {t[0], t[1]}, b1[2] = {t[2], t[3]};
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        mma_bf16(acc[mt][dt], pa[mt], b0);
-        mma_bf16(acc[mt][dt + 1], pa[mt], b1);
-      }
-    }
-  }
 }
 
 // grid = (heads, chunks, query blocks), the query block index reversed so the longest (last)
@@ -296,10 +190,10 @@ __global__ void __launch_bounds__(THREADS, 2)
       const int key0 = j * BC + hs * SUB;
       if (key0 > wlast) continue;  // warp-uniform: every key after this warp's last position
       float s[MT][SUB / 8][4];
-      qk_step<SUB>(s, sQa, kt + hs * SUB * RB, off);
+      qk_step<D, SUB>(s, sQa, kt + hs * SUB * RB, off);
       if (key0 + SUB > kv_end || key0 + SUB - 1 > wfirst) mask_step<SUB>(s, key0, kv_end, qpos0, lane);
-      softmax_step<SUB>(s, m_r, l_r, acc, scale_log2);
-      pv_step<SUB>(acc, s, vt + hs * SUB * RB, off);
+      softmax_step<D, SUB>(s, m_r, l_r, acc, scale_log2);
+      pv_step<D, SUB>(acc, s, vt + hs * SUB * RB, off);
     }
   }
 #pragma unroll
