@@ -118,10 +118,12 @@ std::vector<infraplan::calib::GemmShapeRequest> read_shapes(const std::string& p
     }
     if (e.contains("layout")) {
       std::string ln = e["layout"].is_string() ? e["layout"].get<std::string>() : std::string("?");
-      if (!infraplan::calib::parse_gemm_layout(ln, &r.layout))
+      const auto parsed = infraplan::parse_gemm_layout(ln);
+      if (!parsed)
         throw std::runtime_error(where + ".layout: '" + ln +
                                  "' is not a GEMM layout; one of tn (forward), nn (input gradient), nt "
                                  "(weight gradient)");
+      r.layout = *parsed;
     }
     bool dup = false;
     for (const auto& o : out)

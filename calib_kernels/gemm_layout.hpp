@@ -1,23 +1,16 @@
 #pragma once
-// The three operand layouts of a linear layer's GEMMs in a training step, as a framework hands
-// them to cuBLAS (PyTorch's F.linear and its autograd backward; row-major tensors, output [m, n],
-// reduction over k). Names are cuBLAS's column-major operation pairs (op(A), op(B)) of the call:
-//   TN — forward,          Y[m,n]  = X[m,k] · W[n,k]ᵀ     (both operands k-contiguous)
-//   NN — input gradient,   dX[m,n] = dY[m,k] · W[k,n]      (W n-contiguous)
-//   NT — weight gradient,  dW[m,n] = dY[k,m]ᵀ · X[k,n]     (both operands reduced over rows: k = tokens)
-// In every layout operand A (the "X" buffer of the timers) holds m·k elements and operand B (the
-// "W" buffer) n·k elements; only the leading dimensions differ.
+// The leading dimensions of the three operand layouts of a linear layer's GEMMs
+// (common/gemm_layout.hpp: TN forward, NN input gradient, NT weight gradient) as the timers lay
+// out their buffers. In every layout operand A (the "X" buffer of the timers) holds m·k elements and operand
+// B (the "W" buffer) n·k elements; only the leading dimensions differ.
 #include <cstdint>
-#include <string>
+
+#include "common/gemm_layout.hpp"
 
 namespace infraplan::calib {
 
-enum class GemmLayout { TN, NN, NT };
-
-/// "tn", "nn", "nt".
-const char* gemm_layout_name(GemmLayout l);
-/// Parses "tn", "nn" or "nt" (lower case); false otherwise.
-bool parse_gemm_layout(const std::string& s, GemmLayout* out);
+using ::infraplan::gemm_layout_name;
+using ::infraplan::GemmLayout;
 
 /// Leading dimensions (elements) of the two row-major operands and the output.
 struct LayoutLd {

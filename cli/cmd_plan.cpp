@@ -73,20 +73,14 @@ int plan_train(const std::vector<std::string>& argv) {
   if (auto f = a.get("scenario")) {
     scenario = strat::load_scenario(*f);
     const auto& sc = *scenario;
-    r.model = sc.model;
-    r.cluster = sc.cluster;
-    if (profile.empty()) profile = sc.profile;
     if (sc.training) {
-      r.search.seq_len = sc.training->seq_len;
-      r.search.global_batch = sc.training->global_batch;
-      r.search.precisions = {sc.training->precision};
-      r.search.optimizer = sc.training->optimizer;
-      if (sc.training->train_tokens > 0) {
-        r.default_train_tokens = sc.training->train_tokens;
-        r.default_train_tokens_source = "training.train_tokens";
-      }
+      r = plan::train_plan_request_of(sc);
+    } else {
+      r.model = sc.model;
+      r.cluster = sc.cluster;
+      r.seed = sc.seed;
     }
-    r.seed = sc.seed;
+    if (profile.empty()) profile = sc.profile;
   } else {
     r.model = model::resolve_model_arg(a.require("model"));
     r.cluster = hw::resolve_cluster_arg(a.require("cluster"));

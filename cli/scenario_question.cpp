@@ -111,13 +111,7 @@ Json answer_question(const strat::Scenario& sc, const QuestionOptions& o) {
 
 Json answer_plan(const strat::Scenario& sc, const QuestionOptions& o) {
   if (sc.training) {
-    plan::TrainPlanRequest r;
-    r.model = sc.model;
-    r.cluster = sc.cluster;
-    r.search.seq_len = sc.training->seq_len;
-    r.search.global_batch = sc.training->global_batch;
-    r.search.precisions = {sc.training->precision};
-    r.search.optimizer = sc.training->optimizer;
+    plan::TrainPlanRequest r = plan::train_plan_request_of(sc);
     r.top = o.top;
     r.train_tokens = o.train_tokens;
     auto cs = sim::make_cost_setup(r.cluster.gpu, sc.profile, o.roofline);

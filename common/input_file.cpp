@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/file_kind.hpp"
 
 namespace infraplan {
 
@@ -19,15 +20,6 @@ struct Fd {
     if (fd >= 0) ::close(fd);
   }
 };
-
-std::string kind_of(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
 
 std::string mib(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
@@ -46,12 +38,12 @@ std::string read_input_file(const std::string& path, std::uint64_t max_bytes, co
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw Error("cannot open file '" + path + "' (" + what + "): " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw Error(name + " is " + kind_of(st.st_mode) + ", not a regular file");
+  if (!S_ISREG(st.st_mode)) throw Error(name + " is " + file_kind_of(st.st_mode) + ", not a regular file");
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (f.fd < 0) throw Error("cannot open file '" + path + "' (" + what + "): " + std::strerror(errno));
   if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
-    throw Error(name + " is " + kind_of(st.st_mode) + ", not a regular file");
+    throw Error(name + " is " + file_kind_of(st.st_mode) + ", not a regular file");
   if (std::uint64_t(st.st_size) > max_bytes)
     throw Error(name + " is " + std::to_string(st.st_size) + " bytes; the limit for a " + what + " is " +
                 mib(max_bytes));

@@ -9,21 +9,13 @@
 #include <filesystem>
 
 #include "common/error.hpp"
+#include "common/file_kind.hpp"
 
 namespace infraplan {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string kind_of(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
 
 std::string dir_of(const std::string& path) {
   const fs::path p(path);
@@ -81,10 +73,11 @@ void OutputFiles::add(const std::string& option, const std::string& path) {
   // never writes through it) — anything else is refused rather than replaced.
   struct stat lst {};
   if (::lstat(path.c_str(), &lst) == 0 && !S_ISREG(lst.st_mode) && !S_ISLNK(lst.st_mode))
-    throw Error(name + " is " + kind_of(lst.st_mode) + "; outputs must be regular files");
+    throw Error(name + " is " + file_kind_of(lst.st_mode) + "; outputs must be regular files");
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
-    if (!S_ISREG(st.st_mode)) throw Error(name + " points to " + kind_of(st.st_mode) + "; outputs must be regular files");
+    if (!S_ISREG(st.st_mode))
+      throw Error(name + " points to " + file_kind_of(st.st_mode) + "; outputs must be regular files");
     for (const auto& in : inputs_)
       if ((unsigned long long)st.st_dev == in.dev && (unsigned long long)st.st_ino == in.ino)
         throw Error(name + " is the input '" + in.path + "' of this run; write the output elsewhere");

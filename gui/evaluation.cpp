@@ -18,20 +18,9 @@ namespace {
 
 void plan_training_job(Evaluation& ev, const EvaluationRequest& req) {
   const auto& sc = ev.scenario;
-  plan::TrainPlanRequest r;
-  r.model = sc.model;
-  r.cluster = sc.cluster;
   // As `infraplan plan train --scenario`: the job's sequence, batch, precision and optimizer
   // are the question; the layout is the answer.
-  r.search.seq_len = sc.training->seq_len;
-  r.search.global_batch = sc.training->global_batch;
-  r.search.precisions = {sc.training->precision};
-  r.search.optimizer = sc.training->optimizer;
-  if (sc.training->train_tokens > 0) {
-    r.default_train_tokens = sc.training->train_tokens;
-    r.default_train_tokens_source = "training.train_tokens";
-  }
-  r.seed = sc.seed;
+  plan::TrainPlanRequest r = plan::train_plan_request_of(sc);
   if (req.progress)
     r.progress = [&req](std::int64_t visited, std::int64_t) {
       req.progress(std::to_string(visited) + " feasible layouts estimated");

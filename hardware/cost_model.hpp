@@ -9,8 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "hardware/gpu_spec.hpp"
 #include "common/dtype.hpp"
+#include "common/gemm_layout.hpp"
+#include "hardware/gpu_spec.hpp"
 
 namespace infraplan::hw {
 
@@ -34,17 +35,10 @@ struct CostEstimate {
   std::string detail;  ///< human-readable note, e.g. "bf16 table, 4 neighbours"
 };
 
-/// Operand layout of a GEMM as a framework hands it to cuBLAS (row-major tensors, output [m, n],
-/// reduction over k); names are cuBLAS's column-major operation pairs of that call:
-///   TN — forward of a linear layer,   Y[m,n]  = X[m,k] · W[n,k]ᵀ   (m = tokens)
-///   NN — its input gradient,          dX[m,n] = dY[m,k] · W[k,n]   (m = tokens, k = out features)
-///   NT — its weight gradient,         dW[m,n] = dY[k,m]ᵀ · X[k,n]  (m = out, n = in features, k = tokens)
-/// The same FLOPs, other kernels: cuBLAS picks per layout (docs/calibration.md, "GEMM layouts").
-enum class GemmLayout { TN, NN, NT };
-/// "tn", "nn", "nt".
-const char* gemm_layout_name(GemmLayout l);
-/// Parses "tn", "nn", "nt" (case-insensitive); nullopt otherwise.
-std::optional<GemmLayout> parse_gemm_layout(std::string_view s);
+/// Operand layouts of a GEMM (TN forward, NN input gradient, NT weight gradient): common/gemm_layout.hpp.
+using ::infraplan::gemm_layout_name;
+using ::infraplan::GemmLayout;
+using ::infraplan::parse_gemm_layout;
 
 /// C[m,n] = A[m,k] · B[k,n], repeated `batch` times (batched GEMM), operands in `layout`.
 struct GemmShape {

@@ -19,26 +19,6 @@ const char* cost_source_name(CostSource s) {
   return "?";
 }
 
-const char* gemm_layout_name(GemmLayout l) {
-  switch (l) {
-    case GemmLayout::TN:
-      return "tn";
-    case GemmLayout::NN:
-      return "nn";
-    case GemmLayout::NT:
-      return "nt";
-  }
-  return "?";
-}
-
-std::optional<GemmLayout> parse_gemm_layout(std::string_view s) {
-  std::string low(s);
-  for (char& c : low) c = char(std::tolower(static_cast<unsigned char>(c)));
-  for (GemmLayout l : {GemmLayout::TN, GemmLayout::NN, GemmLayout::NT})
-    if (low == gemm_layout_name(l)) return l;
-  return std::nullopt;
-}
-
 double AttentionPrefillShape::flops() const {
   // Per (query, key) pair: QKᵀ and PV each 2·head_dim FLOPs per head.
   const double q = double(q_len), kv = double(kv_len);

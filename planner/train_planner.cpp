@@ -15,6 +15,24 @@
 
 namespace infraplan::plan {
 
+TrainPlanRequest train_plan_request_of(const strat::Scenario& sc) {
+  if (!sc.training)
+    throw Error(sc.origin + ": the scenario has no 'training' object to plan (docs/scenario.md)");
+  TrainPlanRequest r;
+  r.model = sc.model;
+  r.cluster = sc.cluster;
+  r.search.seq_len = sc.training->seq_len;
+  r.search.global_batch = sc.training->global_batch;
+  r.search.precisions = {sc.training->precision};
+  r.search.optimizer = sc.training->optimizer;
+  if (sc.training->train_tokens > 0) {
+    r.default_train_tokens = sc.training->train_tokens;
+    r.default_train_tokens_source = "training.train_tokens";
+  }
+  r.seed = sc.seed;
+  return r;
+}
+
 namespace {
 
 constexpr double GiB = 1073741824.0;

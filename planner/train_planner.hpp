@@ -11,6 +11,7 @@
 #include "planner/train_space.hpp"
 #include "simulator/training_goodput.hpp"
 #include "simulator/training_sim.hpp"
+#include "strategies/scenario.hpp"
 
 namespace infraplan::plan {
 
@@ -32,6 +33,12 @@ struct TrainPlanRequest {
   /// Called with (layouts visited, feasible so far) every few thousand layouts (progress line).
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
+
+/// The question a scenario with a `training` object asks the planner (`infraplan plan train
+/// --scenario`, a report's plan section, the GUI's planner): its model and cluster; the job's
+/// sequence, global batch, precision and optimizer held fixed (the layout is the answer); its
+/// training.train_tokens for goodput and cost; its seed. Throws infraplan::Error without `training`.
+TrainPlanRequest train_plan_request_of(const strat::Scenario& sc);
 
 struct TrainCandidate {
   strat::TrainingConfig cfg;
