@@ -103,3 +103,29 @@ TEST(TrainPlanner, NothingFitsIsAClearError) {
   r.search.global_batch = 0;
   EXPECT_THROW(plan_training(r, cost, comm), Error);
 }
+
+// A scenario's training object is the planner's question the same way for `plan train
+// --scenario`, the report's plan question and the GUI: its fixed terms, its tokens and its seed.
+TEST(TrainPlanner, ScenarioQuestionCarriesTheJobsTermsTokensAndSeed) {
+  const Json j = Json::parse(R"({"model": "llama3-8b", "cluster": {"preset": "dgx-h100", "nodes": 1},
+    "seed": 7, "training": {"seq_len": 4096, "global_batch": 64, "precision": "bf16-mixed",
+    "train_tokens": 1e11}})");
+  const TrainPlanRequest r = train_plan_request_of(strat::scenario_from_json(j, "question.json"));
+  EXPECT_EQ(r.model.name, "llama3-8b");
+  EXPECT_EQ(r.search.seq_len, 4096);
+  EXPECT_EQ(r.search.global_batch, 64);
+  ASSERT_EQ(r.search.precisions.size(), 1u);
+  EXPECT_EQ(r.default_train_tokens, 1e11);
+  EXPECT_EQ(r.default_train_tokens_source, "training.train_tokens");
+  EXPECT_EQ(r.seed, 7u);
+  const Json no_training =
+      Json::parse(R"({"model": "llama3-8b", "cluster": {"preset": "dgx-h100", "nodes": 1}})");
+  const strat::Scenario sc = strat::scenario_from_json(no_training, "serve_only.json");
+  ASSERT_FALSE(sc.training.has_value());
+  try {
+    train_plan_request_of(sc);
+    FAIL() << "a scenario without training was planned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("serve_only.json"), std::string::npos) << e.what();
+  }
+}
