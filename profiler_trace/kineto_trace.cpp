@@ -1,14 +1,15 @@
 #include "profiler_trace/kineto_trace.hpp"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <optional>
 
 #include "common/error.hpp"
+#include "common/file_kind.hpp"
 
 namespace infraplan::ptrace {
 
@@ -41,12 +42,12 @@ std::string short_dtype(const std::string& t) {
 }
 
 std::string read_maybe_gzip(const std::string& path, std::size_t max_bytes) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
     throw Error("--from-trace: cannot open trace '" + path + "' (no such file)");
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw Error("--from-trace: '" + path +
-                "' is not a regular file; give the JSON (or .json.gz) that torch.profiler exported");
+  if (!S_ISREG(st.st_mode))
+    throw Error("--from-trace: '" + path + "' is " + file_kind_of(st.st_mode) +
+                ", not a regular file; give the JSON (or .json.gz) that torch.profiler exported");
   // gzread reads gzip data and passes plain files through unchanged.
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw Error("--from-trace: cannot open trace '" + path + "'");

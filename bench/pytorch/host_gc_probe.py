@@ -24,17 +24,11 @@ import llama_corpus  # noqa: E402
 def run(cfg, steps, warm):
     impl, name, precision, ckpt, mb, seq = cfg
     model, opt, step = llama_corpus.training_step(impl, name, precision, ckpt, mb, seq, torch.device("cuda"), 2026)
-    host, total = [], []
-    for i in range(warm + steps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        t0 = time.perf_counter()
+    for _ in range(warm):
         step()
-        t1 = time.perf_counter()
-        b.record()
-        b.synchronize()
-        if i >= warm:
-            host.append(t1 - t0), total.append(a.elapsed_time(b) / 1e3)
+    torch.cuda.synchronize()
+    host = []
+    total = llama_corpus.timed_steps(step, steps, host)  # as the corpus times its steps
     del model, opt, step
     torch.cuda.empty_cache()
     return {"host_ms": [x * 1e3 for x in host], "step_ms": [x * 1e3 for x in total],
