@@ -136,6 +136,88 @@ TEST(TrainingAccuracy, MegatronSequenceParallelOnDgxA100) {
   EXPECT_LT(max_full, 0.10);
 }
 
+// NVIDIA NeMo 24.07 pre-training performance summary (docs/source/performance/performance_summary.md
+// of the NeMo repository, DGX-H100, FP8 with Transformer Engine, Megatron-core): published tokens/s
+// per GPU. Sequence parallelism on wherever TP > 1, the distributed optimizer, no recompute,
+// interleaved 1F1B with the table's virtual stages. GPT vocabularies padded as Megatron pads them
+// (to a multiple of 128·TP). Validation only: no number of the simulator was chosen on these rows.
+struct NemoRow {
+  const char* name;
+  const char* preset;
+  std::int64_t h, heads, layers, ffn;  // 0: the preset's
+  int gpus;
+  std::int64_t gbs, mbs, seq;
+  int tp, pp, cp, vp;
+  double tokens_per_gpu;
+};
+const NemoRow kNemoFp8[] = {
+    {"GPT3-5B", "gpt3-175b", 4096, 32, 24, 16384, 64, 2048, 4, 2048, 1, 1, 1, 1, 22521},
+    {"GPT3-20B", "gpt3-175b", 6144, 48, 44, 24576, 64, 256, 2, 2048, 2, 1, 1, 1, 5851},
+    {"GPT3-175B", "gpt3-175b", 0, 0, 0, 0, 128, 256, 1, 2048, 4, 8, 1, 6, 726},
+    {"GPT3-175B", "gpt3-175b", 0, 0, 0, 0, 512, 2048, 2, 2048, 4, 8, 1, 6, 782},
+    {"LLAMA2-7B", "llama2-7b", 0, 0, 0, 0, 8, 128, 1, 4096, 1, 1, 1, 1, 16847},
+    {"LLAMA2-13B", "llama2-13b", 0, 0, 0, 0, 16, 128, 1, 4096, 1, 4, 1, 10, 8646},
+    {"LLAMA2-70B", "llama2-70b", 0, 0, 0, 0, 64, 128, 1, 4096, 4, 4, 1, 20, 1707},
+    {"LLAMA3-8B", "llama3-8b", 0, 0, 0, 0, 8, 128, 1, 8192, 1, 1, 2, 1, 12036},
+    {"LLAMA3-70B", "llama3-70b", 0, 0, 0, 0, 64, 128, 1, 8192, 4, 4, 2, 5, 1533},
+};
+
+TEST(TrainingAccuracy, NemoFp8PretrainingOnDgxH100) {
+  std::printf(
+      "| model | GPUs | TP | PP | CP | VP | published tokens/s/GPU | predicted (tables' clock) | error | "
+      "predicted "
+      "(sustained clock) | error | peak memory |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  double sum_tables = 0, sum_sustained = 0, sum_tp1 = 0, sum_tp2 = 0;
+  int n_tp1 = 0, n_tp2 = 0;
+  for (const auto& row : kNemoFp8) {
+    model::ModelSpec m = model::preset(row.preset);
+    if (row.h > 0) {
+      m.name = row.name, m.hidden = row.h, m.heads = row.heads, m.kv_heads = row.heads,
+      m.head_dim = row.h / row.heads;
+      m.layers = row.layers, m.ffn_hidden = row.ffn, m.max_seq = row.seq;
+    }
+    if (m.vocab % (128 * row.tp) != 0) m.vocab = (m.vocab / (128 * row.tp) + 1) * 128 * row.tp;
+    auto c = hw::cluster_preset("dgx-h100", std::max(1, row.gpus / 8));
+    strat::TrainingConfig t;
+    t.seq_len = row.seq, t.micro_batch = row.mbs, t.global_batch = row.gbs;
+    t.tp = row.tp, t.pp = row.pp, t.cp = row.cp, t.dp = row.gpus / (row.tp * row.pp * row.cp);
+    t.sp = row.tp > 1, t.zero = 1, t.precision = strat::Precision::FP8Mixed;
+    t.framework = strat::Framework::Megatron, t.recompute = model::Recompute::None;
+    if (row.vp > 1) t.pp_schedule = strat::PpSchedule::Interleaved, t.pp_virtual_stages = row.vp;
+    strat::resolve_training(t, m, c);
+    auto cost = cost_for(c.gpu);
+    coll::CommModel comm(c);
+    double err[2] = {0, 0}, pred[2] = {0, 0}, peak = 0;
+    for (int sustained = 0; sustained < 2; ++sustained) {
+      TrainingOptions o;
+      o.mode = Mode::Symmetric;
+      o.sustained_clock = sustained == 1;
+      const auto r = simulate_training(m, c, t, *cost, comm, o);
+      ASSERT_TRUE(std::isfinite(r.tokens_per_s) && r.tokens_per_s > 0) << row.name;
+      pred[sustained] = r.tokens_per_s / row.gpus;
+      err[sustained] = pred[sustained] / row.tokens_per_gpu - 1;
+      peak = r.peak_bytes;
+    }
+    std::printf("| %s | %d | %d | %d | %d | %d | %.0f | %.0f | %+.1f%% | %.0f | %+.1f%% | %.1f GiB |\n",
+                row.name, row.gpus, row.tp, row.pp, row.cp, row.vp, row.tokens_per_gpu, pred[0], 100 * err[0],
+                pred[1], 100 * err[1], peak / 1073741824.0);
+    sum_tables += std::abs(err[0]), sum_sustained += std::abs(err[1]);
+    (row.tp == 1 ? sum_tp1 : sum_tp2) += std::abs(err[1]);
+    ++(row.tp == 1 ? n_tp1 : n_tp2);
+  }
+  const double n = double(std::size(kNemoFp8));
+  std::printf(
+      "mean |error|: %.1f%% at the tables' clock, %.1f%% at the sustained clock (tp = 1: %.1f%% over %d "
+      "rows; "
+      "tp > 1: %.1f%% over %d)\n",
+      100 * sum_tables / n, 100 * sum_sustained / n, 100 * sum_tp1 / n_tp1, n_tp1, 100 * sum_tp2 / n_tp2,
+      n_tp2);
+  // Not the 5% target: fp8 recipes are under-priced (docs/accuracy.md, "FP8 pre-training on DGX-H100").
+  // The bounds hold the documented state so that a change for better or worse shows here.
+  EXPECT_LT(sum_sustained / n, 0.20);
+  EXPECT_LT(sum_tables / n, 0.35);
+}
+
 // Llama 3 405B on H100 (Llama 3 paper, Table 4): bf16, seq 8192, TP 8, PP 16; reported MFU. The
 // schedule as the paper describes it (§3.3.2): interleaved 1F1B with one Transformer layer fewer
 // on the first and the last stage, so that the first model chunk holds only the embedding and the

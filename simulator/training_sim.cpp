@@ -229,6 +229,11 @@ TrainingResult simulate_once(const model::ModelSpec& m, const hw::Cluster& c, co
           (copy.recompute == model::Recompute::Full ? " with checkpointing" : "") +
           " (framework.block_host_us); the step has no host floor, so a host-bound step is "
           "predicted fast");
+    if (copy.precision == strat::Precision::FP8Mixed)
+      r.warnings.push_back(
+          "fp8-mixed: no fp8 training step was measured here; on NVIDIA's published FP8 pre-training rows "
+          "(NeMo, DGX-H100) the predicted throughput was higher than published on every row, most at tp=1 "
+          "(docs/accuracy.md, \"FP8 pre-training on DGX-H100\")");
   }
   strat::WorkGraphOptions go = o.graph;
   go.exact = o.mode == Mode::Exact || (o.mode == Mode::Auto && c.total_gpus() <= o.exact_max_gpus);
