@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Prints the prefill tables of docs/serving.md "Prefill of the held-out shapes, kernel by kernel" from
+the stored measurements (docs/data/engine/prefill_shapes/start2): the engine's eager prefill of 512
+tokens per kernel group against the cost model's GEMM times at its reference clock, and the pure and
+mixed prefill steps of the `single` scenarios against the simulator's step model.
+
+  python3 bench/engine/prefill_shapes_table.py [DIR] [--infraplan build/bin/infraplan]
+"""
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+MODELS = {  # file stem -> (hidden, q+kv width, ffn): the GEMM shapes of one layer
+    "llama2-7b": (4096, 4096 * 3, 11008),
+    "llama3-8b": (4096, 4096 + 2 * 1024, 14336),
+    "llama2-13b": (5120, 5120 * 3, 13824),
+    "llama_phi3_medium_shape": (5120, 5120 + 2 * 1280, 17920),
+}
+SCENARIOS = {
+    "llama2-7b": "bench_llama2_7b_h200_single",
+    "llama3-8b": "bench_llama3_8b_h200_single",
+    "llama2-13b": "bench_llama2_13b_h200_single",
+    "llama_phi3_medium_shape": "bench_phi3_medium_shape_h200_single",
+}
+
+
+def cost_us(exe, m, n, k):
+    out = subprocess.run([exe, "cost", "--gpu", "h200-sxm-141gb", "--op", "gemm", "--m", str(m), "--n", str(n),
+                          "--k", str(k), "--json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["seconds"] * 1e6
+
+
+def main(argv):
+    exe = "build/bin/infraplan"
+    if "--infraplan" in argv:
+        i = argv.index("--infraplan")
+        exe = argv[i + 1]
+        del argv[i:i + 2]
+    d = argv[1] if len(argv) > 1 else "docs/data/engine/prefill_shapes/start2"
+    print("| model | qkv | o | gate-up | down | four GEMMs, measured / model |")
+    print("|---|---|---|---|---|---|")
+    for stem, (h, qkv, ffn) in MODELS.items():
+        run = json.load(open(os.path.join(d, f"prefill512_{stem}.json")))["runs"][0]["prefill"]
+        per = {k["kernel"]: k["seconds"] * 1e6 / k["count"] for k in run["kernels"]}
+        shapes = {"gemm_qkv": (512, qkv, h), "gemm_o": (512, h, h), "gemm_gate_up": (512, 2 * ffn, h),
+                  "gemm_down": (512, h, ffn)}
+        cells, meas, model = [], 0.0, 0.0
+        for name, s in shapes.items():
+            p = cost_us(exe, *s)
+            cells.append(f"{per[name]:.1f} / {p:.1f} µs")
+            meas += per[name]
+            model += p
+        print(f"| {stem} | " + " | ".join(cells) + f" | {meas / model:.3f} |")
+    print()
+    print("| model | first prefill (after start) | later prefill steps, median | step model | measured / model |")
+    print("|---|---|---|---|---|")
+    for stem, sc in SCENARIOS.items():
+        rows = list(csv.DictReader(open(os.path.join(d, f"steps_{sc}.csv"))))
+        pre = [r for r in rows if int(r["prefill_seqs"]) > 0]
+        later = [float(r["gpu_us"]) for r in pre[1:]]
+        model = statistics.median(float(r["predicted_gpu_us"]) for r in pre[1:])
+        kind = "mixed with one decode" if any(int(r["seqs"]) > 1 for r in pre[1:]) else "alone"
+        med = statistics.median(later)
+        print(f"| {stem} | {float(pre[0]['gpu_us']) / 1e3:.2f} ms | {med / 1e3:.2f} ms ({kind}, {len(later)}) | "
+              f"{model / 1e3:.2f} ms | {med / model:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
