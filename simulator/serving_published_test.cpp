@@ -1,0 +1,123 @@
+// Predicted vs published single-request serving latency (docs/serving.md, "Published batch-1
+// latency"). Nothing here is fitted to these numbers: each row runs as `infraplan simulate serve`
+// would, with the GPU's embedded profile, the engine preset `tensorrt-llm` and the power limiter as
+// by default.
+//
+// TensorRT-LLM v0.5 "Low Latency" (docs/source/performance.md of the TensorRT-LLM repository):
+// first-token latency of gptSessionBenchmark at batch size 1, one output token; H100 rows fp8
+// weights and fp8 KV cache, A100 rows fp16 (run here as bf16: the same bytes and tensor-core rate).
+// NVIDIA NIM 1.8.0 for Llama-3.3-70B-Instruct (NIM LLM benchmarking docs, "Performance"): fp8 on
+// 2 × H100 80 GB with TP 2, concurrency 1, TTFT and ITL as AIPerf reports them at the client.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iterator>
+
+#include "common/json_util.hpp"
+#include "simulator/cost_setup.hpp"
+#include "simulator/serving_sim.hpp"
+#include "strategies/scenario.hpp"
+
+using namespace infraplan;
+using namespace infraplan::sim::serve;
+
+namespace {
+
+struct PublishedRow {
+  const char* source;
+  const char* cluster;
+  const char* model;
+  int tp;
+  const char* weights;  // weights and KV cache format
+  std::int64_t prompt, output;
+  double ttft_ms, itl_ms;  // itl_ms 0: not published
+};
+
+const PublishedRow kRows[] = {
+    {"TensorRT-LLM v0.5", "dgx-h100", "llama2-7b", 1, "fp8", 128, 1, 7, 0},
+    {"TensorRT-LLM v0.5", "dgx-h100", "llama2-7b", 1, "fp8", 2048, 1, 36, 0},
+    {"TensorRT-LLM v0.5", "dgx-h100", "llama2-70b", 4, "fp8", 128, 1, 26, 0},
+    {"TensorRT-LLM v0.5", "dgx-h100", "llama2-70b", 4, "fp8", 2048, 1, 109, 0},
+    {"TensorRT-LLM v0.5", "dgx-a100-80gb", "llama2-7b", 1, "bf16", 128, 1, 16, 0},
+    {"TensorRT-LLM v0.5", "dgx-a100-80gb", "llama2-7b", 1, "bf16", 2048, 1, 133, 0},
+    {"TensorRT-LLM v0.5", "dgx-a100-80gb", "llama2-70b", 4, "bf16", 128, 1, 47, 0},
+    {"TensorRT-LLM v0.5", "dgx-a100-80gb", "llama2-70b", 4, "bf16", 2048, 1, 377, 0},
+    {"NIM 1.8.0", "dgx-h100", "llama3-70b", 2, "fp8", 500, 2000, 47.77, 18.91},
+    {"NIM 1.8.0", "dgx-h100", "llama3-70b", 2, "fp8", 5000, 500, 406.77, 18.58},
+};
+
+struct Predicted {
+  double ttft_ms, itl_ms, two_tokens_ms;
+};
+
+Predicted predict(const PublishedRow& row) {
+  auto run = [&](std::int64_t output, int requests) {
+    const Json j = {{"name", "published"},
+                    {"model", row.model},
+                    {"cluster", {{"preset", row.cluster}, {"gpus_per_node", row.tp}}},
+                    {"seed", 1},
+                    {"serving",
+                     {{"replicas", 1},
+                      {"tp", row.tp},
+                      {"weights", row.weights},
+                      {"kv_dtype", row.weights},
+                      {"engine", "tensorrt-llm"}}},
+                    {"workload",
+                     {{"requests", requests},
+                      {"arrival", {{"type", "closed"}, {"concurrency", 1}}},
+                      {"prompt_tokens", row.prompt},
+                      {"output_tokens", output}}}};
+    const auto sc = strat::scenario_from_json(j, "published row");
+    const auto setup = serving_setup_from_scenario(sc);
+    auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, false);
+    SimOptions o;
+    o.keep_requests = false;
+    o.power_limited = cs.cost->has_power_limiter();
+    return simulate_serving(setup, *cs.cost, o).metrics;
+  };
+  const auto m = run(row.output, 4);
+  // The first two tokens of one request: its prefill and one decode step (a diagnostic below).
+  const auto two = run(2, 4);
+  return {m.ttft_ms.p50, m.itl_ms.p50, two.e2e_ms.p50};
+}
+
+TEST(ServingPublished, BatchOneLatency) {
+  std::printf(
+      "| source | GPUs | model | TP | format | prompt | published TTFT | predicted | error | first two "
+      "tokens | "
+      "error | published ITL | predicted | error "
+      "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  double sum_ttft = 0, sum_short = 0, sum_long = 0, sum_itl = 0;
+  int n_short = 0, n_long = 0, n_itl = 0;
+  for (const auto& row : kRows) {
+    const Predicted p = predict(row);
+    ASSERT_TRUE(std::isfinite(p.ttft_ms) && p.ttft_ms > 0) << row.model;
+    const double e = p.ttft_ms / row.ttft_ms - 1, e2 = p.two_tokens_ms / row.ttft_ms - 1;
+    std::printf("| %s | %s | %s | %d | %s | %lld | %.1f ms | %.1f ms | %+.1f%% | %.1f ms | %+.1f%% |",
+                row.source, row.cluster, row.model, row.tp, row.weights, (long long)row.prompt, row.ttft_ms,
+                p.ttft_ms, 100 * e, p.two_tokens_ms, 100 * e2);
+    if (row.itl_ms > 0) {
+      const double ei = p.itl_ms / row.itl_ms - 1;
+      std::printf(" %.2f ms | %.2f ms | %+.1f%% |\n", row.itl_ms, p.itl_ms, 100 * ei);
+      sum_itl += std::abs(ei), ++n_itl;
+    } else {
+      std::printf(" — | — | |\n");
+    }
+    sum_ttft += std::abs(e);
+    (row.prompt <= 512 ? sum_short : sum_long) += std::abs(e);
+    ++(row.prompt <= 512 ? n_short : n_long);
+  }
+  const double n = double(std::size(kRows));
+  std::printf(
+      "TTFT mean |error| %.1f%% (prompts of 128-500 tokens: %.1f%% over %d rows; 2048-5000: %.1f%% over %d); "
+      "ITL %.1f%% over %d\n",
+      100 * sum_ttft / n, 100 * sum_short / n_short, n_short, 100 * sum_long / n_long, n_long,
+      100 * sum_itl / n_itl, n_itl);
+  // Not the serving targets: the state documented in docs/serving.md, held so that a change shows.
+  EXPECT_LT(sum_ttft / n, 0.30);
+  EXPECT_LT(sum_long / n_long, 0.15);
+  EXPECT_LT(sum_itl / n_itl, 0.15);
+}
+
+}  // namespace
