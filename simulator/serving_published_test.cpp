@@ -25,6 +25,18 @@ using namespace infraplan::sim::serve;
 
 namespace {
 
+/// The metrics `infraplan simulate serve` gives a scenario: the GPU's embedded profile, the power
+/// limiter as by default.
+ServingMetrics simulate_as_cli(const Json& scenario) {
+  const auto sc = strat::scenario_from_json(scenario, "published row");
+  const auto setup = serving_setup_from_scenario(sc);
+  auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, false);
+  SimOptions o;
+  o.keep_requests = false;
+  o.power_limited = cs.cost->has_power_limiter();
+  return simulate_serving(setup, *cs.cost, o).metrics;
+}
+
 struct PublishedRow {
   const char* source;
   const char* cluster;
@@ -69,13 +81,7 @@ Predicted predict(const PublishedRow& row) {
                       {"arrival", {{"type", "closed"}, {"concurrency", 1}}},
                       {"prompt_tokens", row.prompt},
                       {"output_tokens", output}}}};
-    const auto sc = strat::scenario_from_json(j, "published row");
-    const auto setup = serving_setup_from_scenario(sc);
-    auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, false);
-    SimOptions o;
-    o.keep_requests = false;
-    o.power_limited = cs.cost->has_power_limiter();
-    return simulate_serving(setup, *cs.cost, o).metrics;
+    return simulate_as_cli(j);
   };
   const auto m = run(row.output, 4);
   // The first two tokens of one request: its prefill and one decode step (a diagnostic below).
@@ -168,13 +174,7 @@ TEST(ServingPublished, PeakThroughputOfStaticBatches) {
                       {"arrival", {{"type", "fixed"}, {"rate_per_s", 1e6}}},
                       {"prompt_tokens", row.prompt},
                       {"output_tokens", row.output}}}};
-    const auto sc = strat::scenario_from_json(j, "published row");
-    const auto setup = serving_setup_from_scenario(sc);
-    auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, false);
-    SimOptions o;
-    o.keep_requests = false;
-    o.power_limited = cs.cost->has_power_limiter();
-    const auto m = simulate_serving(setup, *cs.cost, o).metrics;
+    const auto m = simulate_as_cli(j);
     const double pred = m.output_tokens_per_s / row.tp, e = pred / row.tokens_per_gpu - 1;
     ASSERT_TRUE(std::isfinite(pred) && pred > 0) << row.model;
     EXPECT_EQ(m.preemptions, 0) << row.model << " batch " << row.batch;
@@ -230,13 +230,7 @@ TEST(ServingPublished, VllmBatchOfEightLatency) {
                       {"arrival", {{"type", "fixed"}, {"rate_per_s", 1e6}}},
                       {"prompt_tokens", 32},
                       {"output_tokens", 128}}}};
-    const auto sc = strat::scenario_from_json(j, "published row");
-    const auto setup = serving_setup_from_scenario(sc);
-    auto cs = sim::make_cost_setup(sc.cluster.gpu, sc.profile, false);
-    SimOptions o;
-    o.keep_requests = false;
-    o.power_limited = cs.cost->has_power_limiter();
-    const auto m = simulate_serving(setup, *cs.cost, o).metrics;
+    const auto m = simulate_as_cli(j);
     const double pred = m.e2e_ms.p50, e = pred / row.median_ms - 1;
     ASSERT_TRUE(std::isfinite(pred) && pred > 0) << row.model;
     std::printf("| %s | %s | %d | %.1f ms | %.1f ms | %+.1f%% | %.2f ms | %.2f ms |\n", row.cluster,

@@ -14,13 +14,7 @@ import statistics
 import subprocess
 import sys
 
-MODELS = {  # file stem -> (hidden, q+kv width, ffn): the GEMM shapes of one layer
-    "llama2-7b": (4096, 4096 * 3, 11008),
-    "llama3-8b": (4096, 4096 + 2 * 1024, 14336),
-    "llama2-13b": (5120, 5120 * 3, 13824),
-    "llama_phi3_medium_shape": (5120, 5120 + 2 * 1280, 17920),
-}
-SCENARIOS = {
+SCENARIOS = {  # model stem of the step files -> its `single` serving scenario
     "llama2-7b": "bench_llama2_7b_h200_single",
     "llama3-8b": "bench_llama3_8b_h200_single",
     "llama2-13b": "bench_llama2_13b_h200_single",
@@ -77,13 +71,12 @@ def main(argv):
     d = argv[1] if len(argv) > 1 else "docs/data/engine/prefill_shapes/start2"
     print("| model | qkv | o | gate-up | down | four GEMMs, measured / model |")
     print("|---|---|---|---|---|---|")
-    for stem, (h, qkv, ffn) in MODELS.items():
-        run = json.load(open(os.path.join(d, f"prefill512_{stem}.json")))["runs"][0]["prefill"]
+    for stem in SCENARIOS:
+        j = json.load(open(os.path.join(d, f"prefill512_{stem}.json")))
+        run = j["runs"][0]["prefill"]
         per = {k["kernel"]: k["seconds"] * 1e6 / k["count"] for k in run["kernels"]}
-        shapes = {"gemm_qkv": (512, qkv, h), "gemm_o": (512, h, h), "gemm_gate_up": (512, 2 * ffn, h),
-                  "gemm_down": (512, h, ffn)}
         cells, meas, model = [], 0.0, 0.0
-        for name, s in shapes.items():
+        for name, s in layer_shapes(j["model"], run["tokens"]).items():
             p = cost_us(exe, *s)
             cells.append(f"{per[name]:.1f} / {p:.1f} µs")
             meas += per[name]
