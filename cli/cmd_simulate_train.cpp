@@ -172,11 +172,18 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
-  std::printf("%s: %s on %s (%d GPUs), tp=%d pp=%d dp=%d cp=%d ep=%d zero=%d sp=%s, %s, %s, recompute %s, framework %s\n",
-              sc.name.c_str(), sc.model.name.c_str(), sc.cluster.name.c_str(), sc.cluster.total_gpus(), t.tp,
-              t.pp, t.dp, t.cp, t.ep, t.zero, t.sp ? "on" : "off", strat::pp_schedule_name(t.pp_schedule),
-              strat::precision_name(t.precision), model::recompute_name(t.recompute),
-              strat::framework_name(strat::framework_of(t)));
+  std::printf(
+      "%s: %s on %s (%d GPUs), tp=%d pp=%d dp=%d cp=%d ep=%d zero=%d sp=%s, %s, %s, recompute %s, framework "
+      "%s\n",
+      sc.name.c_str(), sc.model.name.c_str(), sc.cluster.name.c_str(), sc.cluster.total_gpus(), t.tp, t.pp,
+      t.dp, t.cp, t.ep, t.zero, t.sp ? "on" : "off", strat::pp_schedule_name(t.pp_schedule),
+      strat::precision_name(t.precision),
+      (std::string(model::recompute_name(t.recompute)) +
+       (strat::partial_recompute(t)
+            ? " (first " + std::to_string(t.recompute_layers) + " layers of each chunk)"
+            : ""))
+          .c_str(),
+      strat::framework_name(strat::framework_of(t)));
   std::printf(
       "global batch %lld × %lld tokens, %lld micro-batches of %lld; cost model: %s; %s mode (%zu lanes, %zu "
       "ops)\n\n",

@@ -116,14 +116,24 @@ TrainingEstimate estimate_once(const model::ModelSpec& m, const hw::Cluster& c, 
   const bool moe = m.moe.enabled();
   const auto moe_f = moe ? strat::layer_forward_ops(ctx, m.layers - 1) : dense_f;
   const auto moe_b = moe ? strat::layer_backward_ops(ctx, m.layers - 1) : dense_b;
+  // recompute_layers: the layers a chunk does not checkpoint run the plain layer's ops.
+  const bool partial = strat::partial_recompute(t);
+  const strat::TrainingConfig plain_t = strat::without_recompute(t);
+  const strat::OpContext plain_ctx(m, partial ? plain_t : t, cost);
+  const auto plain_f = partial ? strat::layer_forward_ops(plain_ctx, 0) : dense_f;
+  const auto plain_b = partial ? strat::layer_backward_ops(plain_ctx, 0) : dense_b;
+  const auto plain_moe_f = partial && moe ? strat::layer_forward_ops(plain_ctx, m.layers - 1) : moe_f;
+  const auto plain_moe_b = partial && moe ? strat::layer_backward_ops(plain_ctx, m.layers - 1) : moe_b;
   const auto emb_f = strat::embedding_forward_ops(ctx), emb_b = strat::embedding_backward_ops(ctx);
   const auto head_f = strat::head_forward_ops(ctx), head_b = strat::head_backward_ops(ctx);
   // Weight-gradient parts (zero-bubble schedules): their time per template.
-  strat::SplitBackward dense_s, moe_s, emb_s, head_s;
+  strat::SplitBackward dense_s, moe_s, emb_s, head_s, plain_s, plain_moe_s;
   if (split) {
     dense_s = strat::split_backward(dense_b), emb_s = strat::split_backward(emb_b);
     head_s = strat::split_backward(head_b);
     moe_s = moe ? strat::split_backward(moe_b) : dense_s;
+    plain_s = partial ? strat::split_backward(plain_b) : dense_s;
+    plain_moe_s = partial && moe ? strat::split_backward(plain_moe_b) : moe_s;
   }
 
   double t_max = 0;
@@ -156,7 +166,7 @@ TrainingEstimate estimate_once(const model::ModelSpec& m, const hw::Cluster& c, 
         host += strat::host_seconds(ctx, head_f, true, false) + strat::host_seconds(ctx, head_b, false, false);
         tensors += strat::param_tensors_of_head(m, t);
       }
-      std::int64_t n_moe = 0;
+      std::int64_t n_moe = 0, n_plain = 0, n_plain_moe = 0;  // n_plain*: not checkpointed
       for (std::int64_t l = r.first; l < r.first + r.count; ++l) {
         auto lp = strat::layer_params_on_rank(m, t, l);
         if (l == 0) lp.dense += strat::embedding_params_on_rank(m, t).dense;
@@ -166,18 +176,31 @@ TrainingEstimate estimate_once(const model::ModelSpec& m, const hw::Cluster& c, 
         if (layers == 0) ag_first = ag;
         ag_total += ag;
         ++layers;
-        if (moe && l >= m.moe.dense_layers) ++n_moe;
         const bool lm = moe && l >= m.moe.dense_layers;
-        host += strat::host_seconds(ctx, lm ? moe_f : dense_f, true, true) +
-                strat::host_seconds(ctx, lm ? moe_b : dense_b, false, true);
+        const bool plain = partial && !strat::layer_checkpointed(t, l - r.first);
+        if (lm)
+          ++(plain ? n_plain_moe : n_moe);
+        else if (plain)
+          ++n_plain;
+        const strat::OpContext& lc = plain ? plain_ctx : ctx;
+        host += strat::host_seconds(lc, lm ? (plain ? plain_moe_f : moe_f) : (plain ? plain_f : dense_f),
+                                    true, true) +
+                strat::host_seconds(lc, lm ? (plain ? plain_moe_b : moe_b) : (plain ? plain_b : dense_b),
+                                    false, true);
         tensors += strat::param_tensors_of_layer(m, t, l);
       }
       if (ctx.host.pass) host += ctx.host.pass->first + ctx.host.pass->second;  // one compiled call each way
-      add(f, pr.run(dense_f, rank), double(r.count - n_moe)), add(b, pr.run(dense_b, rank), double(r.count - n_moe));
-      if (n_moe) add(f, pr.run(moe_f, rank), double(n_moe)), add(b, pr.run(moe_b, rank), double(n_moe));
-      if (split)
-        w += double(r.count - n_moe) * pr.run(dense_s.weight, rank).span +
-             double(n_moe) * pr.run(moe_s.weight, rank).span;
+      const double n_dense = double(r.count - n_moe - n_plain - n_plain_moe);
+      auto layers_of = [&](const std::vector<strat::OpTemplate>& lf, const std::vector<strat::OpTemplate>& lb,
+                           const strat::SplitBackward& ls, double n) {
+        if (n <= 0) return;
+        add(f, pr.run(lf, rank), n), add(b, pr.run(lb, rank), n);
+        if (split) w += n * pr.run(ls.weight, rank).span;
+      };
+      layers_of(dense_f, dense_b, dense_s, n_dense);
+      layers_of(moe_f, moe_b, moe_s, double(n_moe));
+      layers_of(plain_f, plain_b, plain_s, double(n_plain));
+      layers_of(plain_moe_f, plain_moe_b, plain_moe_s, double(n_plain_moe));
     }
     const strat::CommOp grad_op = t.zero >= 1 ? strat::CommOp::ReduceScatter : strat::CommOp::AllReduce;
     grad_dense = pr.comm_seconds(grad_op, params.dense * gb, shard_group, rank);

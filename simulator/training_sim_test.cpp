@@ -207,6 +207,51 @@ TEST(TrainingSim, RecomputeTradesTimeForMemory) {
   EXPECT_LT(r[model::Recompute::Full].peak_bytes, r[model::Recompute::None].peak_bytes);
 }
 
+// recompute_layers (Megatron-LM's --recompute-num-layers, block method): the first N layers of
+// each model chunk are checkpointed, the rest keep their activations. Time and activation memory
+// then lie between no and full recompute, in proportion to N, in the simulation and the estimate.
+TEST(TrainingSim, RecomputeOfSomeLayersLiesBetweenNoneAndFull) {
+  Fixture f("dgx-h100", 1);
+  const auto m = uniform_model(16);
+  auto run = [&](model::Recompute rc, std::int64_t layers, int pp, bool estimate) {
+    strat::TrainingConfig t = cfg(1, pp, 8);
+    t.dp = 8 / pp, t.global_batch = 8 * (8 / pp), t.recompute = rc, t.recompute_layers = layers;
+    strat::resolve_training(t, m, f.c);
+    if (estimate) {
+      const auto e = estimate_training(m, f.c, t, f.cost, f.comm);
+      return std::make_pair(e.iteration_time_s, e.peak_bytes);
+    }
+    TrainingOptions o;
+    o.mode = Mode::Symmetric;
+    const auto r = simulate_training(m, f.c, t, f.cost, f.comm, o);
+    return std::make_pair(r.iteration_time_s, r.ledger.line("activations"));
+  };
+  for (int pp : {1, 2}) {
+    for (bool estimate : {false, true}) {
+      SCOPED_TRACE(std::string(estimate ? "estimate" : "simulation") + ", pp " + std::to_string(pp));
+      const auto none = run(model::Recompute::None, 0, pp, estimate);
+      const auto full = run(model::Recompute::Full, 0, pp, estimate);
+      const auto half = run(model::Recompute::Full, 8 / pp, pp, estimate);
+      const auto quarter = run(model::Recompute::Full, 4 / pp, pp, estimate);
+      // As many layers as a chunk holds (or more) is full recompute.
+      const auto all = run(model::Recompute::Full, 16, pp, estimate);
+      EXPECT_DOUBLE_EQ(all.first, full.first);
+      EXPECT_DOUBLE_EQ(all.second, full.second);
+      EXPECT_LT(none.first, quarter.first);
+      EXPECT_LT(quarter.first, half.first);
+      EXPECT_LT(half.first, full.first);
+      // Each checkpointed layer adds the same recomputed forward: half the layers, half the cost.
+      EXPECT_NEAR((half.first - none.first) / (full.first - none.first), 0.5, 0.05);
+      if (!estimate) {
+        EXPECT_GT(none.second, quarter.second);
+        EXPECT_GT(quarter.second, half.second);
+        EXPECT_GT(half.second, full.second);
+        EXPECT_NEAR((none.second - half.second) / (none.second - full.second), 0.5, 0.05);
+      }
+    }
+  }
+}
+
 TEST(TrainingSim, MoeAndContextParallelRun) {
   Fixture f("dgx-h100", 2);
   const auto m = model::preset("mixtral-8x7b");
@@ -237,6 +282,22 @@ TEST(TrainingSim, InvalidConfigsNameTheFieldAndChoices) {
     EXPECT_NE(std::string(e.what()).find("training.tp=3"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("try 1, 2, 4, 8"), std::string::npos);
   }
+  auto refused = [&](model::Recompute rc, std::int64_t layers) {
+    strat::TrainingConfig u;
+    u.recompute = rc, u.recompute_layers = layers;
+    try {
+      strat::resolve_training(u, m, f.c);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(
+      refused(model::Recompute::Selective, 4).find("training.recompute_layers=4 needs recompute \"full\""),
+      std::string::npos);
+  EXPECT_NE(refused(model::Recompute::Full, 33).find("training.recompute_layers=33 exceeds layers=32"),
+            std::string::npos);
+  EXPECT_EQ(refused(model::Recompute::Full, 32), "");
 }
 
 }  // namespace

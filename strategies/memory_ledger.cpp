@@ -181,14 +181,22 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
     return model::activation_bytes_per_layer(m, t.seq_len, t.micro_batch, o, l);
   };
   double per_mb = 0;
-  for (std::int64_t l : layers) per_mb += layer_bytes(l, t.recompute);
+  std::int64_t checkpointed = 0;  // layers recomputed in full (recompute_layers may leave some out)
+  for (std::int64_t l : layers) {
+    const bool ck = layer_checkpointed(t, pl.position_in_chunk(l));
+    per_mb += layer_bytes(l, ck ? t.recompute : model::Recompute::None);
+    checkpointed += ck;
+  }
   const double inflight = inflight_microbatches(t, stage);
+  std::string rc = model::recompute_name(t.recompute);
+  if (partial_recompute(t))
+    rc += " on " + std::to_string(checkpointed) + " of " + std::to_string(n_layers) + " layers";
   std::snprintf(note, sizeof note,
                 "%lld layers × %.2f GiB per micro-batch × %.2f in flight (%s, recompute %s)",
                 static_cast<long long>(n_layers), per_mb / double(std::max<std::int64_t>(n_layers, 1)) / GiB,
-                inflight, pp_schedule_name(t.pp_schedule), model::recompute_name(t.recompute));
+                inflight, pp_schedule_name(t.pp_schedule), rc.c_str());
   L.lines.push_back({"activations", per_mb * inflight, note});
-  if (t.recompute == model::Recompute::Full && n_layers > 0)
+  if (t.recompute == model::Recompute::Full && checkpointed > 0)
     L.lines.push_back({"recompute_working_set", layer_bytes(first, model::Recompute::None),
                        "one layer's full activations rebuilt during backward"});
   const double tokens = double(t.seq_len) / t.cp * double(t.micro_batch);
@@ -218,7 +226,8 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   }
   // With DDP (dp·cp > 1) the reducer's gradient buckets live for the whole step: no phases.
   if (eager_grads && t.zero < 2 && std::int64_t(t.dp) * t.cp == 1) {
-    if (t.recompute == model::Recompute::Full && is_eager(framework_of(t)) && n_layers > 0) {
+    if (t.recompute == model::Recompute::Full && is_eager(framework_of(t)) && n_layers > 0 &&
+        checkpointed == n_layers) {
       // Under autocast the weight casts live in autocast's cache until the forward's context
       // exits: with checkpointing nothing else holds them, so backward meets only the LM head's
       // cast (kept by the loss's saved tensors) and, while a block is rebuilt, that block's.

@@ -17,6 +17,12 @@ PipelineLayout::Place PipelineLayout::place(int k, std::int64_t mb, std::int64_t
   return {k % p_, k / p_};
 }
 
+std::int64_t PipelineLayout::position_in_chunk(std::int64_t layer) const {
+  for (const LayerRange& r : ranges_)
+    if (layer >= r.first && layer < r.first + r.count) return layer - r.first;
+  return layer;
+}
+
 std::int64_t PipelineLayout::layers_on_stage(int stage) const {
   std::int64_t n = 0;
   for (int s = 0; s < slots_; ++s) n += slot_layers(stage, s).count;

@@ -51,6 +51,8 @@ class PipelineLayout {
   bool reversed(std::int64_t mb, std::int64_t micro_batches) const { return dual_ && 2 * mb >= micro_batches; }
   bool holds_embedding(int k) const { return k == 0; }
   bool holds_head(int k) const { return k == chunks() - 1; }
+  /// Position of global layer `layer` inside the model chunk that holds it (0 = the chunk's first).
+  std::int64_t position_in_chunk(std::int64_t layer) const;
   /// Transformer layers held by rank `stage` over all its slots.
   std::int64_t layers_on_stage(int stage) const;
   /// Transformer layers of slot `slot` on rank `stage`.

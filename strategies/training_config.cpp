@@ -66,30 +66,48 @@ const char* optimizer_name(Optimizer o) {
 }
 
 Json TrainingConfig::to_json() const {
-  return {{"seq_len", seq_len},
-          {"global_batch", global_batch},
-          {"micro_batch", micro_batch},
-          {"tp", tp},
-          {"pp", pp},
-          {"dp", dp},
-          {"cp", cp},
-          {"ep", ep},
-          {"sp", sp},
-          {"zero", zero},
-          {"pp_schedule", pp_schedule_name(pp_schedule)},
-          {"pp_virtual_stages", pp_virtual_stages},
-          {"pp_layers", pp_layers},
-          {"dp_shard", dp_shard},
-          {"train_tokens", train_tokens},
-          {"recompute", model::recompute_name(recompute)},
-          {"precision", precision_name(precision)},
-          {"optimizer", optimizer_name(optimizer)},
-          {"flash_attention", flash_attention},
-          {"moe_imbalance", moe_imbalance},
-          {"host_dispatch", host_dispatch_name(host_dispatch)},
-          {"framework", framework_name(framework_of(*this))},
-          {"dp_buckets", dp_buckets_name(dp_buckets)},
-          {"dp_bucket_mib", dp_bucket_mib}};
+  Json j = {{"seq_len", seq_len},
+            {"global_batch", global_batch},
+            {"micro_batch", micro_batch},
+            {"tp", tp},
+            {"pp", pp},
+            {"dp", dp},
+            {"cp", cp},
+            {"ep", ep},
+            {"sp", sp},
+            {"zero", zero},
+            {"pp_schedule", pp_schedule_name(pp_schedule)},
+            {"pp_virtual_stages", pp_virtual_stages},
+            {"pp_layers", pp_layers},
+            {"dp_shard", dp_shard},
+            {"train_tokens", train_tokens},
+            {"recompute", model::recompute_name(recompute)},
+            {"precision", precision_name(precision)},
+            {"optimizer", optimizer_name(optimizer)},
+            {"flash_attention", flash_attention},
+            {"moe_imbalance", moe_imbalance},
+            {"host_dispatch", host_dispatch_name(host_dispatch)},
+            {"framework", framework_name(framework_of(*this))},
+            {"dp_buckets", dp_buckets_name(dp_buckets)},
+            {"dp_bucket_mib", dp_bucket_mib}};
+  if (recompute_layers > 0) j["recompute_layers"] = recompute_layers;
+  return j;
+}
+
+bool layer_checkpointed(const TrainingConfig& t, std::int64_t index_in_chunk) {
+  if (t.recompute != model::Recompute::Full || t.recompute_layers <= 0) return true;
+  return index_in_chunk < t.recompute_layers;
+}
+
+bool partial_recompute(const TrainingConfig& t) {
+  return t.recompute == model::Recompute::Full && t.recompute_layers > 0;
+}
+
+TrainingConfig without_recompute(const TrainingConfig& t) {
+  TrainingConfig plain = t;
+  plain.recompute = model::Recompute::None;
+  plain.recompute_layers = 0;
+  return plain;
 }
 
 const char* dp_buckets_name(DpBuckets b) { return b == DpBuckets::Copy ? "copy" : "views"; }
@@ -115,10 +133,31 @@ const char* host_dispatch_name(HostDispatch h) {
 
 TrainingConfig training_from_json(const Json& j, const std::string& path) {
   JsonObject o(j, path);
-  o.reject_unknown({"seq_len", "global_batch", "micro_batch", "tp", "pp", "dp", "cp", "ep", "sp", "zero",
-                    "pp_schedule", "pp_virtual_stages", "recompute", "precision", "optimizer",
-                    "flash_attention", "moe_imbalance", "host_dispatch", "framework", "pp_layers", "dp_shard",
-                    "train_tokens", "dp_buckets", "dp_bucket_mib"});
+  o.reject_unknown({"seq_len",
+                    "global_batch",
+                    "micro_batch",
+                    "tp",
+                    "pp",
+                    "dp",
+                    "cp",
+                    "ep",
+                    "sp",
+                    "zero",
+                    "pp_schedule",
+                    "pp_virtual_stages",
+                    "recompute",
+                    "precision",
+                    "optimizer",
+                    "flash_attention",
+                    "moe_imbalance",
+                    "host_dispatch",
+                    "framework",
+                    "pp_layers",
+                    "dp_shard",
+                    "train_tokens",
+                    "dp_buckets",
+                    "dp_bucket_mib",
+                    "recompute_layers"});
   TrainingConfig t;
   namespace L = limits;
   t.seq_len = o.get_int_min("seq_len", t.seq_len, 1, L::kMaxSeqTokens);
@@ -138,6 +177,7 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   t.pp_virtual_stages =
       int(o.get_int_min("pp_virtual_stages", t.pp_schedule == PpSchedule::Interleaved ? 2 : 1, 1, L::kMaxLayers));
   t.recompute = model::parse_recompute(o.get_string("recompute", "none"), o.field("recompute"));
+  t.recompute_layers = o.get_int_min("recompute_layers", 0, 0, L::kMaxLayers);
   std::string p = o.get_choice("precision", "bf16-mixed", precision_names());
   for (auto q : {Precision::BF16Mixed, Precision::FP16Mixed, Precision::AmpBF16, Precision::BF16Pure,
                  Precision::FP8Mixed})
@@ -291,6 +331,17 @@ Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw
   if (!t.pp_layers.empty() || t.pp_schedule == PpSchedule::Interleaved ||
       t.pp_schedule == PpSchedule::DualPipe)
     pipeline_layout(m, t);  // validates pp_layers (count, sum, empty chunks)
+  if (t.recompute_layers > 0) {
+    if (t.recompute != model::Recompute::Full)
+      fail("training.recompute_layers=" + std::to_string(t.recompute_layers) +
+           " needs recompute \"full\" (it counts the checkpointed layers of each model chunk); recompute is "
+           "\"" +
+           model::recompute_name(t.recompute) + "\"; valid: 0 (every layer) or 1.." +
+           std::to_string(m.layers) + " with recompute \"full\"");
+    if (t.recompute_layers > m.layers)
+      fail("training.recompute_layers=" + std::to_string(t.recompute_layers) + " exceeds layers=" +
+           std::to_string(m.layers) + "; valid: 0 (every layer) to " + std::to_string(m.layers));
+  }
   if (t.dp_shard == 0) t.dp_shard = t.dp;
   if (t.dp % t.dp_shard != 0)
     fail("training.dp_shard=" + std::to_string(t.dp_shard) + " does not divide dp=" + std::to_string(t.dp) +

@@ -67,6 +67,10 @@ struct TrainingConfig {
   /// parameter (Chinchilla-optimal, Hoffmann et al. 2022), see training_goodput.hpp.
   double train_tokens = 0;
   model::Recompute recompute = model::Recompute::None;
+  /// With recompute full: how many layers of each model chunk are checkpointed, the chunk's first
+  /// ones (Megatron-LM's --recompute-num-layers with the block method); the others keep their
+  /// activations. 0 (default): every layer. Scenario key "recompute_layers".
+  std::int64_t recompute_layers = 0;
   Precision precision = Precision::BF16Mixed;
   Optimizer optimizer = Optimizer::AdamW;
   bool flash_attention = true;
@@ -105,6 +109,15 @@ struct Warnings {
 /// Fills derived fields (dp from the GPU count, global_batch default) and checks the config
 /// against the model and cluster; throws infraplan::Error naming the field and valid choices.
 Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw::Cluster& c);
+
+/// Whether the layer at position `index_in_chunk` of its model chunk is recomputed as
+/// `t.recompute` says (always, unless recompute_layers leaves it out of a full recompute).
+bool layer_checkpointed(const TrainingConfig& t, std::int64_t index_in_chunk);
+/// Whether recompute_layers is set (with recompute full): a chunk's layers past that count keep
+/// their activations.
+bool partial_recompute(const TrainingConfig& t);
+/// The config the layers left out of a partial recompute run with (recompute none).
+TrainingConfig without_recompute(const TrainingConfig& t);
 
 /// Divisors of n (for "try 1, 2, 4, 8" hints).
 std::vector<std::int64_t> divisors(std::int64_t n);

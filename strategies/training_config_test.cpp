@@ -89,6 +89,13 @@ TEST(TrainingConfig, JsonErrorsNameTheField) {
             std::string::npos);
   EXPECT_NE(err(R"({"micro_bacth": 2})").find("did you mean 'micro_batch'"), std::string::npos);
   EXPECT_NE(err(R"({"precision": "fp4"})").find("bf16-mixed"), std::string::npos);
+  EXPECT_NE(err(R"({"recompute_layers": -1})").find("training.recompute_layers=-1 is invalid"),
+            std::string::npos);
+  // The key round-trips, and a config without it writes no such key (outputs stay as they were).
+  const TrainingConfig t = training_from_json(Json::parse(R"({"recompute": "full", "recompute_layers": 3})"));
+  EXPECT_EQ(t.recompute_layers, 3);
+  EXPECT_EQ(t.to_json().at("recompute_layers"), 3);
+  EXPECT_FALSE(training_from_json(Json::parse("{}")).to_json().contains("recompute_layers"));
 }
 
 TEST(Scenario, ParsesAndReportsErrorsWithOrigin) {

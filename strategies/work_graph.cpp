@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "hardware/framework_costs.hpp"
 #include "common/error.hpp"
@@ -95,23 +96,30 @@ struct Templates {
 
 class GraphBuilder {
  public:
-  GraphBuilder(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t, const hw::CostModel& cost,
-               const WorkGraphOptions& o)
-      : m_(m), t_(t), o_(o), layout_(t), pl_(pipeline_layout(m, t)), ctx_(m, t, cost, o.cp_all_to_all), cost_(cost) {
+  GraphBuilder(const model::ModelSpec& m, const hw::Cluster& c, const TrainingConfig& t,
+               const hw::CostModel& cost, const WorkGraphOptions& o)
+      : m_(m),
+        t_(t),
+        o_(o),
+        layout_(t),
+        pl_(pipeline_layout(m, t)),
+        ctx_(m, t, cost, o.cp_all_to_all),
+        cost_(cost),
+        plain_t_(without_recompute(t)) {
     (void)c;
-    tp_.dense_f = layer_forward_ops(ctx_, 0);
-    tp_.dense_b = layer_backward_ops(ctx_, 0);
-    if (m.moe.enabled()) {
-      tp_.moe_f = layer_forward_ops(ctx_, m.layers - 1);
-      tp_.moe_b = layer_backward_ops(ctx_, m.layers - 1);
+    const bool split = t.pp_schedule == PpSchedule::ZBH1 || t.pp_schedule == PpSchedule::DualPipe;
+    layer_templates(ctx_, split, tp_);
+    // recompute_layers: the layers a chunk does not checkpoint run the plain layer's ops (and
+    // their host costs).
+    if (partial_recompute(t)) {
+      plain_ctx_.emplace(m, plain_t_, cost, o.cp_all_to_all);
+      layer_templates(*plain_ctx_, split, plain_tp_);
     }
     tp_.emb_f = embedding_forward_ops(ctx_);
     tp_.emb_b = embedding_backward_ops(ctx_);
     tp_.head_f = head_forward_ops(ctx_);
     tp_.head_b = head_backward_ops(ctx_);
-    if (t.pp_schedule == PpSchedule::ZBH1 || t.pp_schedule == PpSchedule::DualPipe) {
-      tp_.dense_s = split_backward(tp_.dense_b);
-      if (m.moe.enabled()) tp_.moe_s = split_backward(tp_.moe_b);
+    if (split) {
       tp_.emb_s = split_backward(tp_.emb_b);
       tp_.head_s = split_backward(tp_.head_b);
     }
@@ -213,12 +221,33 @@ class GraphBuilder {
 
   bool moe_layer(std::int64_t layer) const { return m_.moe.enabled() && layer >= m_.moe.dense_layers; }
 
+  /// Forward and backward templates of a dense and (for MoE models) an MoE layer.
+  void layer_templates(const OpContext& ctx, bool split, Templates& out) const {
+    out.dense_f = layer_forward_ops(ctx, 0);
+    out.dense_b = layer_backward_ops(ctx, 0);
+    if (m_.moe.enabled()) {
+      out.moe_f = layer_forward_ops(ctx, m_.layers - 1);
+      out.moe_b = layer_backward_ops(ctx, m_.layers - 1);
+    }
+    if (split) {
+      out.dense_s = split_backward(out.dense_b);
+      if (m_.moe.enabled()) out.moe_s = split_backward(out.moe_b);
+    }
+  }
+
+  /// Whether `layer` runs without the recompute (a layer recompute_layers leaves out).
+  bool plain_layer(std::int64_t layer) const {
+    return plain_ctx_ && !layer_checkpointed(t_, pl_.position_in_chunk(layer));
+  }
+  const OpContext& layer_ctx(std::int64_t layer) const { return plain_layer(layer) ? *plain_ctx_ : ctx_; }
+
   const std::vector<OpTemplate>& layer_tpl(std::int64_t layer, bool fwd, BackwardPart part) const {
     const bool moe = moe_layer(layer);
-    if (fwd) return moe ? tp_.moe_f : tp_.dense_f;
-    if (part == BackwardPart::Input) return moe ? tp_.moe_s.input : tp_.dense_s.input;
-    if (part == BackwardPart::Weight) return moe ? tp_.moe_s.weight : tp_.dense_s.weight;
-    return moe ? tp_.moe_b : tp_.dense_b;
+    const Templates& tp = plain_layer(layer) ? plain_tp_ : tp_;
+    if (fwd) return moe ? tp.moe_f : tp.dense_f;
+    if (part == BackwardPart::Input) return moe ? tp.moe_s.input : tp.dense_s.input;
+    if (part == BackwardPart::Weight) return moe ? tp.moe_s.weight : tp.dense_s.weight;
+    return moe ? tp.moe_b : tp.dense_b;
   }
   const std::vector<OpTemplate>& part_of(const std::vector<OpTemplate>& full, const SplitBackward& s,
                                          BackwardPart part) const {
@@ -341,11 +370,12 @@ class GraphBuilder {
       if (first_fwd) gathered[std::size_t(st.chunk)] = true;
       auto run = [&](const std::vector<OpTemplate>& tpl, int layer, std::vector<int> extra, bool tensors) {
         const bool in_layer = layer >= 0 && st.part != BackwardPart::Weight;
+        const OpContext& ctx = layer >= 0 ? layer_ctx(layer) : ctx_;
         std::vector<double> per_op;
         if (per_op_host_)
-          per_op = host_seconds_per_op(ctx_, tpl, st.forward, in_layer);
+          per_op = host_seconds_per_op(ctx, tpl, st.forward, in_layer);
         else
-          host += host_seconds(ctx_, tpl, st.forward, in_layer);
+          host += host_seconds(ctx, tpl, st.forward, in_layer);
         lane_tensors_ += first_fwd && tensors
                              ? (layer >= 0 ? param_tensors_of_layer(m_, t_, layer)
                                 : &tpl == &tp_.emb_f ? param_tensors_of_embedding(m_)
@@ -551,7 +581,9 @@ class GraphBuilder {
   PipelineLayout pl_;
   OpContext ctx_;
   const hw::CostModel& cost_;
-  Templates tp_;
+  TrainingConfig plain_t_;              ///< the config of layers left out of a partial recompute
+  std::optional<OpContext> plain_ctx_;  ///< set when recompute_layers leaves layers out
+  Templates tp_, plain_tp_;
   int v_ = 1;
   std::int64_t mb_ = 1;
   bool hsdp_ = false;
