@@ -315,6 +315,99 @@ TEST(TrainingAccuracy, TorchtitanFsdpOnDgxA100) {
   EXPECT_LT(worst, 0.10);
 }
 
+// IBM's FSDP pre-training exemplar (foundation-model-stack/fms-fsdp: the PyTorch blog "Maximizing
+// training throughput using PyTorch FSDP", 2024-03, Table 1, and the repository's README table):
+// Llama 2 7B/13B/70B and a CodeLlama-34B-shaped model (48 layers, hidden 8192, 64 heads over 8 KV
+// heads, FFN 22016) in eager PyTorch with SDPA flash attention, FSDP bf16 mixed precision, AdamW in
+// fp32, sequence 4096; HSDP (sharded inside each node of 8, replicated across) for 7B and 13B, FSDP
+// over all GPUs for 34B and 70B, as the README lists them. 128 A100 80GB ("400 Gbps network
+// connectivity and GPU direct RDMA") and 96 H100 80GB ("800 Gbps"); tokens/s per GPU. Simulated on
+// the presets dgx-a100-80gb and dgx-h100 (the pages do not say per node or per GPU; the
+// prediction moves by 1-10% between 400 Gb/s per node and 8 x 200 Gb/s), with the transformers op
+// list (FMS's RMSNorm is the unfused fp32 module). The 13B "selective" row checkpoints an
+// unstated fraction of the blocks: bracketed between no and full recompute. Validation only.
+struct FmsRow {
+  const char* source;
+  const char* gpu;  // "a100" or "h100"
+  const char* model;
+  std::int64_t mbs;
+  const char* checkpointing;  // "none", "full", "some" (bracketed)
+  double tokens_per_gpu;
+};
+const FmsRow kFms[] = {
+    {"blog", "a100", "7B", 2, "none", 3700},    {"README", "a100", "7B", 2, "none", 3760},
+    {"README", "a100", "13B", 1, "none", 1700}, {"blog", "a100", "13B", 2, "some", 1800},
+    {"blog", "a100", "34B", 2, "full", 700},    {"README", "a100", "34B", 8, "full", 772},
+    {"blog", "a100", "70B", 2, "full", 370},    {"README", "a100", "70B", 6, "full", 380},
+    {"blog", "h100", "7B", 2, "none", 7500},    {"blog", "h100", "13B", 2, "some", 3800},
+    {"blog", "h100", "34B", 2, "full", 1550},   {"blog", "h100", "70B", 2, "full", 800},
+};
+
+TEST(TrainingAccuracy, FmsFsdpOnA100AndH100) {
+  auto model_of = [](const std::string& name) {
+    if (name == "7B") return model::preset("llama2-7b");
+    if (name == "13B") return model::preset("llama2-13b");
+    if (name == "70B") return model::preset("llama2-70b");
+    model::ModelSpec m = model::preset("llama2-70b");  // CodeLlama-34B's shape
+    m.name = "codellama-34b-shape", m.layers = 48, m.ffn_hidden = 22016;
+    return m;
+  };
+  std::printf(
+      "| source | GPUs | model | micro-batch | checkpointing | sharding | published tokens/s/GPU | predicted "
+      "| error | "
+      "peak memory |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  double sum[2] = {0, 0};
+  double worst[2] = {0, 0};
+  int n[2] = {0, 0};
+  for (const auto& row : kFms) {
+    const bool h100 = std::string(row.gpu) == "h100";
+    const int gpus = h100 ? 96 : 128;
+    auto c = hw::cluster_preset(h100 ? "dgx-h100" : "dgx-a100-80gb", gpus / 8);
+    auto cost = cost_for(c.gpu);
+    coll::CommModel comm(c);
+    const auto m = model_of(row.model);
+    const bool hsdp = std::string(row.model) == "7B" || std::string(row.model) == "13B";
+    auto run = [&](model::Recompute rc, double* peak = nullptr) {
+      strat::TrainingConfig t;
+      t.seq_len = 4096, t.micro_batch = row.mbs, t.global_batch = gpus * row.mbs, t.zero = 3;
+      t.dp_shard = hsdp ? 8 : 0;
+      t.precision = strat::Precision::BF16Mixed, t.framework = strat::Framework::Transformers,
+      t.recompute = rc;
+      strat::resolve_training(t, m, c);
+      TrainingOptions o;
+      o.mode = Mode::Symmetric;
+      const auto r = simulate_training(m, c, t, *cost, comm, o);
+      EXPECT_TRUE(std::isfinite(r.tokens_per_s) && r.tokens_per_s > 0) << row.model;
+      if (peak) *peak = r.peak_bytes;
+      return r.tokens_per_s / gpus;
+    };
+    const std::string ck = row.checkpointing;
+    if (ck == "some") {
+      const double none = run(model::Recompute::None), full = run(model::Recompute::Full);
+      std::printf(
+          "| %s | %d %s | %s | %lld | some blocks (unstated) | %s | %.0f | full %.0f … none %.0f | | |\n",
+          row.source, gpus, row.gpu, row.model, (long long)row.mbs, hsdp ? "HSDP" : "FSDP",
+          row.tokens_per_gpu, full, none);
+      continue;
+    }
+    double peak = 0;
+    const double pred = run(ck == "none" ? model::Recompute::None : model::Recompute::Full, &peak);
+    const double err = pred / row.tokens_per_gpu - 1;
+    std::printf("| %s | %d %s | %s | %lld | %s | %s | %.0f | %.0f | %+.1f%% | %.1f GiB |\n", row.source, gpus,
+                row.gpu, row.model, (long long)row.mbs, ck.c_str(), hsdp ? "HSDP" : "FSDP",
+                row.tokens_per_gpu, pred, 100 * err, peak / 1073741824.0);
+    sum[h100] += std::abs(err), worst[h100] = std::max(worst[h100], std::abs(err)), ++n[h100];
+  }
+  std::printf(
+      "A100: mean |error| %.1f%%, max %.1f%% over %d rows; H100: mean %.1f%%, max %.1f%% over %d rows\n",
+      100 * sum[0] / n[0], 100 * worst[0], n[0], 100 * sum[1] / n[1], 100 * worst[1], n[1]);
+  // A100: the PyTorch-step target (mean 10%, max 20%). H100 (a profile derived from the H200's):
+  // every row fast (docs/accuracy.md); the bound holds the documented state so a change shows.
+  EXPECT_LT(sum[0] / n[0], 0.10);
+  EXPECT_LT(worst[0], 0.20);
+  EXPECT_LT(sum[1] / n[1], 0.35);
+}
+
 // Llama 3 405B on H100 (Llama 3 paper, Table 4): bf16, seq 8192, TP 8, PP 16; reported MFU. The
 // schedule as the paper describes it (§3.3.2): interleaved 1F1B with one Transformer layer fewer
 // on the first and the last stage, so that the first model chunk holds only the embedding and the
