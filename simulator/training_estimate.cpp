@@ -111,7 +111,7 @@ TrainingEstimate estimate_once(const model::ModelSpec& m, const hw::Cluster& c, 
   const bool hsdp = t.zero >= 1 && t.dp_shard > 0 && t.dp_shard < t.dp;
   const GroupKind shard_group = hsdp ? GroupKind::DPShard : GroupKind::DP;
   const double mb = double(t.micro_batches());
-  const double pg = strat::param_gather_bytes(t.precision), gb = strat::grad_comm_bytes(t.precision);
+  const double pg = strat::param_gather_bytes(t), gb = strat::grad_comm_bytes(t.precision);
   const auto dense_f = strat::layer_forward_ops(ctx, 0), dense_b = strat::layer_backward_ops(ctx, 0);
   const bool moe = m.moe.enabled();
   const auto moe_f = moe ? strat::layer_forward_ops(ctx, m.layers - 1) : dense_f;

@@ -5,8 +5,9 @@
 #include <map>
 #include <set>
 
-#include "hardware/roofline_cost_model.hpp"
 #include "common/error.hpp"
+#include "hardware/calibrated_cost_model.hpp"
+#include "hardware/roofline_cost_model.hpp"
 #include "strategies/training_schedule.hpp"
 
 namespace infraplan::sim::train {
@@ -250,6 +251,60 @@ TEST(TrainingSim, RecomputeOfSomeLayersLiesBetweenNoneAndFull) {
       }
     }
   }
+}
+
+// A prediction from a derived profile says so, with what the published rows on that GPU found; a
+// measured profile's does not.
+TEST(TrainingSim, DerivedProfilesCarryTheirCaveat) {
+  const auto m = model::preset("llama2-7b");
+  auto warned = [&](const std::string& cluster) {
+    auto c = hw::cluster_preset(cluster, 1);
+    auto cost = hw::make_calibrated_cost_model(c.gpu.name);
+    coll::CommModel comm(c);
+    strat::TrainingConfig t;
+    t.seq_len = 2048, t.tp = 8, t.global_batch = 1;
+    strat::resolve_training(t, m, c);
+    TrainingOptions o;
+    o.mode = Mode::Symmetric;
+    for (const auto& w : simulate_training(m, c, t, *cost, comm, o).warnings)
+      if (w.find("the profile is derived from the measured") != std::string::npos) return w;
+    return std::string();
+  };
+  const std::string h100 = warned("dgx-h100");
+  EXPECT_NE(h100.find("h100-sxm5-80gb"), std::string::npos) << h100;
+  EXPECT_NE(h100.find("upper bound"), std::string::npos) << h100;
+  EXPECT_NE(warned("dgx-a100-80gb").find("within"), std::string::npos);
+  EXPECT_NE(warned("dgx-b200").find("no published training row"), std::string::npos);
+  EXPECT_EQ(warned("dgx-h200"), "");
+}
+
+// amp-bf16 under ZeRO-3 is PyTorch FSDP with mixed precision: the weights are gathered in bf16,
+// so neither the ledger's autocast copies nor the per-layer weight casts cover the whole model
+// (only this GPU's shard), and the gathers move 2 bytes per parameter; under ZeRO-1 the autocast
+// copies of every weight stay.
+TEST(TrainingSim, FsdpMixedPrecisionGathersBf16Weights) {
+  Fixture f("dgx-h100", 1);
+  const auto m = model::preset("llama2-7b");
+  auto run = [&](int zero) {
+    strat::TrainingConfig t;
+    t.seq_len = 2048, t.micro_batch = 1, t.global_batch = 8, t.zero = zero;
+    t.precision = strat::Precision::AmpBF16, t.framework = strat::Framework::PytorchEager;
+    strat::resolve_training(t, m, f.c);
+    TrainingOptions o;
+    o.mode = Mode::Symmetric;
+    return simulate_training(m, f.c, t, f.cost, f.comm, o);
+  };
+  const auto z1 = run(1), z3 = run(3);
+  const double params = model::count_params(m).total;
+  EXPECT_NEAR(z1.ledger.line("weight_copies"), 2 * params, 0.01 * params);
+  EXPECT_NEAR(z3.ledger.line("weight_copies"), 2 * params / 8, 0.01 * params);
+  strat::TrainingConfig zero1;
+  zero1.precision = strat::Precision::AmpBF16, zero1.zero = 1;
+  EXPECT_EQ(strat::param_gather_bytes(zero1), 4);
+  strat::TrainingConfig fsdp;
+  fsdp.precision = strat::Precision::AmpBF16, fsdp.zero = 3, fsdp.dp = 8;
+  EXPECT_EQ(strat::param_gather_bytes(fsdp), 2);
+  EXPECT_DOUBLE_EQ(strat::weight_cast_params(fsdp, 800), 100);
 }
 
 TEST(TrainingSim, MoeAndContextParallelRun) {

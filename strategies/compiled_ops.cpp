@@ -70,7 +70,7 @@ void compiled_layer_forward(Builder& b, const OpContext& c, std::int64_t layer, 
   const Shapes s = shapes(c);
   const Compiled k = compiled_of(c);
   if (k.amp) {
-    const double p = layer_params_on_rank(*c.model, *c.cfg, layer).total();
+    const double p = weight_cast_params(*c.cfg, layer_params_on_rank(*c.model, *c.cfg, layer).total());
     b.mem("weight_cast", 6 * p, cat);
   }
   add_norm(b, k, "add_norm1", cat);
@@ -161,7 +161,7 @@ void compiled_head_forward(Builder& b, const OpContext& c) {
   const std::int64_t v = c.model->vocab / t.tp;
   const double tv = k.T * double(v);
   add_norm(b, k, "final_add_norm", OpCategory::Compute);
-  if (k.amp) b.mem("lm_head_weight_cast", 6 * double(v) * k.h);
+  if (k.amp) b.mem("lm_head_weight_cast", 6 * weight_cast_params(t, double(v) * k.h));
   tp_collective(b, c, true, "", "tp_allgather", "");
   b.gemm("lm_head", c.tokens, v, c.model->hidden);
   // Fused upcast + log-softmax + loss: the bf16 logits read twice (max, then sum and gather).

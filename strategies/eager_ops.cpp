@@ -118,7 +118,7 @@ void eager_layer_forward(Builder& b, const OpContext& c, std::int64_t layer, OpC
   const Eager e = eager_of(c);
   if (e.amp) {
     // Autocast casts every weight to bf16 once per forward.
-    const double p = layer_params_on_rank(m, *c.cfg, layer).total();
+    const double p = weight_cast_params(*c.cfg, layer_params_on_rank(m, *c.cfg, layer).total());
     b.eager("weight_cast", "cast_f32_bf16", p, 6 * p, cat);
   }
   norm_fwd(b, e, "norm1", cat);
@@ -310,7 +310,8 @@ void eager_head_forward(Builder& b, const OpContext& c) {
   norm_fwd(b, e, "final_norm", OpCategory::Compute);
   if (e.amp) {
     b.eager("final_norm_cast", "cast_f32_bf16", th, 6 * th);
-    b.eager("lm_head_weight_cast", "cast_f32_bf16", vh, 6 * vh);
+    const double cast = weight_cast_params(*c.cfg, vh);
+    b.eager("lm_head_weight_cast", "cast_f32_bf16", cast, 6 * cast);
   }
   tp_collective(b, c, true, "", "tp_allgather", "");
   b.gemm("lm_head", c.tokens, v, c.model->hidden);

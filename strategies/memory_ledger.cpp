@@ -152,10 +152,15 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
                 optimizer_name(t.optimizer), t.zero >= 1 ? (", sharded by ZeRO-1/2/3" + hsdp).c_str() : "");
   L.lines.push_back({"optimizer_states", sharded(sb.optimizer, 1), note});
   if (sb.copies > 0) {
-    L.lines.push_back({"weight_copies", sb.copies * params_local,
-                       t.precision == Precision::AmpBF16
-                           ? "bf16 casts of fp32 weights kept by autocast for backward"
-                           : "fp8 weight copies for fp8 GEMMs"});
+    // amp-bf16 under ZeRO-3: FSDP's mixed precision keeps a bf16 copy of this GPU's shard and
+    // gathers bf16 weights, which autocast does not cast again (training_ops.hpp,
+    // weight_cast_params).
+    const bool fsdp_amp = t.precision == Precision::AmpBF16 && t.zero >= 3;
+    L.lines.push_back(
+        {"weight_copies", fsdp_amp ? sharded(sb.copies, 3) : sb.copies * params_local,
+         fsdp_amp ? "bf16 copy of this GPU's fp32 shard (FSDP mixed precision gathers bf16 weights)"
+         : t.precision == Precision::AmpBF16 ? "bf16 casts of fp32 weights kept by autocast for backward"
+                                             : "fp8 weight copies for fp8 GEMMs"});
   }
   if (t.zero >= 3) {
     // ZeRO-3 / FSDP gathers one layer's parameters (and prefetches the next) at a time.

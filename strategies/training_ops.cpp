@@ -88,7 +88,15 @@ Dtype gemm_dtype_of(Precision p) {
 }
 
 double grad_comm_bytes(Precision p) { return p == Precision::BF16Pure ? 2 : 4; }
-double param_gather_bytes(Precision p) { return p == Precision::AmpBF16 ? 4 : 2; }
+double param_gather_bytes(const TrainingConfig& t) {
+  return t.precision == Precision::AmpBF16 && t.zero < 3 ? 4 : 2;
+}
+
+double weight_cast_params(const TrainingConfig& t, double params) {
+  if (t.precision != Precision::AmpBF16 || t.zero < 3) return params;
+  const double shard = double(t.dp_shard > 0 ? t.dp_shard : t.dp) * t.cp;
+  return params / std::max(1.0, shard);
+}
 
 double optimizer_bytes_per_param(Precision p, Optimizer o) {
   // Adam/LAMB read param, grad, m, v and write param, m, v; SGD reads param, grad, momentum and
@@ -301,7 +309,7 @@ void forward_layer(Builder& b, const OpContext& c, std::int64_t layer, OpCategor
   const double resid = (t.sp ? double(s.T) / t.tp : double(s.T)) * double(s.h) * c.act_bytes;
   if (t.precision == Precision::AmpBF16 || t.precision == Precision::FP8Mixed) {
     // Autocast / fp8 recipes cast the weights before use: read fp32 (or bf16), write the copy.
-    const double p = layer_params_on_rank(m, t, layer).total();
+    const double p = weight_cast_params(t, layer_params_on_rank(m, t, layer).total());
     b.mem("weight_cast", p * (t.precision == Precision::AmpBF16 ? 6.0 : 3.0), cat);
   }
   norm(b, c, "norm1", 1, cat);

@@ -153,8 +153,14 @@ RankParams head_params_on_rank(const model::ModelSpec& m, const TrainingConfig& 
 
 /// Bytes of one gradient element on the wire (fp32 main grads for mixed recipes and AMP).
 double grad_comm_bytes(Precision p);
-/// Bytes of one parameter element gathered by ZeRO (16-bit, or 4 for AMP's fp32 master weights).
-double param_gather_bytes(Precision p);
+/// Bytes of one parameter element gathered by ZeRO: 16-bit, or 4 for AMP's fp32 weights under
+/// ZeRO-1/2; under ZeRO-3 always 16-bit (PyTorch FSDP's mixed precision gathers the parameters in
+/// bf16, the setting of the bf16 FSDP recipes of accelerate, Lightning, Composer and torchtitan).
+double param_gather_bytes(const TrainingConfig& t);
+/// Parameters an autocast weight cast of a layer's `params` touches on one rank: all of them, or
+/// under amp-bf16 with ZeRO-3 only this rank's shard (FSDP casts its fp32 shard to bf16 before
+/// the all-gather, so autocast finds the gathered weights already in bf16 and casts none).
+double weight_cast_params(const TrainingConfig& t, double params);
 /// HBM bytes the optimizer step moves per local parameter (read + write, grad-norm pass included).
 double optimizer_bytes_per_param(Precision p, Optimizer o);
 /// GPU seconds of the optimizer step over `params` parameters of one rank. Eager PyTorch frameworks

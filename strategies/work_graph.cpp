@@ -322,7 +322,7 @@ class GraphBuilder {
   void build_lane(int lane) {
     const int stage = g_.lanes[std::size_t(lane)].stage;
     const int p = t_.pp;
-    const double pg = param_gather_bytes(t_.precision);
+    const double pg = param_gather_bytes(t_);
     std::vector<int> buckets;
     RankParams lane_params;
     const auto steps = pipeline_order(t_.pp_schedule, p, stage, mb_, v_);
