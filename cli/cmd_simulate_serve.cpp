@@ -12,6 +12,8 @@
 #include "cli/table.hpp"
 #include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
+#include "hardware/derived_profile_caveat.hpp"
+#include "hardware/framework_costs.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "simulator/cost_setup.hpp"
@@ -89,8 +91,12 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   shapes.stage(out);
   out.commit();
 
+  // A derived profile (not measured on this GPU) says so, with what published rows found.
+  const hw::Profile* profile = hw::profile_of(*cs.cost);
+  const std::string caveat = profile ? hw::derived_profile_caveat(*profile, hw::CaveatFor::Serving) : "";
   if (a.flag("json")) {
     Json j = simulate_serve_json(sc, r, cost_name);
+    if (!caveat.empty()) j["warnings"] = Json::array({caveat});
     if (range) {
       const Json rj = range->to_json();
       for (auto it = rj.begin(); it != rj.end(); ++it) j["metrics"][it.key()] = it.value();
@@ -127,6 +133,7 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
     range_text += it.str() + "(" + interval->note + ")\n";
   }
   print_serving_report(sc, setup, r, "cost model: " + cost_name, range_text);
+  if (!caveat.empty()) std::printf("warning: %s\n", caveat.c_str());
   if (trace_path) std::printf("trace: %s (%zu events)\n", trace_path->c_str(), trace.size());
   if (csv_path) std::printf("requests: %s\n", csv_path->c_str());
   return 0;

@@ -13,6 +13,8 @@
 #include "collectives/comm_model.hpp"
 #include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
+#include "hardware/derived_profile_caveat.hpp"
+#include "hardware/framework_costs.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "simulator/cost_setup.hpp"
@@ -125,8 +127,12 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
         sim::estimate_time_range(sc.model, sc.cluster, t, *cs.cost, comm, cs.spread, sustained);
     shapes.stage(out);
     out.commit();
+    // A derived profile (not measured on this GPU) says so, as the simulation's warnings do.
+    const hw::Profile* profile = hw::profile_of(*cs.cost);
+    const std::string caveat = profile ? hw::derived_profile_caveat(*profile) : "";
     if (a.flag("json")) {
       Json j = estimate_train_json(sc, e, cost_name);
+      if (!caveat.empty()) j["warnings"] = Json::array({caveat});
       if (range) j["iteration_time_range_s"] = *range, j["uncertainty"] = cs.spread.method;
       add_outlook(j, outlook_of(e.iteration_time_s));
       stamp_cli_result(j, report::ResultKind::SimulateTrainEstimate,
@@ -140,6 +146,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
           e.tokens_per_s, 100 * e.mfu, fmt_gib(e.peak_bytes).c_str());
       if (e.clock) std::printf("SM clock: %s\n\n", e.clock->summary().c_str());
       print_outlook(outlook_of(e.iteration_time_s));
+      if (!caveat.empty()) std::printf("warning: %s\n", caveat.c_str());
     }
     return 0;
   }

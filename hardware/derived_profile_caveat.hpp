@@ -8,8 +8,12 @@
 
 namespace infraplan::hw {
 
+/// What the caveat speaks of: training steps or serving latencies.
+enum class CaveatFor { Training, Serving };
+
 /// The caveat for a derived profile (naming the GPU, the profile it comes from, and what the
-/// published rows on that GPU found; docs/accuracy.md); empty for a measured profile.
-std::string derived_profile_caveat(const Profile& p);
+/// published rows on that GPU found; docs/accuracy.md, docs/serving.md); empty for a measured
+/// profile.
+std::string derived_profile_caveat(const Profile& p, CaveatFor what = CaveatFor::Training);
 
 }  // namespace infraplan::hw

@@ -51,6 +51,14 @@ cat > "$tmp/closed.json" <<'EOF2'
 EOF2
 expect 0 '"concurrency": 4' -- simulate serve --scenario "$tmp/closed.json" --json
 expect 0 '"admission": "reserve"' -- simulate serve --scenario "$tmp/closed.json" --json
+# A GPU whose profile is derived from the H200's says so, with what the published rows found; the
+# measured H200 does not.
+sed 's/"dgx-h200"/"dgx-h100"/' "$tmp/closed.json" > "$tmp/closed_h100.json"
+expect 0 'read latencies as lower bounds' -- simulate serve --scenario "$tmp/closed_h100.json"
+expect 0 '"warnings": [' -- simulate serve --scenario "$tmp/closed_h100.json" --json
+expect 0 'the profile is derived from the measured' -- simulate train --scenario scenarios/train_llama2_70b_64xh100.json --estimate
+if "$bin" simulate serve --scenario "$tmp/closed.json" --json | grep -q '"warnings"'; then
+  echo "FAIL: a serving run on the measured H200 profile carries a derived-profile warning"; fails=$((fails + 1)); fi
 # The validated error of the model: an 80% interval next to the point prediction where the profile
 # records one (H200: whole training steps, GEMMs at the reference clock), none at another clock.
 expect 0 '"iteration_time_interval_s"' -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --json
