@@ -26,6 +26,20 @@ std::unique_ptr<hw::CostModel> cost_for(const hw::GpuSpec& g) {
   return std::make_unique<hw::RooflineCostModel>(g);
 }
 
+// One symmetric-mode simulation of `t` (resolved here) on cluster `c`: tokens/s per GPU, and the
+// peak memory when asked.
+double simulated_tokens_per_gpu(const model::ModelSpec& m, const hw::Cluster& c, const hw::CostModel& cost,
+                                const coll::CommModel& comm, strat::TrainingConfig t,
+                                double* peak = nullptr) {
+  strat::resolve_training(t, m, c);
+  TrainingOptions o;
+  o.mode = Mode::Symmetric;
+  const auto r = simulate_training(m, c, t, cost, comm, o);
+  EXPECT_TRUE(std::isfinite(r.tokens_per_s) && r.tokens_per_s > 0) << m.name;
+  if (peak) *peak = r.peak_bytes;
+  return r.tokens_per_s / double(c.total_gpus());
+}
+
 model::ModelSpec gpt(const char* name, std::int64_t h, std::int64_t heads, std::int64_t layers) {
   model::ModelSpec m = model::preset("gpt3-175b");
   m.name = name, m.hidden = h, m.heads = heads, m.kv_heads = heads, m.head_dim = h / heads;
@@ -260,13 +274,7 @@ TEST(TrainingAccuracy, TorchtitanFsdpOnDgxA100) {
     t.seq_len = row.seq, t.micro_batch = row.mbs, t.global_batch = 64 * row.mbs, t.zero = 3;
     t.precision = strat::Precision::BF16Mixed, t.framework = fw, t.recompute = rc,
     t.recompute_layers = layers;
-    strat::resolve_training(t, m, c);
-    TrainingOptions o;
-    o.mode = Mode::Symmetric;
-    const auto r = simulate_training(m, c, t, *cost, comm, o);
-    EXPECT_TRUE(std::isfinite(r.tokens_per_s) && r.tokens_per_s > 0) << row.name;
-    if (peak) *peak = r.peak_bytes;
-    return r.tokens_per_s / 64;
+    return simulated_tokens_per_gpu(m, c, *cost, comm, t, peak);
   };
   std::printf(
       "| model | micro-batch × seq | checkpointing | published tokens/s/GPU | predicted (transformers op "
@@ -373,13 +381,7 @@ TEST(TrainingAccuracy, FmsFsdpOnA100AndH100) {
       t.dp_shard = hsdp ? 8 : 0;
       t.precision = strat::Precision::BF16Mixed, t.framework = strat::Framework::Transformers,
       t.recompute = rc;
-      strat::resolve_training(t, m, c);
-      TrainingOptions o;
-      o.mode = Mode::Symmetric;
-      const auto r = simulate_training(m, c, t, *cost, comm, o);
-      EXPECT_TRUE(std::isfinite(r.tokens_per_s) && r.tokens_per_s > 0) << row.model;
-      if (peak) *peak = r.peak_bytes;
-      return r.tokens_per_s / gpus;
+      return simulated_tokens_per_gpu(m, c, *cost, comm, t, peak);
     };
     const std::string ck = row.checkpointing;
     if (ck == "some") {
