@@ -8,8 +8,9 @@
 #include "cli/commands.hpp"
 #include "cli/results.hpp"
 #include "cli/table.hpp"
-#include "common/limits.hpp"
 #include "common/error.hpp"
+#include "common/limits.hpp"
+#include "hardware/derived_profile_caveat.hpp"
 #include "planner/train_planner.hpp"
 #include "simulator/cost_setup.hpp"
 #include "strategies/scenario.hpp"
@@ -130,8 +131,11 @@ int plan_train(const std::vector<std::string>& argv) {
   auto plan = plan::plan_training(r, *cs.cost, comm);
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
 
+  // A derived profile (not measured on this GPU) says so, as simulate train does.
+  const std::string caveat = hw::derived_profile_caveat(*cs.cost);
   if (a.flag("json")) {
     Json j = plan_train_json(r, plan, cs.name);
+    if (!caveat.empty()) j["warnings"] = Json::array({caveat});
     if (!plan.candidates.empty() && plan.candidates.front().has_outlook) {
       const auto& best = plan.candidates.front();
       j["goodput"] = best.outlook.goodput.to_json(best.cfg.gpus());
@@ -227,6 +231,7 @@ int plan_train(const std::vector<std::string>& argv) {
     std::printf("\nwhy:\n");
     for (const auto& s : plan.explanation) std::printf("  - %s\n", s.c_str());
   }
+  if (!caveat.empty()) std::printf("warning: %s\n", caveat.c_str());
   return 0;
 }
 

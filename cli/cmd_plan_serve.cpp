@@ -8,9 +8,10 @@
 #include "cli/commands.hpp"
 #include "cli/results.hpp"
 #include "cli/table.hpp"
-#include "hardware/reliability.hpp"
-#include "common/limits.hpp"
 #include "common/error.hpp"
+#include "common/limits.hpp"
+#include "hardware/derived_profile_caveat.hpp"
+#include "hardware/reliability.hpp"
 #include "planner/serve_planner.hpp"
 #include "simulator/cost_setup.hpp"
 
@@ -130,8 +131,11 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
   auto plan = plan::plan_serving(s, *cs.cost);
   if (tty) std::fprintf(stderr, "\r%80s\r", "");
 
+  // A derived profile (not measured on this GPU) says so, as simulate serve does.
+  const std::string caveat = hw::derived_profile_caveat(*cs.cost, hw::CaveatFor::Serving);
   if (a.flag("json")) {
     Json j = plan_serve_json(s, plan, cs.name);
+    if (!caveat.empty()) j["warnings"] = Json::array({caveat});
     j["price_per_gpu_hour"] = s.price_per_gpu_hour;
     j["price_source"] = s.price_source;
     stamp_cli_result(j, report::ResultKind::PlanServe,
@@ -175,6 +179,7 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
   }
   std::printf("\n");
   for (const auto& line : plan.explanation) std::printf("- %s\n", line.c_str());
+  if (!caveat.empty()) std::printf("warning: %s\n", caveat.c_str());
   return plan.candidates.empty() || !plan.candidates.front().meets_target ? 1 : 0;
 }
 

@@ -13,7 +13,6 @@
 #include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/derived_profile_caveat.hpp"
-#include "hardware/framework_costs.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "simulator/cost_setup.hpp"
@@ -92,8 +91,7 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   out.commit();
 
   // A derived profile (not measured on this GPU) says so, with what published rows found.
-  const hw::Profile* profile = hw::profile_of(*cs.cost);
-  const std::string caveat = profile ? hw::derived_profile_caveat(*profile, hw::CaveatFor::Serving) : "";
+  const std::string caveat = hw::derived_profile_caveat(*cs.cost, hw::CaveatFor::Serving);
   if (a.flag("json")) {
     Json j = simulate_serve_json(sc, r, cost_name);
     if (!caveat.empty()) j["warnings"] = Json::array({caveat});

@@ -14,7 +14,6 @@
 #include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/derived_profile_caveat.hpp"
-#include "hardware/framework_costs.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
 #include "simulator/cost_setup.hpp"
@@ -128,8 +127,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
     shapes.stage(out);
     out.commit();
     // A derived profile (not measured on this GPU) says so, as the simulation's warnings do.
-    const hw::Profile* profile = hw::profile_of(*cs.cost);
-    const std::string caveat = profile ? hw::derived_profile_caveat(*profile) : "";
+    const std::string caveat = hw::derived_profile_caveat(*cs.cost);
     if (a.flag("json")) {
       Json j = estimate_train_json(sc, e, cost_name);
       if (!caveat.empty()) j["warnings"] = Json::array({caveat});

@@ -1,5 +1,7 @@
 #include "hardware/derived_profile_caveat.hpp"
 
+#include "hardware/framework_costs.hpp"
+
 namespace infraplan::hw {
 
 std::string derived_profile_caveat(const Profile& p, CaveatFor what) {
@@ -43,6 +45,11 @@ std::string derived_profile_caveat(const Profile& p, CaveatFor what) {
            "within 10%, but up to 42% fast at 4k-8k tokens and 8-67% fast at 16k-64k tokens (MosaicML)" +
            tail;
   return head + "no published training row on this GPU has been checked against it" + tail;
+}
+
+std::string derived_profile_caveat(const CostModel& cost, CaveatFor what) {
+  const Profile* p = profile_of(cost);
+  return p ? derived_profile_caveat(*p, what) : "";
 }
 
 }  // namespace infraplan::hw

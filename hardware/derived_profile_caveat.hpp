@@ -4,6 +4,7 @@
 // a number from a derived profile never reads as if it had been calibrated.
 #include <string>
 
+#include "hardware/cost_model.hpp"
 #include "hardware/profile.hpp"
 
 namespace infraplan::hw {
@@ -15,5 +16,7 @@ enum class CaveatFor { Training, Serving };
 /// published rows on that GPU found; docs/accuracy.md, docs/serving.md); empty for a measured
 /// profile.
 std::string derived_profile_caveat(const Profile& p, CaveatFor what = CaveatFor::Training);
+/// The same for the profile behind a cost model (empty without one: the roofline).
+std::string derived_profile_caveat(const CostModel& cost, CaveatFor what = CaveatFor::Training);
 
 }  // namespace infraplan::hw

@@ -2,7 +2,6 @@
 
 #include "hardware/clocked_cost_model.hpp"
 #include "hardware/derived_profile_caveat.hpp"
-#include "hardware/framework_costs.hpp"
 #include "simulator/limited_step_clock.hpp"
 
 #include <algorithm>
@@ -238,10 +237,8 @@ TrainingResult simulate_once(const model::ModelSpec& m, const hw::Cluster& c, co
           "PyTorch trainer, whose kernels are not fused: on torchtitan's published FSDP rows the megatron op "
           "list predicted 12-22% more throughput than measured, the transformers op list 0.7-3.4% "
           "(docs/accuracy.md, \"PyTorch FSDP2 on 64 A100s\"); set training.framework");
-    if (const hw::Profile* p = hw::profile_of(cost)) {
-      std::string caveat = hw::derived_profile_caveat(*p);
-      if (!caveat.empty()) r.warnings.push_back(std::move(caveat));
-    }
+    if (std::string caveat = hw::derived_profile_caveat(cost); !caveat.empty())
+      r.warnings.push_back(std::move(caveat));
     if (copy.precision == strat::Precision::FP8Mixed)
       r.warnings.push_back(
           "fp8-mixed: no fp8 training step was measured here; on NVIDIA's published FP8 pre-training rows "

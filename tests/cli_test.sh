@@ -57,6 +57,7 @@ sed 's/"dgx-h200"/"dgx-h100"/' "$tmp/closed.json" > "$tmp/closed_h100.json"
 expect 0 'read latencies as lower bounds' -- simulate serve --scenario "$tmp/closed_h100.json"
 expect 0 '"warnings": [' -- simulate serve --scenario "$tmp/closed_h100.json" --json
 expect 0 'the profile is derived from the measured' -- simulate train --scenario scenarios/train_llama2_70b_64xh100.json --estimate
+expect 0 'the profile is derived from the measured' -- plan serve --model llama3-8b --gpu h100-sxm5-80gb --gpus 1 --isl 100 --osl 10 --ttft-ms 1000 --tpot-ms 50
 if "$bin" simulate serve --scenario "$tmp/closed.json" --json | grep -q '"warnings"'; then
   echo "FAIL: a serving run on the measured H200 profile carries a derived-profile warning"; fails=$((fails + 1)); fi
 # The validated error of the model: an 80% interval next to the point prediction where the profile
@@ -91,6 +92,7 @@ expect 0 "nic" -- comm --scenario scenarios/memory_llama3_70b_dgx_h100x8.json --
 
 expect 0 "recommendation: tp=" -- plan train --model llama2-7b --cluster dgx-h100 --seq 4096 --global-batch 64 --top 3 --explain --roofline
 expect 0 '"rejected"' -- plan train --model llama2-7b --cluster dgx-h100 --seq 4096 --global-batch 64 --top 2 --json --roofline
+expect 0 'the profile is derived from the measured' -- plan train --model llama2-7b --cluster dgx-h100:1 --seq 2048 --global-batch 16 --top 1
 
 expect 0 "measured" -- cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k 4096
 expect 0 '"source": "roofline"' -- cost --gpu h100-sxm5-80gb --op gemm --m 4096 --n 4096 --k 4096 --roofline --json
