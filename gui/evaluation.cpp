@@ -3,10 +3,11 @@
 #include "infraplan_build_info.hpp"
 
 #include "collectives/comm_model.hpp"
+#include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
+#include "hardware/derived_profile_caveat.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "common/error.hpp"
 
 namespace infraplan::gui {
 
@@ -119,6 +120,7 @@ std::shared_ptr<const Evaluation> evaluate(const EvaluationRequest& req) {
     ev->serving = sim::serve::simulate_serving(setup, *cost.cost, o);
     ev->serving_range = sim::serving_range(setup, *cost.cost, cost.spread);
     ev->serving_interval = sim::serving_interval(cost, setup, ev->serving->metrics, o.power_limited);
+    ev->serving_caveat = hw::derived_profile_caveat(*cost.cost, hw::CaveatFor::Serving);
     ev->uncertainty = cost.spread.method;
   } else if (req.action == Action::Plan) {
     plan_serving_job(*ev, req);
@@ -194,6 +196,7 @@ Json Evaluation::serving_json() const {
       j["metrics"][it.key()] = it.value();
     j["interval"] = serving_interval->note;
   }
+  if (!serving_caveat.empty()) j["warnings"] = Json::array({serving_caveat});
   j["scenario"] = scenario.name;
   j["cost_model"] = cost_model;
   report::stamp_result(j, report::ResultKind::SimulateServe, provenance(true));

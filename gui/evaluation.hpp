@@ -68,6 +68,8 @@ struct Evaluation {
   std::optional<sim::ServingRange> serving_range;
   /// The 80% interval of TTFT / TPOT p50 from the profile's validation runs (when it applies).
   std::optional<sim::ServingInterval> serving_interval;
+  /// A derived profile's caveat for the serving run (hw::derived_profile_caveat; "" when measured).
+  std::string serving_caveat;
   /// How the spread was measured (the profile's spread.method; "" without one).
   std::string uncertainty;
   std::optional<plan::TrainPlan> train_plan;           ///< Plan on a training job

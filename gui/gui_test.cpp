@@ -276,8 +276,11 @@ class GuiTest : public QObject {
     QVERIFY(ev && ev->serving);
     QCOMPARE(int(ev->serving->requests.size()), 60);
     QVERIFY(w.servingTab()->headline().contains("goodput"));
+    // dgx-h100's profile is derived from the H200's: the run says so, in the headline and the JSON.
+    QVERIFY(w.servingTab()->headline().contains("the profile is derived from the measured"));
     QVERIFY(w.servingTab()->cdfView()->chart()->series().size() >= 2);
     const Json j = w.currentResultsJson();
+    QVERIFY(j.contains("warnings"));
     // The window's metrics are the simulation's, plus the ranges of the measured spread.
     Json metrics = j.at("metrics");
     for (const char* k : {"ttft_range_ms", "tpot_range_ms", "e2e_range_ms", "itl_range_ms",

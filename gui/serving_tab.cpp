@@ -103,6 +103,9 @@ void ServingTab::show(const Evaluation& ev) {
     h += QString("<br>80% interval at p50: %1 <span style='color:#555'>(%2)</span>")
              .arg(parts, QString::fromStdString(iv.note).toHtmlEscaped());
   }
+  if (!ev.serving_caveat.empty())
+    h += "<br><span style='color:#8a6d00'>warning: " +
+         QString::fromStdString(ev.serving_caveat).toHtmlEscaped() + "</span>";
   headline_->setText(h);
   setNote({});
   replace_chart(cdf_, build_latency_cdf_chart(r, slo));
