@@ -3,6 +3,7 @@
 #include "cli/results.hpp"
 #include "collectives/comm_model.hpp"
 #include "common/error.hpp"
+#include "hardware/derived_profile_caveat.hpp"
 #include "planner/serve_planner.hpp"
 #include "planner/train_planner.hpp"
 #include "simulator/cost_setup.hpp"
@@ -81,6 +82,9 @@ Json simulate_serve(const strat::Scenario& sc, bool roofline) {
     for (auto it = iv->metrics.begin(); it != iv->metrics.end(); ++it) j["metrics"][it.key()] = it.value();
     j["interval"] = iv->note;
   }
+  // A derived profile says so, as simulate serve does.
+  if (std::string caveat = hw::derived_profile_caveat(*cs.cost, hw::CaveatFor::Serving); !caveat.empty())
+    j["warnings"] = Json::array({caveat});
   stamp_cli_result(j, report::ResultKind::SimulateServe,
                    {command_line("simulate serve", scenario_args(sc, roofline)), &sc, cs.provenance});
   return j;

@@ -333,6 +333,11 @@ Section serving_section(const ResultView& r) {
     if (r.has("/cost_model")) e += "; cost model: " + r.string("/cost_model");
     s.blocks.push_back(Paragraph{e + ".", true});
   }
+  if (r.has("/warnings") && r.at("/warnings").is_array() && !r.at("/warnings").empty()) {
+    BulletList w;
+    for (const auto& x : r.at("/warnings")) w.items.push_back("warning: " + x.get<std::string>());
+    s.blocks.push_back(w);
+  }
   return s;
 }
 

@@ -57,6 +57,9 @@ sed 's/"dgx-h200"/"dgx-h100"/' "$tmp/closed.json" > "$tmp/closed_h100.json"
 expect 0 'read latencies as lower bounds' -- simulate serve --scenario "$tmp/closed_h100.json"
 expect 0 '"warnings": [' -- simulate serve --scenario "$tmp/closed_h100.json" --json
 expect 0 'the profile is derived from the measured' -- simulate train --scenario scenarios/train_llama2_70b_64xh100.json --estimate
+expect 0 'report written' -- report --scenario "$tmp/closed_h100.json" --out "$tmp/closed_h100.html"
+if ! grep -q 'the profile is derived from the measured' "$tmp/closed_h100.html"; then
+  echo "FAIL: the serving report of a derived profile lacks its caveat"; fails=$((fails + 1)); fi
 expect 0 'the profile is derived from the measured' -- plan serve --model llama3-8b --gpu h100-sxm5-80gb --gpus 1 --isl 100 --osl 10 --ttft-ms 1000 --tpot-ms 50
 if "$bin" simulate serve --scenario "$tmp/closed.json" --json | grep -q '"warnings"'; then
   echo "FAIL: a serving run on the measured H200 profile carries a derived-profile warning"; fails=$((fails + 1)); fi
