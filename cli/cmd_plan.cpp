@@ -135,7 +135,7 @@ int plan_train(const std::vector<std::string>& argv) {
   const std::string caveat = hw::derived_profile_caveat(*cs.cost);
   if (a.flag("json")) {
     Json j = plan_train_json(r, plan, cs.name);
-    if (!caveat.empty()) j["warnings"] = Json::array({caveat});
+    add_warning(j, caveat);
     if (!plan.candidates.empty() && plan.candidates.front().has_outlook) {
       const auto& best = plan.candidates.front();
       j["goodput"] = best.outlook.goodput.to_json(best.cfg.gpus());

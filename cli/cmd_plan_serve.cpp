@@ -135,7 +135,7 @@ int cmd_plan_serve(const std::vector<std::string>& argv) {
   const std::string caveat = hw::derived_profile_caveat(*cs.cost, hw::CaveatFor::Serving);
   if (a.flag("json")) {
     Json j = plan_serve_json(s, plan, cs.name);
-    if (!caveat.empty()) j["warnings"] = Json::array({caveat});
+    add_warning(j, caveat);
     j["price_per_gpu_hour"] = s.price_per_gpu_hour;
     j["price_source"] = s.price_source;
     stamp_cli_result(j, report::ResultKind::PlanServe,

@@ -94,7 +94,7 @@ int cmd_simulate_serve(const std::vector<std::string>& argv) {
   const std::string caveat = hw::derived_profile_caveat(*cs.cost, hw::CaveatFor::Serving);
   if (a.flag("json")) {
     Json j = simulate_serve_json(sc, r, cost_name);
-    if (!caveat.empty()) j["warnings"] = Json::array({caveat});
+    add_warning(j, caveat);
     if (range) {
       const Json rj = range->to_json();
       for (auto it = rj.begin(); it != rj.end(); ++it) j["metrics"][it.key()] = it.value();

@@ -130,7 +130,7 @@ int cmd_simulate_train(const std::vector<std::string>& argv) {
     const std::string caveat = hw::derived_profile_caveat(*cs.cost);
     if (a.flag("json")) {
       Json j = estimate_train_json(sc, e, cost_name);
-      if (!caveat.empty()) j["warnings"] = Json::array({caveat});
+      add_warning(j, caveat);
       if (range) j["iteration_time_range_s"] = *range, j["uncertainty"] = cs.spread.method;
       add_outlook(j, outlook_of(e.iteration_time_s));
       stamp_cli_result(j, report::ResultKind::SimulateTrainEstimate,

@@ -19,6 +19,12 @@ std::string command_line(const std::string& prefix, const std::vector<std::strin
   return s;
 }
 
+void add_warning(Json& j, const std::string& warning) {
+  if (warning.empty()) return;
+  if (!j.contains("warnings") || !j["warnings"].is_array()) j["warnings"] = Json::array();
+  j["warnings"].push_back(warning);
+}
+
 void stamp_cli_result(Json& j, report::ResultKind kind, const ResultContext& ctx) {
   report::Provenance p;
   p.infraplan_version = build_info::kVersion;

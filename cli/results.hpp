@@ -35,6 +35,8 @@ std::string command_line(const std::string& prefix, const std::vector<std::strin
 
 /// Adds result_kind, result_version and provenance (this build's version and commit) to `j`.
 void stamp_cli_result(Json& j, report::ResultKind kind, const ResultContext& ctx);
+/// Appends `warning` to the result's "warnings" array (created when absent); nothing when empty.
+void add_warning(Json& j, const std::string& warning);
 
 /// memory train: the shown ledger `L` (peak stage or --stage) plus "stages": every stage's ledger.
 Json memory_train_json(const strat::Scenario& sc, const strat::MemoryLedger& L);

@@ -83,8 +83,7 @@ Json simulate_serve(const strat::Scenario& sc, bool roofline) {
     j["interval"] = iv->note;
   }
   // A derived profile says so, as simulate serve does.
-  if (std::string caveat = hw::derived_profile_caveat(*cs.cost, hw::CaveatFor::Serving); !caveat.empty())
-    j["warnings"] = Json::array({caveat});
+  add_warning(j, hw::derived_profile_caveat(*cs.cost, hw::CaveatFor::Serving));
   stamp_cli_result(j, report::ResultKind::SimulateServe,
                    {command_line("simulate serve", scenario_args(sc, roofline)), &sc, cs.provenance});
   return j;

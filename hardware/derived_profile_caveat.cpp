@@ -9,24 +9,22 @@ std::string derived_profile_caveat(const Profile& p, CaveatFor what) {
   const std::string head = p.gpu + ": the profile is derived from the measured " +
                            (p.derived_from.empty() ? std::string("H200") : p.derived_from) +
                            " profile, not measured on this GPU; ";
-  const std::string tail = what == CaveatFor::Training
-                               ? " (docs/accuracy.md); `infraplan calibrate` on the GPU replaces it"
-                               : " (docs/serving.md); `infraplan calibrate` on the GPU replaces it";
+  const std::string tail = std::string(" (") +
+                           (what == CaveatFor::Training ? "docs/accuracy.md" : "docs/serving.md") +
+                           "); `infraplan calibrate` on the GPU replaces it";
   if (what == CaveatFor::Serving) {
     // docs/serving.md, "Published batch-1 latency" and the vLLM batch-8 rows
     // (simulator/serving_published_test.cpp).
     if (p.gpu == "h100-sxm5-80gb")
       return head +
-             "every published H100 serving latency checked was predicted shorter than measured: vLLM's "
-             "batch-8 "
-             "runs by 2-15%, TensorRT-LLM and NIM by 6-45% (short prompts by a front-end time the simulator "
-             "does not have): read latencies as lower bounds" +
+             "every published H100 serving latency checked was predicted shorter than measured: "
+             "vLLM's batch-8 runs by 2-15%, TensorRT-LLM and NIM by 6-45% (short prompts by a front-end "
+             "time the simulator does not have): read latencies as lower bounds" +
              tail;
     if (p.gpu == "a100-sxm4-80gb")
       return head +
-             "the published A100 serving latencies checked were predicted shorter than measured: vLLM's "
-             "batch-8 "
-             "runs by 7-22%, TensorRT-LLM's long prompts by 4-6%" +
+             "the published A100 serving latencies checked were predicted shorter than measured: "
+             "vLLM's batch-8 runs by 7-22%, TensorRT-LLM's long prompts by 4-6%" +
              tail;
     return head + "no published serving row on this GPU has been checked against it" + tail;
   }

@@ -3,9 +3,10 @@
 // exposed part of the data-parallel synchronisation.
 #include <algorithm>
 
-#include "hardware/clocked_cost_model.hpp"
 #include <map>
+#include <optional>
 #include <tuple>
+#include "hardware/clocked_cost_model.hpp"
 
 #include "simulator/training_sim.hpp"
 #include "strategies/backward_split.hpp"
@@ -117,13 +118,18 @@ TrainingEstimate estimate_once(const model::ModelSpec& m, const hw::Cluster& c, 
   const auto moe_f = moe ? strat::layer_forward_ops(ctx, m.layers - 1) : dense_f;
   const auto moe_b = moe ? strat::layer_backward_ops(ctx, m.layers - 1) : dense_b;
   // recompute_layers: the layers a chunk does not checkpoint run the plain layer's ops.
+  // (Built only then: without one no layer is plain and these stay empty.)
   const bool partial = strat::partial_recompute(t);
   const strat::TrainingConfig plain_t = strat::without_recompute(t);
-  const strat::OpContext plain_ctx(m, partial ? plain_t : t, cost);
-  const auto plain_f = partial ? strat::layer_forward_ops(plain_ctx, 0) : dense_f;
-  const auto plain_b = partial ? strat::layer_backward_ops(plain_ctx, 0) : dense_b;
-  const auto plain_moe_f = partial && moe ? strat::layer_forward_ops(plain_ctx, m.layers - 1) : moe_f;
-  const auto plain_moe_b = partial && moe ? strat::layer_backward_ops(plain_ctx, m.layers - 1) : moe_b;
+  std::optional<strat::OpContext> plain_ctx;
+  std::vector<strat::OpTemplate> plain_f, plain_b, plain_moe_f, plain_moe_b;
+  if (partial) {
+    plain_ctx.emplace(m, plain_t, cost);
+    plain_f = strat::layer_forward_ops(*plain_ctx, 0), plain_b = strat::layer_backward_ops(*plain_ctx, 0);
+    if (moe)
+      plain_moe_f = strat::layer_forward_ops(*plain_ctx, m.layers - 1),
+      plain_moe_b = strat::layer_backward_ops(*plain_ctx, m.layers - 1);
+  }
   const auto emb_f = strat::embedding_forward_ops(ctx), emb_b = strat::embedding_backward_ops(ctx);
   const auto head_f = strat::head_forward_ops(ctx), head_b = strat::head_backward_ops(ctx);
   // Weight-gradient parts (zero-bubble schedules): their time per template.
@@ -132,8 +138,8 @@ TrainingEstimate estimate_once(const model::ModelSpec& m, const hw::Cluster& c, 
     dense_s = strat::split_backward(dense_b), emb_s = strat::split_backward(emb_b);
     head_s = strat::split_backward(head_b);
     moe_s = moe ? strat::split_backward(moe_b) : dense_s;
-    plain_s = partial ? strat::split_backward(plain_b) : dense_s;
-    plain_moe_s = partial && moe ? strat::split_backward(plain_moe_b) : moe_s;
+    if (partial) plain_s = strat::split_backward(plain_b);
+    if (partial && moe) plain_moe_s = strat::split_backward(plain_moe_b);
   }
 
   double t_max = 0;
@@ -182,7 +188,7 @@ TrainingEstimate estimate_once(const model::ModelSpec& m, const hw::Cluster& c, 
           ++(plain ? n_plain_moe : n_moe);
         else if (plain)
           ++n_plain;
-        const strat::OpContext& lc = plain ? plain_ctx : ctx;
+        const strat::OpContext& lc = plain ? *plain_ctx : ctx;
         host += strat::host_seconds(lc, lm ? (plain ? plain_moe_f : moe_f) : (plain ? plain_f : dense_f),
                                     true, true) +
                 strat::host_seconds(lc, lm ? (plain ? plain_moe_b : moe_b) : (plain ? plain_b : dense_b),

@@ -114,6 +114,9 @@ class GraphBuilder {
     if (partial_recompute(t)) {
       plain_ctx_.emplace(m, plain_t_, cost, o.cp_all_to_all);
       layer_templates(*plain_ctx_, split, plain_tp_);
+      plain_.resize(std::size_t(m.layers));
+      for (std::int64_t l = 0; l < m.layers; ++l)
+        plain_[std::size_t(l)] = !layer_checkpointed(t, pl_.position_in_chunk(l));
     }
     tp_.emb_f = embedding_forward_ops(ctx_);
     tp_.emb_b = embedding_backward_ops(ctx_);
@@ -236,9 +239,7 @@ class GraphBuilder {
   }
 
   /// Whether `layer` runs without the recompute (a layer recompute_layers leaves out).
-  bool plain_layer(std::int64_t layer) const {
-    return plain_ctx_ && !layer_checkpointed(t_, pl_.position_in_chunk(layer));
-  }
+  bool plain_layer(std::int64_t layer) const { return !plain_.empty() && plain_[std::size_t(layer)]; }
   const OpContext& layer_ctx(std::int64_t layer) const { return plain_layer(layer) ? *plain_ctx_ : ctx_; }
 
   const std::vector<OpTemplate>& layer_tpl(std::int64_t layer, bool fwd, BackwardPart part) const {
@@ -583,6 +584,7 @@ class GraphBuilder {
   const hw::CostModel& cost_;
   TrainingConfig plain_t_;              ///< the config of layers left out of a partial recompute
   std::optional<OpContext> plain_ctx_;  ///< set when recompute_layers leaves layers out
+  std::vector<bool> plain_;             ///< per layer: left out of the partial recompute
   Templates tp_, plain_tp_;
   int v_ = 1;
   std::int64_t mb_ = 1;
