@@ -35,6 +35,9 @@ const std::vector<OptionSpec> kSpec = {
     {"head-dim", true, "attention: head width (default 128)"},
     {"kv-dtype", true, "attention_decode: KV format (default bf16)"},
     {"non-causal", false, "attention_prefill: no causal mask"},
+    {"attention-kernel", true,
+     "attention_prefill: default (the profile's attention tables) or flash2 (the FlashAttention-2 kernels' "
+     "tables, where the profile has them)"},
     {"bytes", true, "memory: bytes read + written (e.g. 1GiB)"},
     {"clock-mhz", true,
      "gemm: predict at this SM clock instead of the profile's reference clock (GPUs under a power cap "
@@ -56,8 +59,9 @@ std::int64_t need(const Args& a, const char* name, std::int64_t max) {
 
 /// The options each op reads; any other op-specific option given is an error, not ignored.
 void refuse_others(const Args& a, const std::string& op, const std::vector<std::string>& used) {
-  for (const char* o : {"m", "n", "k", "batch", "dtype", "seq", "kv-len", "context", "heads", "kv-heads",
-                        "head-dim", "kv-dtype", "non-causal", "bytes", "clock-mhz", "layout"})
+  for (const char* o :
+       {"m", "n", "k", "batch", "dtype", "seq", "kv-len", "context", "heads", "kv-heads", "head-dim",
+        "kv-dtype", "non-causal", "attention-kernel", "bytes", "clock-mhz", "layout"})
     if (std::find(used.begin(), used.end(), o) == used.end()) {
       const bool gemm_only = std::string(o) == "m" || std::string(o) == "n" || std::string(o) == "k" ||
                              std::string(o) == "clock-mhz" || std::string(o) == "layout";
@@ -74,7 +78,7 @@ int cmd_cost(const std::vector<std::string>& argv) {
         "Usage: infraplan cost --gpu G --op gemm --m M --n N --k K [--dtype bf16] [--layout tn|nn|nt] "
         "[--clock-mhz F] [--json]\n"
         "       infraplan cost --gpu G --op attention_prefill --seq S [--batch B] [--heads H --kv-heads K "
-        "--head-dim D]\n"
+        "--head-dim D] [--attention-kernel default|flash2]\n"
         "       infraplan cost --gpu G --op attention_decode --context C [--batch B] [--kv-dtype bf16]\n"
         "       infraplan cost --gpu G --op memory --bytes 1GiB\n"
         "       infraplan cost --gpu G --op launch\n\n%s",
@@ -94,7 +98,9 @@ int cmd_cost(const std::vector<std::string>& argv) {
   if (op == "gemm")
     refuse_others(a, op, {"m", "n", "k", "batch", "dtype", "clock-mhz", "layout"});
   else if (op == "attention_prefill")
-    refuse_others(a, op, {"seq", "kv-len", "batch", "heads", "kv-heads", "head-dim", "non-causal", "dtype"});
+    refuse_others(a, op,
+                  {"seq", "kv-len", "batch", "heads", "kv-heads", "head-dim", "non-causal", "dtype",
+                   "attention-kernel"});
   else if (op == "attention_decode")
     refuse_others(a, op, {"context", "batch", "heads", "kv-heads", "head-dim", "kv-dtype", "dtype"});
   else if (op == "memory")
@@ -151,10 +157,14 @@ int cmd_cost(const std::vector<std::string>& argv) {
     if (a.given("dtype") && a.get("dtype") != "bf16")
       throw Error("--dtype for attention: only bf16 is modelled (got '" + a.get("dtype", "") + "')");
     p.causal = !a.flag("non-causal");
+    p.kernel = hw::parse_attention_kernel(a.get("attention-kernel", "default"), "--attention-kernel");
     e = cm.attention_prefill(p);
-    shape = std::to_string(p.batch) + " x " + std::to_string(p.q_len) + " tokens, " +
-            std::to_string(p.heads) + "/" + std::to_string(p.kv_heads) + " heads x " +
-            std::to_string(p.head_dim) + (p.causal ? ", causal" : "");
+    shape =
+        std::to_string(p.batch) + " x " + std::to_string(p.q_len) + " tokens, " + std::to_string(p.heads) +
+        "/" + std::to_string(p.kv_heads) + " heads x " + std::to_string(p.head_dim) +
+        (p.causal ? ", causal" : "") +
+        (p.kernel != hw::AttentionKernel::Default ? std::string(", ") + hw::attention_kernel_name(p.kernel)
+                                                  : "");
   } else if (op == "attention_decode") {
     hw::AttentionDecodeShape d;
     d.batch = a.get_int("batch", 1, kMaxBatch).value_or(1);

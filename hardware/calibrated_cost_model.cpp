@@ -615,8 +615,9 @@ CostEstimate CalibratedCostModel::attention_prefill(const AttentionPrefillShape&
   if (s.batch <= 0 || s.q_len <= 0 || s.kv_len < s.q_len || s.heads <= 0 || s.kv_heads <= 0 ||
       s.head_dim <= 0)
     throw Error("attention_prefill: need batch, q_len, heads, kv_heads, head_dim > 0 and kv_len >= q_len");
-  const PrefillTable* t = profile_.prefill_table(int(s.head_dim));
+  const PrefillTable* t = profile_.prefill_table(int(s.head_dim), s.kernel);
   if (!t) throw Error("profile " + profile_.origin + " has no attention_prefill table");
+  const bool own_kernel = s.kernel == AttentionKernel::Default || profile_.has_prefill_kernel(s.kernel);
   // Achieved FLOP/s of the table at (seq_len, batch): interpolated along batch inside each
   // seq_len row (over its measured prefix), then along seq_len.
   // Work in score-tile elements: FlashAttention-style kernels compute whole (query block × key
@@ -661,7 +662,8 @@ CostEstimate CalibratedCostModel::attention_prefill(const AttentionPrefillShape&
                   : 0;
   e.source = inside ? CostSource::Measured : CostSource::Extrapolated;
   std::ostringstream d;
-  d << "prefill table d" << t->head_dim << (t->causal ? " causal" : "") << ", "
+  d << (s.kernel == AttentionKernel::Flash2 ? (own_kernel ? "flash2 " : "flash2 not measured: default ") : "")
+    << "prefill table d" << t->head_dim << (t->causal ? " causal" : "") << ", "
     << (inside ? "interpolated" : "nearest table point's FLOP/s")
     << (s.causal == t->causal ? "" : " (mask differs)");
   e.detail = d.str();

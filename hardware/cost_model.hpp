@@ -11,6 +11,7 @@
 
 #include "common/dtype.hpp"
 #include "common/gemm_layout.hpp"
+#include "hardware/attention_kernel.hpp"
 #include "hardware/gpu_spec.hpp"
 
 namespace infraplan::hw {
@@ -56,6 +57,8 @@ struct AttentionPrefillShape {
   std::int64_t heads = 0, kv_heads = 0, head_dim = 0;
   bool causal = true;
   Dtype dtype = Dtype::BF16;
+  /// The implementation whose measured tables price it (profiles without its tables: the default).
+  AttentionKernel kernel = AttentionKernel::Default;
   /// Matmul FLOPs (QKᵀ and PV), counting only the unmasked part when causal.
   double flops() const;
 };

@@ -33,7 +33,7 @@ Bracket bracket(const std::vector<double>& axis, double x) {
 }  // namespace
 
 std::optional<double> attention_backward_ratio(const Profile& p, const AttentionPrefillShape& s) {
-  const PrefillTable* t = p.prefill_table(int(s.head_dim));
+  const PrefillTable* t = p.prefill_table(int(s.head_dim), s.kernel);
   if (!t || t->backward_seconds.empty()) return std::nullopt;
   const double b = double(s.batch) * double(s.heads) / double(t->heads);
   // Per seq_len row: the ratio along batch over the row's measured prefix.

@@ -14,10 +14,10 @@ namespace infraplan::hw {
 /// The measured profile behind `cost` (a CalibratedCostModel, or a wrapper of one), or nullptr.
 const Profile* profile_of(const CostModel& cost);
 
-/// Backward / forward time ratio of causal attention at shape `s`, from the prefill table with the
-/// closest head_dim: the ratio at the table points, interpolated linearly over log seq_len and
-/// log(batch · heads / table heads) among the measured cells (clamped at the edges). nullopt when
-/// the table records no backward times.
+/// Backward / forward time ratio of causal attention at shape `s`, from the prefill table of its kernel with
+/// the closest head_dim: the ratio at the table points, interpolated linearly over log seq_len and log(batch
+/// · heads / table heads) among the measured cells (clamped at the edges). nullopt when the table records no
+/// backward times.
 std::optional<double> attention_backward_ratio(const Profile& p, const AttentionPrefillShape& s);
 
 /// GPU seconds of the framework's eager kernel `op` (framework.elementwise, e.g. "cast_f32_bf16")

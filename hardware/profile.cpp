@@ -195,13 +195,18 @@ const GemmTable* Profile::gemm_table(Dtype d) const {
   return nullptr;
 }
 
-const PrefillTable* Profile::prefill_table(int head_dim) const {
+const PrefillTable* Profile::prefill_table(int head_dim, AttentionKernel kernel) const {
   const PrefillTable* best = nullptr;
-  for (const auto& t : prefill)
+  for (const auto& t :
+       has_prefill_kernel(kernel) && kernel == AttentionKernel::Flash2 ? prefill_flash2 : prefill)
     if (!best || std::abs(std::log(double(t.head_dim) / head_dim)) <
                      std::abs(std::log(double(best->head_dim) / head_dim)))
       best = &t;
   return best;
+}
+
+bool Profile::has_prefill_kernel(AttentionKernel kernel) const {
+  return kernel == AttentionKernel::Flash2 ? !prefill_flash2.empty() : !prefill.empty();
 }
 
 Profile parse_profile(const Json& j, const std::string& origin) {
@@ -395,11 +400,15 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       p.gemm_rows.push_back(std::move(row));
     }
   }
-  if (tables.contains("attention_prefill")) {
-    const Json& a = tables["attention_prefill"];
-    if (!a.is_array()) fail(origin, "tables.attention_prefill", "expected an array of tables");
+  // Prefill tables of one attention implementation: "attention_prefill" (the default kernel) and
+  // "attention_prefill_flash2" share the schema.
+  auto prefill_tables = [&](const std::string& key) {
+    std::vector<PrefillTable> out;
+    if (!tables.contains(key)) return out;
+    const Json& a = tables[key];
+    if (!a.is_array()) fail(origin, "tables." + key, "expected an array of tables");
     for (std::size_t i = 0; i < a.size(); ++i) {
-      std::string f = "tables.attention_prefill[" + std::to_string(i) + "]";
+      std::string f = "tables." + key + "[" + std::to_string(i) + "]";
       PrefillTable t;
       t.head_dim = int(integer(need(a[i], "head_dim", f, origin), f + ".head_dim", origin, 1, kMaxHeadsOrDim));
       t.heads = int(integer(need(a[i], "heads", f, origin), f + ".heads", origin, 1, kMaxHeadsOrDim));
@@ -422,9 +431,12 @@ Profile parse_profile(const Json& j, const std::string& origin) {
             fail(origin, f + ".backward_seconds",
                  "must be measured exactly where seconds is (entry " + std::to_string(e) + " differs)");
       }
-      p.prefill.push_back(std::move(t));
+      out.push_back(std::move(t));
     }
-  }
+    return out;
+  };
+  p.prefill = prefill_tables("attention_prefill");
+  p.prefill_flash2 = prefill_tables("attention_prefill_flash2");
   if (tables.contains("attention_prefill_fit_points")) {
     const Json& a = tables["attention_prefill_fit_points"];
     const std::string f = "tables.attention_prefill_fit_points";
@@ -474,15 +486,20 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     for (std::size_t i = 0; i < rows("gemm_workload").size(); ++i)
       p.holdout_workload.push_back(gemm_measurement(
           rows("gemm_workload")[i], "holdout.gemm_workload[" + std::to_string(i) + "]", origin, true));
-    const std::string hp = "holdout.attention_prefill", hd = "holdout.attention_decode";
-    for (const auto& r : rows("attention_prefill"))
-      p.holdout_prefill.push_back({int(int_or(r, "head_dim", 128, hp, origin, 1, kMaxHeadsOrDim)),
-                                   int(int_or(r, "heads", 32, hp, origin, 1, kMaxHeadsOrDim)),
-                                   int(int_or(r, "kv_heads", 8, hp, origin, 1, kMaxHeadsOrDim)),
-                                   int_or(r, "batch", 1, hp, origin, 1, kMaxDim),
-                                   int_or(r, "seq_len", 0, hp, origin, 0, kMaxDim),
-                                   bool_or(r, "causal", true, hp, origin),
-                                   num_or(r, "seconds", 0), num_or(r, "backward_seconds", 0)});
+    const std::string hd = "holdout.attention_decode";
+    auto prefill_rows = [&](const std::string& key, std::vector<HoldoutPrefill>& into) {
+      const std::string hp = "holdout." + key;
+      for (const auto& r : rows(key.c_str()))
+        into.push_back({int(int_or(r, "head_dim", 128, hp, origin, 1, kMaxHeadsOrDim)),
+                        int(int_or(r, "heads", 32, hp, origin, 1, kMaxHeadsOrDim)),
+                        int(int_or(r, "kv_heads", 8, hp, origin, 1, kMaxHeadsOrDim)),
+                        int_or(r, "batch", 1, hp, origin, 1, kMaxDim),
+                        int_or(r, "seq_len", 0, hp, origin, 0, kMaxDim),
+                        bool_or(r, "causal", true, hp, origin), num_or(r, "seconds", 0),
+                        num_or(r, "backward_seconds", 0)});
+    };
+    prefill_rows("attention_prefill", p.holdout_prefill);
+    prefill_rows("attention_prefill_flash2", p.holdout_prefill_flash2);
     for (const auto& r : rows("attention_decode"))
       p.holdout_decode.push_back({int(int_or(r, "heads", 32, hd, origin, 1, kMaxHeadsOrDim)),
                                   int(int_or(r, "kv_heads", 8, hd, origin, 1, kMaxHeadsOrDim)),

@@ -208,6 +208,9 @@ struct Profile {
   /// Applies to every GEMM table (absent: none).
   std::optional<GemmTimingCorrection> gemm_timing;
   std::vector<PrefillTable> prefill;
+  /// The FlashAttention-2 kernels' tables, same schema ("tables.attention_prefill_flash2"; empty:
+  /// none measured, training.attention_kernel flash2 then takes `prefill`).
+  std::vector<PrefillTable> prefill_flash2;
   /// Prefill shapes off the tables' axes (lengths off multiples of 64), timed with the tables, from
   /// which the cost model fits the attention block size (tables.attention_prefill_fit_points).
   std::vector<HoldoutPrefill> prefill_fit_points;
@@ -231,6 +234,7 @@ struct Profile {
   };
   std::vector<GemmRow> gemm_rows;
   std::vector<HoldoutPrefill> holdout_prefill;
+  std::vector<HoldoutPrefill> holdout_prefill_flash2;  ///< "holdout.attention_prefill_flash2"
   std::vector<HoldoutDecode> holdout_decode;
   std::vector<HoldoutMemory> holdout_memory;
   std::vector<KernelRecord> kernels;
@@ -350,8 +354,11 @@ struct Profile {
 
   /// The GEMM table for `d`, or nullptr.
   const GemmTable* gemm_table(Dtype d) const;
-  /// The prefill table whose head_dim is closest to `head_dim` (nullptr when none).
-  const PrefillTable* prefill_table(int head_dim) const;
+  /// The prefill table of `kernel` whose head_dim is closest to `head_dim`: from `prefill_flash2`
+  /// for AttentionKernel::Flash2 when the profile has it, else from `prefill` (nullptr when none).
+  const PrefillTable* prefill_table(int head_dim, AttentionKernel kernel = AttentionKernel::Default) const;
+  /// Whether the profile has measured tables of `kernel` (the default's: any prefill table).
+  bool has_prefill_kernel(AttentionKernel kernel) const;
 };
 
 /// Parses and validates a profile. Errors are infraplan::Error naming `origin` and the field

@@ -149,6 +149,22 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
       if (f.contains("backward_seconds") && f["backward_seconds"].is_number())
         f["backward_seconds"] = scale_time(f["backward_seconds"].get<double>(), launch, bf16_ratio);
     }
+  // The FlashAttention-2 tables: on a GPU of the same architecture (H200 → H100) the kernels keep
+  // their efficiency and scale like the default tables; on another they are not carried over. The
+  // FlashAttention-2 kernels were written for Ampere and run on Hopper without its warpgroup MMA
+  // (1.6-1.8x slower than cuDNN's there, docs/calibration.md "Attention kernels"): their Hopper
+  // efficiency says nothing about an A100, where they are the native kernels that the derived
+  // default tables stand for (the H200's cuDNN efficiency, within the published FlashAttention-2
+  // A100 rates).
+  if (tables.contains("attention_prefill_flash2")) {
+    if (from.compute_capability != to.compute_capability)
+      tables.erase("attention_prefill_flash2");
+    else
+      for (auto& t : tables["attention_prefill_flash2"]) {
+        scale_nested(t["seconds"], bf16_ratio, scale_nested);
+        if (t.contains("backward_seconds")) scale_nested(t["backward_seconds"], bf16_ratio, scale_nested);
+      }
+  }
   // Reference tables of other kernels than the one the model uses are not carried over. The
   // framework section (host-side costs) is kept as measured: it describes the host, not the GPU.
   tables.erase("attention_prefill_own_fa2");

@@ -47,6 +47,9 @@ inline strat::TrainingConfig config_of(const Json& row, const model::ModelSpec& 
   t.framework = framework_of_impl(row.at("impl").get<std::string>());
   t.recompute =
       row.at("checkpointing").get<std::string>() == "none" ? model::Recompute::None : model::Recompute::Full;
+  // Steps forced onto SDPA's flash backend (llama_corpus.py --attention flash) run FlashAttention-2.
+  if (row.value("attention", std::string("default")) == "flash")
+    t.attention_kernel = hw::AttentionKernel::Flash2;
   strat::resolve_training(t, m, c);
   return t;
 }

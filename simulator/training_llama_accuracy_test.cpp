@@ -184,6 +184,26 @@ TEST(TrainingAccuracy, LlamaCorpusSeventhBatch) {
       {"/docs/data/h200_llama_corpus_seventh.json", "/docs/data/h200_llama_corpus_seventh_run2.json"});
 }
 
+// An eighth batch (bench/pytorch/llama_corpus.py --eighth, 2026-12-05, validation only): sequences of
+// 8k-32k tokens, where attention is a large share of the step, each configuration run twice on one
+// machine start: SDPA forced onto cuDNN's kernels (the profile's default tables) and onto its
+// FlashAttention-2 backend (training.attention_kernel flash2, the tables of
+// bench/pytorch/attention_backends.py). The flash steps are 15-30% slower; the model must see that
+// from the kernel tables alone, within the bounds on both.
+TEST(TrainingAccuracy, LongSequencesOnTwoAttentionKernels) {
+  for (const char* file :
+       {"/docs/data/h200_llama_corpus_eighth_cudnn.json", "/docs/data/h200_llama_corpus_eighth_flash.json"}) {
+    std::map<std::string, Split> by = corpus_errors(file);
+    ASSERT_FALSE(by.empty()) << file;
+    const Split& v = by["validation"];
+    EXPECT_EQ(v.n, 6) << file;
+    EXPECT_LT(v.step / v.n, 0.10) << file;
+    EXPECT_LT(v.step_max, 0.20) << file;
+    EXPECT_LT(v.memory / v.n, 0.10) << file;
+    EXPECT_LT(v.memory_max, 0.20) << file;
+  }
+}
+
 TEST(TrainingAccuracy, CompiledStepsOfAnotherMachineStart) {
   const hw::Cluster c = one_h200();
   coll::CommModel comm(c);

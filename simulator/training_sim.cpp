@@ -2,6 +2,7 @@
 
 #include "hardware/clocked_cost_model.hpp"
 #include "hardware/derived_profile_caveat.hpp"
+#include "hardware/framework_costs.hpp"
 #include "simulator/limited_step_clock.hpp"
 
 #include <algorithm>
@@ -239,6 +240,15 @@ TrainingResult simulate_once(const model::ModelSpec& m, const hw::Cluster& c, co
           "(docs/accuracy.md, \"PyTorch FSDP2 on 64 A100s\"); set training.framework");
     if (std::string caveat = hw::derived_profile_caveat(cost); !caveat.empty())
       r.warnings.push_back(std::move(caveat));
+    if (copy.attention_kernel != hw::AttentionKernel::Default) {
+      const hw::Profile* p = hw::profile_of(cost);
+      if (!p || !p->has_prefill_kernel(copy.attention_kernel))
+        r.warnings.push_back(std::string("attention_kernel=") +
+                             hw::attention_kernel_name(copy.attention_kernel) + ": the " +
+                             (p ? "profile " + p->gpu : std::string("roofline cost model")) +
+                             " has no tables of that kernel; attention is priced with the default ones "
+                             "(docs/calibration.md, \"Attention kernels\")");
+    }
     if (copy.precision == strat::Precision::FP8Mixed)
       r.warnings.push_back(
           "fp8-mixed: no fp8 training step was measured here; on NVIDIA's published FP8 pre-training rows "

@@ -38,6 +38,7 @@ double attention_fwd_seconds(const OpContext& c, const Shapes& s, double* flops)
   a.batch = t.micro_batch, a.q_len = t.seq_len, a.kv_len = t.seq_len;
   a.heads = s.heads_r, a.kv_heads = s.kv_heads_r, a.head_dim = s.head_dim, a.causal = true;
   a.dtype = c.gemm_dtype == Dtype::FP8 ? Dtype::BF16 : c.gemm_dtype;  // attention stays 16-bit
+  a.kernel = t.attention_kernel;
   double sec = c.cost->attention_prefill(a).seconds / t.cp;
   *flops = a.flops() / t.cp;
   if (!t.flash_attention) {

@@ -91,6 +91,8 @@ Json TrainingConfig::to_json() const {
             {"dp_buckets", dp_buckets_name(dp_buckets)},
             {"dp_bucket_mib", dp_bucket_mib}};
   if (recompute_layers > 0) j["recompute_layers"] = recompute_layers;
+  if (attention_kernel != hw::AttentionKernel::Default)
+    j["attention_kernel"] = hw::attention_kernel_name(attention_kernel);
   return j;
 }
 
@@ -157,7 +159,8 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
                     "train_tokens",
                     "dp_buckets",
                     "dp_bucket_mib",
-                    "recompute_layers"});
+                    "recompute_layers",
+                    "attention_kernel"});
   TrainingConfig t;
   namespace L = limits;
   t.seq_len = o.get_int_min("seq_len", t.seq_len, 1, L::kMaxSeqTokens);
@@ -185,6 +188,12 @@ TrainingConfig training_from_json(const Json& j, const std::string& path) {
   std::string opt = o.get_choice("optimizer", "adamw", {"adamw", "sgd", "lamb"});
   t.optimizer = opt == "sgd" ? Optimizer::SGD : opt == "lamb" ? Optimizer::LAMB : Optimizer::AdamW;
   t.flash_attention = o.get_bool("flash_attention", true);
+  t.attention_kernel = hw::parse_attention_kernel(
+      o.get_choice("attention_kernel", "default", hw::attention_kernel_names()), o.field("attention_kernel"));
+  if (!t.flash_attention && t.attention_kernel != hw::AttentionKernel::Default)
+    throw Error(o.field("attention_kernel") + "=\"" + hw::attention_kernel_name(t.attention_kernel) +
+                "\" needs fused attention: it cannot be combined with " + o.field("flash_attention") +
+                "=false (unfused attention); drop one of them");
   t.moe_imbalance = o.get_number_min("moe_imbalance", 1.0, 1.0, L::kMaxMoeImbalance);
   if (o.has("pp_layers")) {
     const Json& a = j.at("pp_layers");

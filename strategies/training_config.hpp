@@ -5,8 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "hardware/cluster.hpp"
 #include "common/json_util.hpp"
+#include "hardware/attention_kernel.hpp"
+#include "hardware/cluster.hpp"
 #include "model/model_math.hpp"
 #include "model/model_spec.hpp"
 #include "strategies/framework.hpp"
@@ -74,6 +75,9 @@ struct TrainingConfig {
   Precision precision = Precision::BF16Mixed;
   Optimizer optimizer = Optimizer::AdamW;
   bool flash_attention = true;
+  /// Scenario key "attention_kernel": which fused attention prices the attention ops (default: the
+  /// profile's own tables; flash2: the FlashAttention-2 kernels' tables where the profile has them).
+  hw::AttentionKernel attention_kernel = hw::AttentionKernel::Default;
   double moe_imbalance = 1.0;  ///< max/mean tokens per expert (≥ 1)
   HostDispatch host_dispatch = HostDispatch::Auto;  ///< scenario key "host_dispatch": auto | on | off
   /// Scenario key "framework" (framework.hpp); Auto: framework_of() picks by precision.

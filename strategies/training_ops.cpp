@@ -212,6 +212,7 @@ OpContext::OpContext(const model::ModelSpec& m, const TrainingConfig& t, const h
     a.heads = std::max<std::int64_t>(1, m.heads / std::max(1, t.tp));
     a.kv_heads = std::max<std::int64_t>(1, m.kv_heads / std::max(1, t.tp));
     a.head_dim = m.mla.enabled() ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim;
+    a.kernel = t.attention_kernel;
     if (auto r = hw::attention_backward_ratio(*p, a)) attention_bwd_ratio = *r;
   }
 }

@@ -18,9 +18,10 @@ dimensions. With --trace-dir, the configurations marked `trace` also write a tor
 Chrome trace (record_shapes=True) of one step (gzip'd).
 
     python3 bench/pytorch/llama_corpus.py --out corpus.json [--trace-dir DIR] [--budget-s 420]
-        [--only NAME,NAME] [--quick]
+        [--only NAME,NAME] [--quick] [--eighth --attention flash|cudnn]
 """
 import argparse
+import contextlib
 import datetime
 import gc
 import gzip
@@ -212,6 +213,17 @@ CONFIGS_SEVENTH = [
     ("hf", "codellama-7b", "pure", True, 1, 4096, "validation", False),
     ("compile", "phi3-mini", "pure", False, 1, 2048, "validation", False),
     ("compile", "deepseek-coder-1.3b", "amp", True, 4, 2048, "validation", False),
+]
+
+# Eighth batch: long sequences, where attention is a large share of the step; run once per
+# attention implementation (--attention flash, --attention cudnn). Validation only.
+CONFIGS_EIGHTH = [
+    ("plain", "llama-0.4b", "pure", True, 1, 16384, "validation", False),
+    ("plain", "llama-0.4b", "amp", False, 2, 8192, "validation", False),
+    ("plain", "tinyllama-1.1b", "pure", True, 1, 32768, "validation", False),
+    ("plain", "llama3.2-1b", "amp", True, 1, 16384, "validation", False),
+    ("plain", "qwen2.5-1.5b", "pure", False, 1, 8192, "validation", False),
+    ("plain", "llama2-7b", "pure", True, 1, 16384, "validation", False),
 ]
 
 
@@ -429,6 +441,15 @@ def measure(cfg, args, trace_dir):
     return res
 
 
+def attention_backend(name):
+    """The SDPA backend every step runs under: the library's own choice, or one forced."""
+    if name == "default":
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([{"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[name]])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -446,12 +467,17 @@ def main():
     ap.add_argument("--fifth", action="store_true", help="the fifth batch of configurations (CONFIGS_FIFTH)")
     ap.add_argument("--sixth", action="store_true", help="the sixth batch of configurations (CONFIGS_SIXTH)")
     ap.add_argument("--seventh", action="store_true", help="the seventh batch of configurations (CONFIGS_SEVENTH)")
+    ap.add_argument("--eighth", action="store_true", help="the eighth batch of configurations (CONFIGS_EIGHTH)")
+    ap.add_argument("--attention", default="default", choices=["default", "flash", "cudnn"],
+                    help="SDPA backend for every step: the library's choice, or forced (sdpa_kernel)")
     args = ap.parse_args()
-    if args.extra + args.unseen + args.fourth + args.fifth + args.sixth + args.seventh > 1:
-        sys.exit("--extra, --unseen, --fourth, --fifth, --sixth and --seventh select different batches; give one")
+    if args.extra + args.unseen + args.fourth + args.fifth + args.sixth + args.seventh + args.eighth > 1:
+        sys.exit("--extra, --unseen, --fourth, --fifth, --sixth, --seventh and --eighth select different "
+                 "batches; give one")
     configs = (CONFIGS_EXTRA if args.extra else CONFIGS_UNSEEN if args.unseen else
                CONFIGS_FOURTH if args.fourth else CONFIGS_FIFTH if args.fifth else
-               CONFIGS_SIXTH if args.sixth else CONFIGS_SEVENTH if args.seventh else CONFIGS)
+               CONFIGS_SIXTH if args.sixth else CONFIGS_SEVENTH if args.seventh else
+               CONFIGS_EIGHTH if args.eighth else CONFIGS)
     if args.only:
         keep = set(args.only.split(","))
         configs = [c for c in configs if f"{c[0]}:{c[1]}" in keep or c[1] in keep]
@@ -483,7 +509,9 @@ def main():
             print("budget reached; stopping", flush=True)
             break
         try:
-            r = measure(cfg, args, args.trace_dir)
+            with attention_backend(args.attention):
+                r = measure(cfg, args, args.trace_dir)
+            r["attention"] = args.attention
             # When the timed steps ended (Unix seconds): aligns the configuration with clock and
             # power samples taken beside the run (nvidia-smi), timed window = steps x median before it.
             r["timed_end_unix"] = round(time.time(), 3)
