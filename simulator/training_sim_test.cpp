@@ -278,6 +278,47 @@ TEST(TrainingSim, DerivedProfilesCarryTheirCaveat) {
   EXPECT_EQ(warned("dgx-h200"), "");
 }
 
+// training.attention_kernel flash2: on the H200 (and the H100 derived from it) the attention ops
+// take the FlashAttention-2 tables, slower than the default cuDNN ones by more the longer the
+// sequence, the rest of the step unchanged; a profile without them (the A100's) prices the default
+// tables and says so in a warning.
+TEST(TrainingSim, Flash2AttentionKernelSlowsLongSequencesOnHopper) {
+  const auto m = model::preset("llama2-7b");
+  auto run = [&](const std::string& cluster, std::int64_t seq, hw::AttentionKernel k) {
+    auto c = hw::cluster_preset(cluster, 1);
+    auto cost = hw::make_calibrated_cost_model(c.gpu.name);
+    coll::CommModel comm(c);
+    strat::TrainingConfig t;
+    // Four sequences per micro-batch: a GPU-bound step (one 2k-token sequence on tp 8 waits on the host).
+    t.seq_len = seq, t.tp = 8, t.micro_batch = 4, t.global_batch = 4, t.attention_kernel = k;
+    strat::resolve_training(t, m, c);
+    TrainingOptions o;
+    o.mode = Mode::Symmetric;
+    return simulate_training(m, c, t, *cost, comm, o);
+  };
+  auto has_warning = [](const TrainingResult& r) {
+    for (const auto& w : r.warnings)
+      if (w.find("attention_kernel=flash2") != std::string::npos) return true;
+    return false;
+  };
+  for (const char* cluster : {"dgx-h200", "dgx-h100"}) {
+    double prev = 1;
+    for (std::int64_t seq : {2048, 8192, 32768}) {
+      const TrainingResult d = run(cluster, seq, hw::AttentionKernel::Default);
+      const TrainingResult f = run(cluster, seq, hw::AttentionKernel::Flash2);
+      const double slower = f.iteration_time_s / d.iteration_time_s;
+      EXPECT_GT(slower, prev) << cluster << " seq " << seq;
+      prev = slower;
+      EXPECT_FALSE(has_warning(f)) << cluster;
+    }
+    EXPECT_GT(prev, 1.2) << cluster;
+  }
+  const TrainingResult a = run("dgx-a100-80gb", 8192, hw::AttentionKernel::Flash2);
+  EXPECT_DOUBLE_EQ(a.iteration_time_s,
+                   run("dgx-a100-80gb", 8192, hw::AttentionKernel::Default).iteration_time_s);
+  EXPECT_TRUE(has_warning(a));
+}
+
 // amp-bf16 under ZeRO-3 is PyTorch FSDP with mixed precision: the weights are gathered in bf16,
 // so neither the ledger's autocast copies nor the per-layer weight casts cover the whole model
 // (only this GPU's shard), and the gathers move 2 bytes per parameter; under ZeRO-1 the autocast

@@ -98,6 +98,28 @@ TEST(TrainingConfig, JsonErrorsNameTheField) {
   EXPECT_FALSE(training_from_json(Json::parse("{}")).to_json().contains("recompute_layers"));
 }
 
+// training.attention_kernel: default or flash2, named in the error with its choices; flash2 needs
+// fused attention; written to the config's JSON only when not the default.
+TEST(TrainingConfig, AttentionKernelKey) {
+  auto err = [](const char* text) {
+    try {
+      training_from_json(Json::parse(text));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string bad = err(R"({"attention_kernel": "flash3"})");
+  EXPECT_NE(bad.find("training.attention_kernel"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("flash2"), std::string::npos) << bad;
+  const std::string unfused = err(R"({"attention_kernel": "flash2", "flash_attention": false})");
+  EXPECT_NE(unfused.find("training.flash_attention"), std::string::npos) << unfused;
+  const TrainingConfig t = training_from_json(Json::parse(R"({"attention_kernel": "flash2"})"));
+  EXPECT_EQ(t.attention_kernel, hw::AttentionKernel::Flash2);
+  EXPECT_EQ(t.to_json().at("attention_kernel"), "flash2");
+  EXPECT_FALSE(training_from_json(Json::parse("{}")).to_json().contains("attention_kernel"));
+}
+
 TEST(Scenario, ParsesAndReportsErrorsWithOrigin) {
   auto s = scenario_from_json(
       Json::parse(R"({"name":"t","model":"llama3-8b","cluster":{"preset":"dgx-h100","nodes":2},

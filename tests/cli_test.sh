@@ -130,6 +130,22 @@ expect 2 "unknown --op 'gemv'" -- cost --gpu h200-sxm-141gb --op gemv
 expect 2 "clock-mhz" -- cost --gpu h200-sxm-141gb --op gemm --m 64 --n 64 --k 64 --clock-mhz 50
 expect 2 "has none" -- cost --gpu a100-sxm4-80gb --op gemm --m 64 --n 64 --k 64 --clock-mhz 1200
 expect 0 "the table refers to" -- cost --gpu h100-sxm5-80gb --op gemm --m 4096 --n 4096 --k 4096 --clock-mhz 1500
+# training.attention_kernel / cost --attention-kernel: the FlashAttention-2 tables on Hopper, the
+# default ones (said in the detail) on the A100; an unknown kernel is refused with the choices.
+expect 0 "flash2 prefill table d128" -- cost --gpu h200-sxm-141gb --op attention_prefill --seq 8192 --attention-kernel flash2
+expect 0 "flash2 not measured" -- cost --gpu a100-sxm4-80gb --op attention_prefill --seq 8192 --attention-kernel flash2
+expect 2 "valid choices are default, flash2" -- cost --gpu h200-sxm-141gb --op attention_prefill --seq 8192 --attention-kernel fa3
+expect 2 "does not apply to --op gemm" -- cost --gpu h200-sxm-141gb --op gemm --m 64 --n 64 --k 64 --attention-kernel flash2
+cat > "$tmp/flash2.json" <<'JSON'
+{"model": "llama2-7b", "cluster": {"preset": "dgx-a100-80gb", "nodes": 1},
+ "training": {"seq_len": 8192, "tp": 8, "global_batch": 4, "attention_kernel": "flash2"}}
+JSON
+expect 0 "attention_kernel=flash2: the profile a100-sxm4-80gb has no tables of that kernel" -- simulate train --scenario "$tmp/flash2.json"
+cat > "$tmp/flash2_bad.json" <<'JSON'
+{"model": "llama2-7b", "cluster": {"preset": "dgx-h200", "nodes": 1},
+ "training": {"seq_len": 8192, "tp": 8, "attention_kernel": "flash2", "flash_attention": false}}
+JSON
+expect 2 "training.flash_attention=false" -- simulate train --scenario "$tmp/flash2_bad.json"
 expect 2 "needs a profile with a power section" -- simulate train --scenario scenarios/train_gpt3_175b_1024xa100.json --clock sustained
 expect 2 "valid: tables, sustained" -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --clock fast
 expect 0 "SM clock" -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --clock sustained
