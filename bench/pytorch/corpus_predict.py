@@ -10,7 +10,7 @@ prints step time and peak memory errors by split (fit / validation).
 Before a batch runs, its predictions alone (the configuration lists of llama_corpus.py, read without
 importing torch), so that they can be committed before any measurement exists:
 
-    python3 bench/pytorch/corpus_predict.py --batch CONFIGS_FIFTH [--json PREDICTED.json]
+    python3 bench/pytorch/corpus_predict.py --batch CONFIGS_FIFTH [--attention flash] [--json PREDICTED.json]
 
 Memory: the ledger's peak minus the CUDA context and NCCL buffers (max_memory_allocated counts
 neither)."""
@@ -36,6 +36,8 @@ def scenario_of(row, profile):
           "training": {"seq_len": row["seq_len"], "micro_batch": row["micro_batch"], "global_batch": row["micro_batch"],
                        "precision": row["precision"], "framework": fw,
                        "recompute": "full" if row["checkpointing"] != "none" else "none"}}
+    if row.get("attention", "default") == "flash":  # llama_corpus.py --attention flash
+        sc["training"]["attention_kernel"] = "flash2"
     if profile:
         sc["profile"] = os.path.abspath(profile)
     return sc
@@ -59,7 +61,7 @@ def predict(infraplan, sc, clock="tables"):
     return res["iteration_time_s"], mem, res
 
 
-def batch_rows(name):
+def batch_rows(name, attention="default"):
     """The rows llama_corpus.py would measure for its configuration list `name` (CONFIGS_FIFTH, ...),
     with the model dimensions it records, parsed from the script's source."""
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "llama_corpus.py")
@@ -75,6 +77,7 @@ def batch_rows(name):
     for impl, model, precision, ckpt, mb, seq, split, _ in lists[name]:
         h, layers, heads, kv, ffn, vocab, tied, qkv_bias = lists["MODELS"][model]
         rows.append({"impl": impl, "model": model, "split": split, "micro_batch": mb, "seq_len": seq,
+                     "attention": attention,
                      "precision": "amp-bf16" if precision == "amp" else "bf16-pure",
                      "checkpointing": "every_block" if ckpt else "none",
                      "dims": {"hidden": h, "layers": layers, "heads": heads, "kv_heads": kv, "ffn": ffn,
@@ -83,7 +86,7 @@ def batch_rows(name):
 
 
 def predict_batch(args):
-    out, rows = [], batch_rows(args.batch)
+    out, rows = [], batch_rows(args.batch, args.attention)
     print("| impl | model | precision | ckpt | mb | seq | predicted step | 80% interval | predicted memory |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
@@ -96,7 +99,8 @@ def predict_batch(args):
               f"{r['seq_len']} | {t*1e3:.1f} ms | {ivs} | {m/2**30:.2f} GiB |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"batch": args.batch, "clock": args.clock, "rows": out}, f, indent=1)
+            json.dump({"batch": args.batch, "attention": args.attention, "clock": args.clock, "rows": out}, f,
+                      indent=1)
             f.write("\n")
 
 
@@ -108,6 +112,8 @@ def main():
     ap.add_argument("--split", default="")
     ap.add_argument("--profile", default="")
     ap.add_argument("--json", default="", help="write the rows with predictions here")
+    ap.add_argument("--attention", default="default", choices=["default", "flash", "cudnn"],
+                    help="--batch: the SDPA backend the batch will run with (llama_corpus.py --attention)")
     ap.add_argument("--clock", default="tables", choices=["tables", "sustained"],
                     help="infraplan simulate train --clock (default tables)")
     args = ap.parse_args()

@@ -226,6 +226,17 @@ CONFIGS_EIGHTH = [
     ("plain", "llama2-7b", "pure", True, 1, 16384, "validation", False),
 ]
 
+# Ninth batch: long sequences with grouped-query attention (K/V repeated before SDPA), predicted on
+# both attention kernels and committed before it runs. Validation only.
+CONFIGS_NINTH = [
+    ("plain", "mistral-7b", "pure", True, 1, 16384, "validation", False),
+    ("plain", "qwen2.5-0.5b", "amp", True, 1, 32768, "validation", False),
+    ("plain", "llama3.2-3b", "pure", False, 1, 8192, "validation", False),
+    ("plain", "qwen2.5-1.5b", "amp", True, 2, 16384, "validation", False),
+    ("plain", "llama-0.4b", "pure", False, 4, 4096, "validation", False),
+    ("plain", "llama3-8b", "pure", True, 1, 16384, "validation", False),
+]
+
 
 def rope_tables(seq, head_dim, dev, dtype, base=10000.0):
     """cos/sin tables in the parameters' dtype (fp32 under autocast, bf16 in pure bf16)."""
@@ -468,16 +479,17 @@ def main():
     ap.add_argument("--sixth", action="store_true", help="the sixth batch of configurations (CONFIGS_SIXTH)")
     ap.add_argument("--seventh", action="store_true", help="the seventh batch of configurations (CONFIGS_SEVENTH)")
     ap.add_argument("--eighth", action="store_true", help="the eighth batch of configurations (CONFIGS_EIGHTH)")
+    ap.add_argument("--ninth", action="store_true", help="the ninth batch of configurations (CONFIGS_NINTH)")
     ap.add_argument("--attention", default="default", choices=["default", "flash", "cudnn"],
                     help="SDPA backend for every step: the library's choice, or forced (sdpa_kernel)")
     args = ap.parse_args()
-    if args.extra + args.unseen + args.fourth + args.fifth + args.sixth + args.seventh + args.eighth > 1:
-        sys.exit("--extra, --unseen, --fourth, --fifth, --sixth, --seventh and --eighth select different "
-                 "batches; give one")
+    if args.extra + args.unseen + args.fourth + args.fifth + args.sixth + args.seventh + args.eighth + args.ninth > 1:
+        sys.exit("--extra, --unseen, --fourth, --fifth, --sixth, --seventh, --eighth and --ninth select "
+                 "different batches; give one")
     configs = (CONFIGS_EXTRA if args.extra else CONFIGS_UNSEEN if args.unseen else
                CONFIGS_FOURTH if args.fourth else CONFIGS_FIFTH if args.fifth else
                CONFIGS_SIXTH if args.sixth else CONFIGS_SEVENTH if args.seventh else
-               CONFIGS_EIGHTH if args.eighth else CONFIGS)
+               CONFIGS_EIGHTH if args.eighth else CONFIGS_NINTH if args.ninth else CONFIGS)
     if args.only:
         keep = set(args.only.split(","))
         configs = [c for c in configs if f"{c[0]}:{c[1]}" in keep or c[1] in keep]
