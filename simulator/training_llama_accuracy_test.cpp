@@ -185,14 +185,19 @@ TEST(TrainingAccuracy, LlamaCorpusSeventhBatch) {
 }
 
 // An eighth batch (bench/pytorch/llama_corpus.py --eighth, 2026-12-05, validation only): sequences of
-// 8k-32k tokens, where attention is a large share of the step, each configuration run twice on one
-// machine start: SDPA forced onto cuDNN's kernels (the profile's default tables) and onto its
-// FlashAttention-2 backend (training.attention_kernel flash2, the tables of
-// bench/pytorch/attention_backends.py). The flash steps are 15-30% slower; the model must see that
-// from the kernel tables alone, within the bounds on both.
+// 8k-32k tokens, where attention is a large share of the step, each configuration run on cuDNN's
+// kernels (SDPA forced; the profile's default tables) and on SDPA's FlashAttention-2 backend
+// (training.attention_kernel flash2, the tables of bench/pytorch/attention_backends.py), on two
+// machine starts. A ninth batch (--ninth: grouped-query attention, 4k-32k tokens) on both kernels,
+// predicted before it ran (docs/data/h200_llama_corpus_ninth_{cudnn,flash}_predicted.json). The
+// flash steps are 12-30% slower; the model must see that from the kernel tables alone, within the
+// issue's bounds on every file.
 TEST(TrainingAccuracy, LongSequencesOnTwoAttentionKernels) {
   for (const char* file :
-       {"/docs/data/h200_llama_corpus_eighth_cudnn.json", "/docs/data/h200_llama_corpus_eighth_flash.json"}) {
+       {"/docs/data/h200_llama_corpus_eighth_cudnn.json", "/docs/data/h200_llama_corpus_eighth_flash.json",
+        "/docs/data/h200_llama_corpus_eighth_cudnn_run2.json",
+        "/docs/data/h200_llama_corpus_eighth_flash_run2.json",
+        "/docs/data/h200_llama_corpus_ninth_cudnn.json", "/docs/data/h200_llama_corpus_ninth_flash.json"}) {
     std::map<std::string, Split> by = corpus_errors(file);
     ASSERT_FALSE(by.empty()) << file;
     const Split& v = by["validation"];
