@@ -20,12 +20,15 @@ namespace infraplan::cli {
 namespace {
 
 const std::vector<OptionSpec> kTrainSpec = {
-    {"scenario", true, "take model, cluster, seq_len, global_batch and precision from a scenario"},
+    {"scenario", true,
+     "take model, cluster, seq_len, global_batch, precision, optimizer and the software (framework, "
+     "attention_kernel, flash_attention, host_dispatch, dp_buckets, moe_imbalance) from a scenario"},
     {"model", true, "model preset or JSON/config.json file"},
     {"cluster", true, "cluster preset, PRESET:NODES, GPU name or JSON file"},
     {"seq", true, "sequence length (tokens)"},
     {"global-batch", true, "sequences per iteration"},
-    {"tokens", true, "tokens to train (e.g. 15e12; default: the scenario's train_tokens, else 20 per parameter)"},
+    {"tokens", true,
+     "tokens to train (e.g. 15e12; default: the scenario's train_tokens, else 20 per parameter)"},
     {"price-per-gpu-hour", true, "USD per GPU-hour for the cost (default: the cluster's price_per_gpu_hour)"},
     {"top", true, "candidates to re-simulate and show (default 5)"},
     {"precision", true, "comma-separated recipes to consider (default bf16-mixed)"},
@@ -33,7 +36,8 @@ const std::vector<OptionSpec> kTrainSpec = {
     {"roofline", false, "use datasheet peaks instead of a calibrated profile"},
     {"simgrid", false, "re-simulate the best candidates on SimGrid (flow-level network)"},
     {"clock", true,
-     "tables (default) or sustained: price layouts at the clock the profile's power law gives them (docs/training.md)"},
+     "tables (default) or sustained: price layouts at the clock the profile's power law gives them "
+     "(docs/training.md)"},
     {"explain", false, "say why the winner wins and why the runner-ups lose"},
     {"json", false, "machine-readable output"},
 };
@@ -150,6 +154,13 @@ int plan_train(const std::vector<std::string>& argv) {
               r.model.name.c_str(), r.cluster.total_gpus(), r.cluster.gpu.name.c_str(), r.cluster.nodes,
               static_cast<long long>(r.search.seq_len), static_cast<long long>(r.search.global_batch),
               cs.name.c_str());
+  // The software the scenario fixed, when it is not the default.
+  if (r.search.framework != strat::Framework::Auto ||
+      r.search.attention_kernel != hw::AttentionKernel::Default)
+    std::printf("software: framework %s, attention kernel %s\n",
+                r.search.framework == strat::Framework::Auto ? "by precision"
+                                                             : strat::framework_name(r.search.framework),
+                hw::attention_kernel_name(r.search.attention_kernel));
   std::printf("searched %lld feasible layouts (%.0f estimates/s), rejected %lld, %.1f s\n\n",
               static_cast<long long>(plan.layouts_visited), plan.estimates_per_second,
               static_cast<long long>(plan.rejected.total()), plan.search_seconds);

@@ -129,3 +129,30 @@ TEST(TrainPlanner, ScenarioQuestionCarriesTheJobsTermsTokensAndSeed) {
     EXPECT_NE(std::string(e.what()).find("serve_only.json"), std::string::npos) << e.what();
   }
 }
+
+// The job's software is part of the question, held fixed while the layout is searched: a PyTorch
+// FSDP job on the flash-attn package is planned with the transformers op list and the
+// FlashAttention-2 tables, and every candidate carries them (it was planned as Megatron-LM with
+// cuDNN attention before).
+TEST(TrainPlanner, ScenarioSoftwareIsHeldFixed) {
+  const Json j = Json::parse(R"({"model": "llama3-8b", "cluster": {"preset": "dgx-h200", "nodes": 1},
+    "training": {"seq_len": 16384, "global_batch": 16, "precision": "bf16-mixed",
+    "framework": "transformers", "attention_kernel": "flash2", "dp_buckets": "copy"}})");
+  TrainPlanRequest r = train_plan_request_of(strat::scenario_from_json(j, "fsdp.json"));
+  EXPECT_EQ(r.search.framework, strat::Framework::Transformers);
+  EXPECT_EQ(r.search.attention_kernel, hw::AttentionKernel::Flash2);
+  EXPECT_EQ(r.search.dp_buckets, strat::DpBuckets::Copy);
+  r.top = 2;
+  auto cost = hw::make_calibrated_cost_model("h200-sxm-141gb");
+  coll::CommModel comm(r.cluster);
+  const auto flash = plan_training(r, *cost, comm);
+  ASSERT_FALSE(flash.candidates.empty());
+  for (const auto& c : flash.candidates) {
+    EXPECT_EQ(c.cfg.framework, strat::Framework::Transformers);
+    EXPECT_EQ(c.cfg.attention_kernel, hw::AttentionKernel::Flash2);
+  }
+  r.search.attention_kernel = hw::AttentionKernel::Default;
+  const auto cudnn = plan_training(r, *cost, comm);
+  ASSERT_FALSE(cudnn.candidates.empty());
+  EXPECT_GT(flash.candidates.front().iteration_time_s, 1.05 * cudnn.candidates.front().iteration_time_s);
+}

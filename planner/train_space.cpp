@@ -153,6 +153,13 @@ void enumerate_training(const model::ModelSpec& m, const hw::Cluster& c, const T
                     t.recompute = rc;
                     t.precision = prec;
                     t.optimizer = s.optimizer;
+                    t.framework = s.framework;
+                    t.attention_kernel = s.attention_kernel;
+                    t.flash_attention = s.flash_attention;
+                    t.host_dispatch = s.host_dispatch;
+                    t.dp_buckets = s.dp_buckets;
+                    t.dp_bucket_mib = s.dp_bucket_mib;
+                    t.moe_imbalance = s.moe_imbalance;
                     FeasibleLayout f;
                     try {
                       f.warnings = strat::resolve_training(t, m, c).items;

@@ -17,6 +17,16 @@ std::string error_of(TrainingConfig t, const std::string& model, const std::stri
   }
   return "";
 }
+
+/// The error a training object's JSON text gets ("" when it parses).
+std::string err(const char* text) {
+  try {
+    training_from_json(Json::parse(text));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
 }  // namespace
 
 TEST(TrainingConfig, DerivesDpAndChecksDivisibility) {
@@ -67,14 +77,6 @@ TEST(TrainingConfig, TpAcrossNodesIsFlagged) {
 }
 
 TEST(TrainingConfig, JsonErrorsNameTheField) {
-  auto err = [](const char* text) {
-    try {
-      training_from_json(Json::parse(text));
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   EXPECT_NE(err(R"({"tp": -2})").find("training.tp=-2 is invalid"), std::string::npos);
   EXPECT_NE(err(R"({"zero": 4})").find("training.zero=4 is invalid: must be an integer in [0, 3]"), std::string::npos);
   // Values that do not fit an int are refused, never wrapped (zero 4294967295 ran as −1, tp
@@ -101,14 +103,6 @@ TEST(TrainingConfig, JsonErrorsNameTheField) {
 // training.attention_kernel: default or flash2, named in the error with its choices; flash2 needs
 // fused attention; written to the config's JSON only when not the default.
 TEST(TrainingConfig, AttentionKernelKey) {
-  auto err = [](const char* text) {
-    try {
-      training_from_json(Json::parse(text));
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
   const std::string bad = err(R"({"attention_kernel": "flash3"})");
   EXPECT_NE(bad.find("training.attention_kernel"), std::string::npos) << bad;
   EXPECT_NE(bad.find("flash2"), std::string::npos) << bad;

@@ -146,6 +146,13 @@ cat > "$tmp/flash2_bad.json" <<'JSON'
  "training": {"seq_len": 8192, "tp": 8, "attention_kernel": "flash2", "flash_attention": false}}
 JSON
 expect 2 "training.flash_attention=false" -- simulate train --scenario "$tmp/flash2_bad.json"
+# plan train --scenario keeps the job's software (framework, attention kernel) while it searches layouts.
+cat > "$tmp/plan_flash2.json" <<'JSON'
+{"model": "llama3-8b", "cluster": {"preset": "dgx-h200", "nodes": 1},
+ "training": {"seq_len": 16384, "global_batch": 16, "framework": "transformers", "attention_kernel": "flash2"}}
+JSON
+expect 0 "software: framework transformers, attention kernel flash2" -- plan train --scenario "$tmp/plan_flash2.json" --top 1
+expect 0 '"attention_kernel": "flash2"' -- plan train --scenario "$tmp/plan_flash2.json" --top 1 --json
 expect 2 "needs a profile with a power section" -- simulate train --scenario scenarios/train_gpt3_175b_1024xa100.json --clock sustained
 expect 2 "valid: tables, sustained" -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --clock fast
 expect 0 "SM clock" -- simulate train --scenario scenarios/train_llama3_8b_1xh200_pytorch.json --clock sustained
