@@ -268,24 +268,39 @@ TEST(TraceProfile, WritesAProfileTheCostModelReads) {
   EXPECT_EQ(r.profile["tables"]["attention_points"].size(), 1u);
   EXPECT_GT(r.profile["tables"]["attention_points"][0]["backward_seconds"].get<double>(),
             r.profile["tables"]["attention_points"][0]["seconds"].get<double>());
-  // The attention table of the model's head width, scaled by the traced time over the base's
-  // prediction at the traced shape (forward and backward apart); the other tables untouched.
+  // The fixture's step ran SDPA's flash backend: its attention is priced by the base's
+  // FlashAttention-2 table of the model's head width, scaled by the traced time over the base's
+  // prediction at the traced shape (forward and backward apart); that scaled table also answers the
+  // default key (the job runs that kernel); the other head widths' tables are untouched.
   const auto& at = r.profile["tables"]["attention_points"][0];
+  EXPECT_EQ(at["kernel"], "flash2");
   const double f = at["seconds"].get<double>() / at["base_seconds"].get<double>();
   const double bw = at["backward_seconds"].get<double>() / at["base_backward_seconds"].get<double>();
   const hw::Profile base = hw::default_profile("h200-sxm-141gb");
+  ASSERT_EQ(p.prefill_flash2.size(), base.prefill_flash2.size());
   int scaled = 0;
-  for (std::size_t i = 0; i < p.prefill.size(); ++i) {
-    const double want = p.prefill[i].head_dim == 64 ? f : 1.0,
-                 want_b = p.prefill[i].head_dim == 64 ? bw : 1.0;
-    scaled += p.prefill[i].head_dim == 64 ? 1 : 0;
-    for (std::size_t c = 0; c < p.prefill[i].seconds.size(); ++c) {
-      if (!std::isfinite(base.prefill[i].seconds[c])) continue;
-      EXPECT_NEAR(p.prefill[i].seconds[c], base.prefill[i].seconds[c] * want, 1e-12);
-      EXPECT_NEAR(p.prefill[i].backward_seconds[c], base.prefill[i].backward_seconds[c] * want_b, 1e-12);
+  for (std::size_t i = 0; i < p.prefill_flash2.size(); ++i) {
+    const bool traced = p.prefill_flash2[i].head_dim == 64;
+    scaled += traced ? 1 : 0;
+    for (std::size_t c = 0; c < p.prefill_flash2[i].seconds.size(); ++c) {
+      if (!std::isfinite(base.prefill_flash2[i].seconds[c])) continue;
+      EXPECT_NEAR(p.prefill_flash2[i].seconds[c], base.prefill_flash2[i].seconds[c] * (traced ? f : 1.0),
+                  1e-12);
+      EXPECT_NEAR(p.prefill_flash2[i].backward_seconds[c],
+                  base.prefill_flash2[i].backward_seconds[c] * (traced ? bw : 1.0), 1e-12);
     }
   }
   EXPECT_EQ(scaled, 1);
+  for (std::size_t i = 0; i < p.prefill.size(); ++i) {
+    const hw::PrefillTable& want =
+        p.prefill[i].head_dim == 64 ? *p.prefill_table(64, hw::AttentionKernel::Flash2) : base.prefill[i];
+    ASSERT_EQ(p.prefill[i].seconds.size(), want.seconds.size()) << p.prefill[i].head_dim;
+    for (std::size_t c = 0; c < want.seconds.size(); ++c) {
+      if (std::isfinite(want.seconds[c])) {
+        EXPECT_NEAR(p.prefill[i].seconds[c], want.seconds[c], 1e-12);
+      }
+    }
+  }
   EXPECT_EQ(r.optimizer_tensors, 15);  // embedding, 6 per layer, final norm, head
   EXPECT_GT(r.optimizer_params, 1.8e6);
   EXPECT_EQ(r.profile["trace_calibration"]["summary"]["kernels"], 102);

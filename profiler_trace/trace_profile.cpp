@@ -329,8 +329,14 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
   tables["gemm_shapes"] = shapes;
   if (!rows.empty()) tables["gemm_rows"] = rows;
 
-  // Attention calls.
+  // Attention calls, each priced by the base's tables of the kernel it ran: SDPA's flash backend is
+  // FlashAttention-2 (the base's flash2 tables where it has them), the others its default tables.
   r.attention = traced_attention(work);
+  auto kernel_of = [&](const std::string& backend) {
+    return backend == "flash" && base.has_prefill_kernel(hw::AttentionKernel::Flash2)
+               ? hw::AttentionKernel::Flash2
+               : hw::AttentionKernel::Default;
+  };
   Json att = Json::array();
   for (const auto& a : r.attention) {
     if (a.forward_seconds.empty()) continue;
@@ -344,24 +350,33 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
     hw::AttentionPrefillShape as;
     as.batch = a.shape.batch, as.q_len = a.shape.q_len, as.kv_len = a.shape.kv_len, as.heads = a.shape.heads;
     as.kv_heads = a.shape.kv_heads, as.head_dim = a.shape.head_dim, as.causal = a.shape.causal;
+    as.kernel = kernel_of(a.shape.backend);
+    e["kernel"] = hw::attention_kernel_name(as.kernel);
     e["base_seconds"] = cost.attention_prefill(as).seconds;
     if (auto ratio = hw::attention_backward_ratio(base, as))
       e["base_backward_seconds"] = *ratio * cost.attention_prefill(as).seconds;
     att.push_back(e);
   }
   if (!att.empty()) tables["attention_points"] = att;
-  // The attention table the model's head width uses, scaled to this machine's speed at the most
-  // called traced shape (forward and backward apart): other sequence lengths and batches keep the
-  // table's measured shape, at the level the trace measured.
+  // The attention table the model's head width uses, of the kernel the trace ran, scaled to this
+  // machine's speed at the most called traced shape (forward and backward apart): other sequence
+  // lengths and batches keep the table's measured shape, at the level the trace measured. A trace
+  // that ran FlashAttention-2 also puts its scaled table under the default key: the job runs that
+  // kernel, whichever attention_kernel a scenario on this profile names.
   const Json* most = nullptr;
   for (const auto& e : att)
     if (e["causal"].get<bool>() &&
         (!most || e["calls"].get<std::size_t>() > (*most)["calls"].get<std::size_t>()))
       most = &e;
-  if (most && tables.contains("attention_prefill") && tables["attention_prefill"].is_array()) {
+  const hw::AttentionKernel traced_kernel =
+      most ? hw::parse_attention_kernel((*most)["kernel"].get<std::string>(), "attention_points.kernel")
+           : hw::AttentionKernel::Default;
+  const std::string key =
+      traced_kernel == hw::AttentionKernel::Flash2 ? "attention_prefill_flash2" : "attention_prefill";
+  if (most && tables.contains(key) && tables[key].is_array()) {
     const int hd = (*most)["head_dim"].get<int>();
-    const hw::PrefillTable* used = base.prefill_table(hd);
-    for (auto& tab : tables["attention_prefill"]) {
+    const hw::PrefillTable* used = base.prefill_table(hd, traced_kernel);
+    for (auto& tab : tables[key]) {
       if (!used || tab.value("head_dim", 0) != used->head_dim) continue;
       const double f = (*most)["seconds"].get<double>() / (*most)["base_seconds"].get<double>();
       const double b =
@@ -371,6 +386,13 @@ TraceCalibration calibrate_from_trace(const TraceCalibrationOptions& o) {
       scale_numbers(tab["seconds"], f);
       if (tab.contains("backward_seconds")) scale_numbers(tab["backward_seconds"], b);
       tab["trace_scale"] = {{"forward", f}, {"backward", b}, {"at", *most}};
+      if (traced_kernel == hw::AttentionKernel::Flash2) {
+        bool replaced = false;
+        for (auto& d : tables["attention_prefill"])
+          if (d.value("head_dim", 0) == used->head_dim) d = tab, replaced = true;
+        if (!replaced) tables["attention_prefill"].push_back(tab);
+        continue;  // the default tables' fit points stay: they fit the block size, not the level
+      }
       // The fit points the attention block size is fitted on move with their table.
       if (tables.contains("attention_prefill_fit_points") &&
           tables["attention_prefill_fit_points"].is_array())
