@@ -248,6 +248,13 @@ TrainingResult simulate_once(const model::ModelSpec& m, const hw::Cluster& c, co
                              (p ? "profile " + p->gpu : std::string("roofline cost model")) +
                              " has no tables of that kernel; attention is priced with the default ones "
                              "(docs/calibration.md, \"Attention kernels\")");
+      else if (copy.attention_kernel == hw::AttentionKernel::Flash2 && copy.seq_len < 2048 &&
+               copy.seq_len % 128 != 0)
+        r.warnings.push_back("attention_kernel=flash2 with seq_len=" + std::to_string(copy.seq_len) +
+                             " (under 2,048 and not a multiple of 128): FlashAttention-2's uneven-length "
+                             "kernels ran 24-52% slower than its tables give on the H200 (held-out shapes, "
+                             "head width 64 and 128; not modelled): the attention time is a lower bound "
+                             "(docs/calibration.md, \"Attention kernels\")");
     }
     if (copy.precision == strat::Precision::FP8Mixed)
       r.warnings.push_back(

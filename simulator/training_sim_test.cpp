@@ -281,7 +281,7 @@ TEST(TrainingSim, DerivedProfilesCarryTheirCaveat) {
 // training.attention_kernel flash2: on the H200 (and the H100 derived from it) the attention ops
 // take the FlashAttention-2 tables, slower than the default cuDNN ones by more the longer the
 // sequence, the rest of the step unchanged; a profile without them (the A100's) prices the default
-// tables and says so in a warning.
+// tables and says so in a warning; a length FlashAttention-2 runs unevenly is flagged.
 TEST(TrainingSim, Flash2AttentionKernelSlowsLongSequencesOnHopper) {
   const auto m = model::preset("llama2-7b");
   auto run = [&](const std::string& cluster, std::int64_t seq, hw::AttentionKernel k) {
@@ -317,6 +317,13 @@ TEST(TrainingSim, Flash2AttentionKernelSlowsLongSequencesOnHopper) {
   EXPECT_DOUBLE_EQ(a.iteration_time_s,
                    run("dgx-a100-80gb", 8192, hw::AttentionKernel::Default).iteration_time_s);
   EXPECT_TRUE(has_warning(a));
+  // A length FlashAttention-2 runs with its uneven-length kernels (not modelled) is said to be.
+  bool uneven = false;
+  for (const auto& w : run("dgx-h200", 1000, hw::AttentionKernel::Flash2).warnings)
+    uneven |= w.find("uneven-length") != std::string::npos;
+  EXPECT_TRUE(uneven);
+  for (const auto& w : run("dgx-h200", 1024, hw::AttentionKernel::Flash2).warnings)
+    EXPECT_EQ(w.find("uneven-length"), std::string::npos) << w;
 }
 
 // amp-bf16 under ZeRO-3 is PyTorch FSDP with mixed precision: the weights are gathered in bf16,
