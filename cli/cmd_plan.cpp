@@ -155,12 +155,13 @@ int plan_train(const std::vector<std::string>& argv) {
               static_cast<long long>(r.search.seq_len), static_cast<long long>(r.search.global_batch),
               cs.name.c_str());
   // The software the scenario fixed, when it is not the default.
-  if (r.search.framework != strat::Framework::Auto ||
-      r.search.attention_kernel != hw::AttentionKernel::Default)
+  if (r.search.software.framework != strat::Framework::Auto ||
+      r.search.software.attention_kernel != hw::AttentionKernel::Default)
     std::printf("software: framework %s, attention kernel %s\n",
-                r.search.framework == strat::Framework::Auto ? "by precision"
-                                                             : strat::framework_name(r.search.framework),
-                hw::attention_kernel_name(r.search.attention_kernel));
+                r.search.software.framework == strat::Framework::Auto
+                    ? "by precision"
+                    : strat::framework_name(r.search.software.framework),
+                hw::attention_kernel_name(r.search.software.attention_kernel));
   std::printf("searched %lld feasible layouts (%.0f estimates/s), rejected %lld, %.1f s\n\n",
               static_cast<long long>(plan.layouts_visited), plan.estimates_per_second,
               static_cast<long long>(plan.rejected.total()), plan.search_seconds);

@@ -25,13 +25,7 @@ TrainPlanRequest train_plan_request_of(const strat::Scenario& sc) {
   r.search.global_batch = sc.training->global_batch;
   r.search.precisions = {sc.training->precision};
   r.search.optimizer = sc.training->optimizer;
-  r.search.framework = sc.training->framework;
-  r.search.attention_kernel = sc.training->attention_kernel;
-  r.search.flash_attention = sc.training->flash_attention;
-  r.search.host_dispatch = sc.training->host_dispatch;
-  r.search.dp_buckets = sc.training->dp_buckets;
-  r.search.dp_bucket_mib = sc.training->dp_bucket_mib;
-  r.search.moe_imbalance = sc.training->moe_imbalance;
+  r.search.software = *sc.training;
   if (sc.training->train_tokens > 0) {
     r.default_train_tokens = sc.training->train_tokens;
     r.default_train_tokens_source = "training.train_tokens";

@@ -139,9 +139,9 @@ TEST(TrainPlanner, ScenarioSoftwareIsHeldFixed) {
     "training": {"seq_len": 16384, "global_batch": 16, "precision": "bf16-mixed",
     "framework": "transformers", "attention_kernel": "flash2", "dp_buckets": "copy"}})");
   TrainPlanRequest r = train_plan_request_of(strat::scenario_from_json(j, "fsdp.json"));
-  EXPECT_EQ(r.search.framework, strat::Framework::Transformers);
-  EXPECT_EQ(r.search.attention_kernel, hw::AttentionKernel::Flash2);
-  EXPECT_EQ(r.search.dp_buckets, strat::DpBuckets::Copy);
+  EXPECT_EQ(r.search.software.framework, strat::Framework::Transformers);
+  EXPECT_EQ(r.search.software.attention_kernel, hw::AttentionKernel::Flash2);
+  EXPECT_EQ(r.search.software.dp_buckets, strat::DpBuckets::Copy);
   r.top = 2;
   auto cost = hw::make_calibrated_cost_model("h200-sxm-141gb");
   coll::CommModel comm(r.cluster);
@@ -151,7 +151,7 @@ TEST(TrainPlanner, ScenarioSoftwareIsHeldFixed) {
     EXPECT_EQ(c.cfg.framework, strat::Framework::Transformers);
     EXPECT_EQ(c.cfg.attention_kernel, hw::AttentionKernel::Flash2);
   }
-  r.search.attention_kernel = hw::AttentionKernel::Default;
+  r.search.software.attention_kernel = hw::AttentionKernel::Default;
   const auto cudnn = plan_training(r, *cost, comm);
   ASSERT_FALSE(cudnn.candidates.empty());
   EXPECT_GT(flash.candidates.front().iteration_time_s, 1.05 * cudnn.candidates.front().iteration_time_s);

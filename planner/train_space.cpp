@@ -59,6 +59,16 @@ std::string family(const std::string& msg) {
 
 }  // namespace
 
+void take_software(strat::TrainingConfig& layout, const strat::TrainingConfig& software) {
+  layout.framework = software.framework;
+  layout.attention_kernel = software.attention_kernel;
+  layout.flash_attention = software.flash_attention;
+  layout.host_dispatch = software.host_dispatch;
+  layout.dp_buckets = software.dp_buckets;
+  layout.dp_bucket_mib = software.dp_bucket_mib;
+  layout.moe_imbalance = software.moe_imbalance;
+}
+
 void enumerate_training(const model::ModelSpec& m, const hw::Cluster& c, const TrainSearch& s,
                         const std::function<void(FeasibleLayout&&)>& visit, Rejections& rejected) {
   if (s.global_batch <= 0) throw Error("plan train: --global-batch must be > 0");
@@ -153,13 +163,7 @@ void enumerate_training(const model::ModelSpec& m, const hw::Cluster& c, const T
                     t.recompute = rc;
                     t.precision = prec;
                     t.optimizer = s.optimizer;
-                    t.framework = s.framework;
-                    t.attention_kernel = s.attention_kernel;
-                    t.flash_attention = s.flash_attention;
-                    t.host_dispatch = s.host_dispatch;
-                    t.dp_buckets = s.dp_buckets;
-                    t.dp_bucket_mib = s.dp_bucket_mib;
-                    t.moe_imbalance = s.moe_imbalance;
+                    take_software(t, s.software);
                     FeasibleLayout f;
                     try {
                       f.warnings = strat::resolve_training(t, m, c).items;

@@ -34,17 +34,14 @@ struct TrainSearch {
   /// from 2 below dp, on top of sharding over all of DP).
   bool include_hsdp = true;
   strat::Optimizer optimizer = strat::Optimizer::AdamW;
-  /// The job's software, held fixed like the optimizer (a scenario's training keys of the same
-  /// names): the framework's op list, the attention kernel, fused or unfused attention, host
-  /// dispatch, DP gradient buckets and the MoE routing imbalance.
-  strat::Framework framework = strat::Framework::Auto;
-  hw::AttentionKernel attention_kernel = hw::AttentionKernel::Default;
-  bool flash_attention = true;
-  strat::HostDispatch host_dispatch = strat::HostDispatch::Auto;
-  strat::DpBuckets dp_buckets = strat::DpBuckets::Views;
-  double dp_bucket_mib = 0;
-  double moe_imbalance = 1.0;
+  /// The job's software, held fixed like the optimizer: every layout takes these keys of it (the
+  /// framework's op list, the attention kernel, fused or unfused attention, host dispatch, DP
+  /// gradient buckets, the MoE routing imbalance) and only them; the layout keys are searched.
+  strat::TrainingConfig software;
 };
+
+/// Copies the software keys of TrainSearchSpace::software into `layout` (see there).
+void take_software(strat::TrainingConfig& layout, const strat::TrainingConfig& software);
 
 /// A layout that passed validation and the memory check.
 struct FeasibleLayout {
