@@ -35,8 +35,7 @@ std::string derived_profile_caveat(const Profile& p, CaveatFor what) {
            "every published H100 training row checked was predicted faster than measured: NeMo fp8 by 15-50% "
            "(4-35% under --clock sustained), bf16 PyTorch FSDP by 6-33% at up to 2,048 tokens (median 21% on "
            "MosaicML's rows with their FlashAttention-2 attention, 26-30% on IBM's) and more at longer "
-           "sequences: "
-           "read it as an upper bound" +
+           "sequences: read it as an upper bound" +
            tail;
   if (p.gpu == "a100-sxm4-80gb")
     return head +

@@ -199,9 +199,9 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
           return h200().gemm(s).seconds / h200().clock_factor(s.dtype, kMaxClockMhz);
         });
         std::vector<double> he;
-        for (const Row& r : rows)
-          if (has_power && r.shape.layout == l && r.validation == validation && r.measured >= 10e-6)
-            he.push_back(replayed[&r] / r.measured - 1);
+        for (const auto& [r, t] : replayed)
+          if (r->shape.layout == l && r->validation == validation && r->measured >= 10e-6)
+            he.push_back(t / r->measured - 1);
         const Stats h = stats(he);
         std::printf(
             "%-6s %-11s n=%3zu %5.1f%% / %5.1f%% / %5.1f%% (%+5.1f%%)   %5.1f%% / %5.1f%% / %5.1f%% "

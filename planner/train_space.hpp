@@ -40,7 +40,7 @@ struct TrainSearch {
   strat::TrainingConfig software;
 };
 
-/// Copies the software keys of TrainSearchSpace::software into `layout` (see there).
+/// Copies the software keys of TrainSearch::software into `layout` (see there).
 void take_software(strat::TrainingConfig& layout, const strat::TrainingConfig& software);
 
 /// A layout that passed validation and the memory check.
