@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Predicted vs measured for a training corpus (bench/pytorch/llama_corpus.py output): each row
-becomes a scenario (one H200, the row's model dimensions, precision, framework, checkpointing,
-micro-batch and sequence length), `infraplan simulate train --json` predicts it, and the table
+becomes a scenario (one GPU of the kind the corpus ran on: an H200, H100 or A100 preset; the row's
+model dimensions, precision, framework, checkpointing, micro-batch and sequence length), `infraplan simulate train --json` predicts it, and the table
 prints step time and peak memory errors by split (fit / validation).
 
     python3 bench/pytorch/corpus_predict.py docs/data/h200_llama_corpus.json [--infraplan build/bin/infraplan]
-        [--split validation] [--profile P.json] [--clock tables|sustained]
+        [--split validation] [--profile P.json] [--clock tables|sustained] [--preset dgx-h100]
 
 Before a batch runs, its predictions alone (the configuration lists of llama_corpus.py, read without
 importing torch), so that they can be committed before any measurement exists:
@@ -23,7 +23,20 @@ import sys
 import tempfile
 
 
-def scenario_of(row, profile):
+PRESETS = {"NVIDIA H200": "dgx-h200", "NVIDIA H100 80GB HBM3": "dgx-h100", "NVIDIA A100-SXM4-80GB": "dgx-a100"}
+
+
+def preset_of(gpu_name, given=""):
+    """The cluster preset of the GPU a corpus was measured on (its `gpu` field), or `given`."""
+    if given:
+        return given
+    if gpu_name not in PRESETS:
+        sys.exit(f"corpus measured on '{gpu_name}': no cluster preset known for it; pass --preset "
+                 + "|".join(sorted(set(PRESETS.values()))))
+    return PRESETS[gpu_name]
+
+
+def scenario_of(row, profile, preset="dgx-h200"):
     d = row["dims"]
     impl = row["impl"]
     fw = {"plain": "pytorch-eager", "hf": "transformers", "compile": "torch-compile"}[impl]
@@ -32,7 +45,7 @@ def scenario_of(row, profile):
              "tied_embeddings": d["tied_embeddings"], "qkv_bias": d["qkv_bias"], "ffn_type": "swiglu",
              "norm": "rmsnorm", "position": "rope", "max_seq": max(4096, row["seq_len"])}
     sc = {"name": f"{impl}-{row['model']}", "model": model,
-          "cluster": {"preset": "dgx-h200", "nodes": 1, "gpus_per_node": 1},
+          "cluster": {"preset": preset, "nodes": 1, "gpus_per_node": 1},
           "training": {"seq_len": row["seq_len"], "micro_batch": row["micro_batch"], "global_batch": row["micro_batch"],
                        "precision": row["precision"], "framework": fw,
                        "recompute": "full" if row["checkpointing"] != "none" else "none"}}
@@ -90,7 +103,7 @@ def predict_batch(args):
     print("| impl | model | precision | ckpt | mb | seq | predicted step | 80% interval | predicted memory |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        t, m, res = predict(args.infraplan, scenario_of(r, args.profile), args.clock)
+        t, m, res = predict(args.infraplan, scenario_of(r, args.profile, args.preset or "dgx-h200"), args.clock)
         iv = res.get("iteration_time_interval_s")
         out.append(dict(r, predicted_step_s=t, predicted_memory_bytes=m,
                         **({"predicted_step_interval_s": iv} if iv else {})))
@@ -114,6 +127,8 @@ def main():
     ap.add_argument("--json", default="", help="write the rows with predictions here")
     ap.add_argument("--attention", default="default", choices=["default", "flash", "cudnn"],
                     help="--batch: the SDPA backend the batch will run with (llama_corpus.py --attention)")
+    ap.add_argument("--preset", default="",
+                    help="cluster preset of the GPU (default: from the corpus's gpu field; --batch: dgx-h200)")
     ap.add_argument("--clock", default="tables", choices=["tables", "sustained"],
                     help="infraplan simulate train --clock (default tables)")
     args = ap.parse_args()
@@ -124,7 +139,9 @@ def main():
         sys.exit("give corpus JSON files, or --batch NAME")
     rows = []
     for c in args.corpus:
-        rows += [r for r in json.load(open(c))["configs"] if "step_seconds_median" in r]
+        corpus = json.load(open(c))
+        preset = preset_of(corpus.get("gpu", "NVIDIA H200"), args.preset)
+        rows += [dict(r, preset=preset) for r in corpus["configs"] if "step_seconds_median" in r]
     out = []
     print("| impl | model | precision | ckpt | mb | seq | split | measured | predicted | error | mem meas | mem pred | error |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -133,14 +150,14 @@ def main():
         if args.split and r["split"] != args.split:
             continue
         try:
-            t, m, _ = predict(args.infraplan, scenario_of(r, args.profile), args.clock)
+            t, m, _ = predict(args.infraplan, scenario_of(r, args.profile, r["preset"]), args.clock)
         except RuntimeError as e:
             print(f"| {r['impl']} | {r['model']} | ERROR {e} |")
             continue
         et = (t - r["step_seconds_median"]) / r["step_seconds_median"]
         em = (m - r["max_memory_allocated_bytes"]) / r["max_memory_allocated_bytes"]
         errs.setdefault((r["split"], r["impl"]), []).append((et, em))
-        out.append(dict(r, predicted_step_s=t, predicted_memory_bytes=m))
+        out.append(dict({k: v for k, v in r.items() if k != "preset"}, predicted_step_s=t, predicted_memory_bytes=m))
         print(f"| {r['impl']} | {r['model']} | {r['precision']} | {r['checkpointing']} | {r['micro_batch']} | "
               f"{r['seq_len']} | {r['split']} | {r['step_seconds_median']*1e3:.1f} ms | {t*1e3:.1f} ms | {100*et:+.1f}% | "
               f"{r['max_memory_allocated_bytes']/2**30:.2f} GiB | {m/2**30:.2f} GiB | {100*em:+.1f}% |")
