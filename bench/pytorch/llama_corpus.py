@@ -18,7 +18,7 @@ dimensions. With --trace-dir, the configurations marked `trace` also write a tor
 Chrome trace (record_shapes=True) of one step (gzip'd).
 
     python3 bench/pytorch/llama_corpus.py --out corpus.json [--trace-dir DIR] [--budget-s 420]
-        [--only NAME,NAME] [--quick] [--eighth --attention flash|cudnn]
+        [--only NAME,NAME] [--quick] [--eighth --attention flash|cudnn] [--tenth]
 """
 import argparse
 import contextlib
@@ -67,6 +67,13 @@ MODELS = {
     "yi-9b": (4096, 48, 32, 4, 11008, 64000, False, False),
     "codellama-7b": (4096, 32, 32, 32, 11008, 32016, False, False),
     "deepseek-coder-1.3b": (2048, 24, 16, 16, 5504, 32256, False, False),
+    # Only in the tenth batch: Granite-3-2B's shape (40 layers, an odd vocabulary of 49,155, tied),
+    # StableLM-2-1.6B's (MHA at head width 64, vocabulary 100,352), OLMo-1B's (16 layers of MHA at
+    # head width 128, tied) and LLaMA-2-13B's (hidden 5,120, 40 layers: the largest model of the corpus).
+    "granite3-2b": (2048, 40, 32, 8, 8192, 49155, True, False),
+    "stablelm2-1.6b": (2048, 24, 32, 32, 5632, 100352, False, False),
+    "olmo-1b": (2048, 16, 16, 16, 8192, 50304, True, False),
+    "llama2-13b": (5120, 40, 40, 40, 13824, 32000, False, False),
 }
 
 # (impl, model, precision, checkpointing, micro_batch, seq_len, split, trace)
@@ -235,6 +242,22 @@ CONFIGS_NINTH = [
     ("plain", "qwen2.5-1.5b", "amp", True, 2, 16384, "validation", False),
     ("plain", "llama-0.4b", "pure", False, 4, 4096, "validation", False),
     ("plain", "llama3-8b", "pure", True, 1, 16384, "validation", False),
+]
+
+
+# Tenth batch: four model shapes no batch had, in every framework, predicted with the committed
+# profile and its intervals before it ran (2026-12-05). Validation only.
+CONFIGS_TENTH = [
+    ("plain", "granite3-2b", "amp", False, 2, 2048, "validation", False),
+    ("plain", "stablelm2-1.6b", "pure", True, 4, 4096, "validation", False),
+    ("plain", "olmo-1b", "amp", True, 8, 2048, "validation", False),
+    ("plain", "llama2-13b", "pure", True, 1, 2048, "validation", False),
+    ("plain", "llama3.2-3b", "amp", False, 2, 2048, "validation", False),
+    ("hf", "stablelm2-1.6b", "amp", False, 2, 4096, "validation", False),
+    ("hf", "olmo-1b", "pure", False, 4, 2048, "validation", False),
+    ("hf", "granite3-2b", "pure", True, 2, 4096, "validation", False),
+    ("compile", "granite3-2b", "pure", True, 2, 4096, "validation", False),
+    ("compile", "stablelm2-1.6b", "amp", False, 2, 2048, "validation", False),
 ]
 
 
@@ -480,16 +503,19 @@ def main():
     ap.add_argument("--seventh", action="store_true", help="the seventh batch of configurations (CONFIGS_SEVENTH)")
     ap.add_argument("--eighth", action="store_true", help="the eighth batch of configurations (CONFIGS_EIGHTH)")
     ap.add_argument("--ninth", action="store_true", help="the ninth batch of configurations (CONFIGS_NINTH)")
+    ap.add_argument("--tenth", action="store_true", help="the tenth batch of configurations (CONFIGS_TENTH)")
     ap.add_argument("--attention", default="default", choices=["default", "flash", "cudnn"],
                     help="SDPA backend for every step: the library's choice, or forced (sdpa_kernel)")
     args = ap.parse_args()
-    if args.extra + args.unseen + args.fourth + args.fifth + args.sixth + args.seventh + args.eighth + args.ninth > 1:
-        sys.exit("--extra, --unseen, --fourth, --fifth, --sixth, --seventh, --eighth and --ninth select "
+    if (args.extra + args.unseen + args.fourth + args.fifth + args.sixth + args.seventh + args.eighth + args.ninth
+            + args.tenth > 1):
+        sys.exit("--extra, --unseen, --fourth, --fifth, --sixth, --seventh, --eighth, --ninth and --tenth select "
                  "different batches; give one")
     configs = (CONFIGS_EXTRA if args.extra else CONFIGS_UNSEEN if args.unseen else
                CONFIGS_FOURTH if args.fourth else CONFIGS_FIFTH if args.fifth else
                CONFIGS_SIXTH if args.sixth else CONFIGS_SEVENTH if args.seventh else
-               CONFIGS_EIGHTH if args.eighth else CONFIGS_NINTH if args.ninth else CONFIGS)
+               CONFIGS_EIGHTH if args.eighth else CONFIGS_NINTH if args.ninth else
+               CONFIGS_TENTH if args.tenth else CONFIGS)
     if args.only:
         keep = set(args.only.split(","))
         configs = [c for c in configs if f"{c[0]}:{c[1]}" in keep or c[1] in keep]
