@@ -71,6 +71,11 @@ double eager_op_clock_share(const Profile& p, const std::string& op) {
   return it == p.framework->clock_share.end() ? 0.0 : it->second;
 }
 
+double memset_seconds_per_gemm(const Profile& p) {
+  if (!p.framework || !p.framework->memsets) return 0.0;
+  return p.framework->memsets->per_gemm * p.framework->memsets->seconds;
+}
+
 double clock_share_factor(double clock_share, double top_mhz, double mhz) {
   if (!(top_mhz > 0) || !(mhz > 0) || mhz >= top_mhz) return 1.0;
   const double phi = std::clamp(clock_share, 0.0, 1.0);

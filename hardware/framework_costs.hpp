@@ -33,6 +33,11 @@ double eager_op_clock_share(const Profile& p, const std::string& op);
 /// clock or without clocks.
 double clock_share_factor(double clock_share, double top_mhz, double mhz);
 
+/// GPU seconds cuBLAS's memsets add to one GEMM call of an eager PyTorch step beyond the GEMM
+/// tables (framework.memsets: the mean count per call times each one's eager cost); 0 when the
+/// profile has none.
+double memset_seconds_per_gemm(const Profile& p);
+
 /// Host µs (forward, backward) of module kind `kind` ("linear", "layernorm", ...), or nullopt.
 std::optional<std::pair<double, double>> module_host_us(const Profile& p, const std::string& kind);
 

@@ -711,6 +711,16 @@ Profile parse_profile(const Json& j, const std::string& origin) {
         fw.clock_share[it.key()] = share;
       }
     }
+    if (f.contains("memsets")) {
+      const std::string fm = fp + ".memsets";
+      const Json& m = f["memsets"];
+      FrameworkProfile::Memsets ms;
+      ms.per_gemm = number(need(m, "per_gemm", fm, origin), fm + ".per_gemm", origin, 0);
+      ms.seconds = number(need(m, "seconds", fm, origin), fm + ".seconds", origin, 0);
+      if (ms.per_gemm > 4) fail(origin, fm + ".per_gemm", "expected at most 4 memsets per GEMM call");
+      if (ms.seconds > 1e-3) fail(origin, fm + ".seconds", "expected at most 1 ms per memset");
+      fw.memsets = ms;
+    }
     p.framework = std::move(fw);
   }
   if (j.contains("serving_kernels")) {

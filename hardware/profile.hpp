@@ -184,6 +184,16 @@ struct FrameworkProfile {
   /// t(f) = t_top · ((1 − φ) + φ · f_top / f), the tables being timed at the top clock
   /// (bench/pytorch/elementwise_clock.py); an op without an entry keeps its time (φ = 0).
   std::map<std::string, double> clock_share;
+  /// The memsets cuBLAS puts on the stream ahead of some of its GEMM kernels (framework.memsets,
+  /// read off profiler traces of eager steps: bench/calib/memsets_to_profile.py): per GEMM call on
+  /// average (the share of calls whose kernel zeroes a workspace first), and the GPU seconds each
+  /// costs an eager step beyond what the graph-replayed GEMM tables already hold (the memset and a
+  /// graph's kernel boundary): the longer boundaries of eagerly issued kernels around it.
+  /// Attention needs none: its tables were timed eagerly, memsets included. Absent: not priced.
+  struct Memsets {
+    double per_gemm = 0, seconds = 0;
+  };
+  std::optional<Memsets> memsets;
 };
 
 /// One measured kernel (the calibrate summary table).

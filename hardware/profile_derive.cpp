@@ -183,6 +183,11 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
     for (auto& [name, op] : out["framework"]["elementwise"]["ops"].items())
       scale_nested(op["seconds"], name.rfind("compiled_rope_", 0) == 0 ? fp32_ratio : bw_ratio, scale_nested);
   }
+  // cuBLAS's memsets follow its kernel choice on the traced chip (Hopper's nvjet kernels): kept for
+  // a GPU of the same architecture, not carried to another.
+  if (out.contains("framework") && out["framework"].contains("memsets") &&
+      from.compute_capability != to.compute_capability)
+    out["framework"].erase("memsets");
   // torch's fused AdamW streams parameters, gradients and states: memory-bound GPU work too.
   if (out.contains("framework") && out["framework"].contains("fused_adamw"))
     for (auto& [dtype, pts] : out["framework"]["fused_adamw"].items())

@@ -185,6 +185,22 @@ TEST(Profile, ErrorsNameTheField) {
     EXPECT_NE(e.find("at most"), std::string::npos) << e;
   }
   {
+    // cuBLAS's memsets: a count per GEMM call in [0, 4], seconds each in [0, 1 ms], both required.
+    for (const auto& [field, bad] : std::vector<std::pair<std::string, Json>>{{"per_gemm", Json(-0.2)},
+                                                                              {"per_gemm", Json(9.0)},
+                                                                              {"seconds", Json(0.5)},
+                                                                              {"seconds", Json("x")}}) {
+      Json j = h200_json();
+      j["framework"]["memsets"][field] = bad;
+      std::string e = error_of([&] { parse_profile(j, "x.json"); });
+      EXPECT_NE(e.find("framework.memsets." + field), std::string::npos) << e;
+    }
+    Json j = h200_json();
+    j["framework"]["memsets"].erase("seconds");
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("seconds"), std::string::npos) << e;
+  }
+  {
     // Clock shares: a share in [0, 1] of an op the elementwise table (or fused AdamW) has.
     Json j = h200_json();
     j["framework"]["clock_share"]["ops"]["rope_bf16_fwd"] = 1.5;

@@ -26,9 +26,10 @@ class Builder {
                     c_.gemm_dtype, std::max<std::int64_t>(batch, 1), layout};
     OpTemplate o;
     // The GEMM tables are graph replays; a training step issues its GEMMs eagerly, each paying the
-    // GPU's idle between dependent eagerly issued kernels beyond a replay (ceilings.eager_kernel_gap_us).
+    // GPU's idle between dependent eagerly issued kernels beyond a replay (ceilings.eager_kernel_gap_us),
+    // and the memsets cuBLAS puts ahead of some of its kernels (framework.memsets).
     o.name = name, o.category = cat, o.flops = mult * s.flops();
-    o.seconds = mult * (c_.cost->gemm(s).seconds + c_.cost->eager_kernel_gap_seconds());
+    o.seconds = mult * (c_.cost->gemm(s).seconds + c_.cost->eager_kernel_gap_seconds() + c_.memset_gemm_s);
     return push(o);
   }
   /// An input-gradient GEMM dX[T, in] = dY[T, out]·W[out, in] (m = T, n = in, k = out), in the NN

@@ -214,6 +214,9 @@ OpContext::OpContext(const model::ModelSpec& m, const TrainingConfig& t, const h
     a.head_dim = m.mla.enabled() ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim;
     a.kernel = t.attention_kernel;
     if (auto r = hw::attention_backward_ratio(*p, a)) attention_bwd_ratio = *r;
+    // cuBLAS's memsets were counted in PyTorch steps' traces (eager and compiled); Megatron's
+    // GEMMs (Transformer Engine through cuBLASLt) were not traced, so they stay unpriced there.
+    if (framework != Framework::Megatron) memset_gemm_s = hw::memset_seconds_per_gemm(*p);
   }
 }
 

@@ -107,6 +107,9 @@ struct OpContext {
   Framework framework = Framework::Megatron;  ///< framework_of(cfg), resolved
 
   const hw::Profile* profile = nullptr;  ///< the calibrated profile behind `cost`, if any
+  /// GPU seconds cuBLAS's memsets add to a GEMM call of an eager step beyond the tables
+  /// (framework.memsets; PyTorch frameworks only, 0 otherwise).
+  double memset_gemm_s = 0;
 
   OpContext(const model::ModelSpec& m, const TrainingConfig& t, const hw::CostModel& c, bool ulysses = false);
 };

@@ -286,6 +286,43 @@ TEST(TrainingOps, EagerHostCostIsSpreadOverTheLayersOps) {
 
 // In the work graph each such op waits for its own host issue (a host op on the lane's host
 // stream); Megatron keeps one host floor per pass.
+// cuBLAS's memsets (framework.memsets, counted in PyTorch steps' traces): every GEMM of a PyTorch
+// step pays the mean memset cost per call on top of its table time and eager gap; Megatron's
+// GEMMs, never traced, do not; without the section nothing is added.
+TEST(TrainingOps, PytorchGemmsCarryTheMemsetsOfTheirCalls) {
+  const auto* p = hw::profile_of(h200());
+  ASSERT_NE(p, nullptr);
+  ASSERT_TRUE(p->framework && p->framework->memsets) << "the H200 profile counts them";
+  const double per_call = hw::memset_seconds_per_gemm(*p);
+  EXPECT_GT(per_call, 0.3e-6);
+  EXPECT_LT(per_call, 3e-6);
+  auto q_proj = [](const std::vector<OpTemplate>& ops) {
+    auto it = std::find_if(ops.begin(), ops.end(),
+                           [](const OpTemplate& o) { return std::string(o.name) == "q_proj"; });
+    return it == ops.end() ? -1.0 : it->seconds;
+  };
+  LlamaJob eager(Precision::BF16Pure, Framework::PytorchEager),
+      compiled(Precision::BF16Pure, Framework::TorchCompile);
+  OpContext ce(eager.m, eager.t, h200()), cc(compiled.m, compiled.t, h200());
+  EXPECT_DOUBLE_EQ(ce.memset_gemm_s, per_call);
+  EXPECT_DOUBLE_EQ(cc.memset_gemm_s, per_call);
+  const hw::GemmShape s{eager.t.micro_batch * eager.t.seq_len, eager.m.heads * eager.m.head_dim,
+                        eager.m.hidden, ce.gemm_dtype};
+  EXPECT_DOUBLE_EQ(q_proj(layer_forward_ops(ce, 0)),
+                   h200().gemm(s).seconds + h200().eager_kernel_gap_seconds() + per_call);
+  Job megatron(Precision::BF16Mixed);
+  OpContext cm(megatron.m, megatron.t, h200());
+  EXPECT_EQ(cm.framework, Framework::Megatron);
+  EXPECT_EQ(cm.memset_gemm_s, 0.0);
+  // A profile without the section prices no memsets.
+  Json j = Json::parse(hw::default_profile_json("h200-sxm-141gb"));
+  j["framework"].erase("memsets");
+  const hw::CalibratedCostModel bare(hw::parse_profile(j, "no-memsets"), hw::find_gpu("h200-sxm-141gb"));
+  OpContext cb(eager.m, eager.t, bare);
+  EXPECT_EQ(cb.memset_gemm_s, 0.0);
+  EXPECT_NEAR(q_proj(layer_forward_ops(ce, 0)) - q_proj(layer_forward_ops(cb, 0)), per_call, 1e-12);
+}
+
 TEST(TrainingOps, EagerGpuOpsWaitForTheirHostIssue) {
   LlamaJob j(Precision::BF16Pure, Framework::PytorchEager);
   j.t.host_dispatch = HostDispatch::On;
