@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Predicted vs measured for a training corpus (bench/pytorch/llama_corpus.py output): each row
 becomes a scenario (one GPU of the kind the corpus ran on: an H200, H100 or A100 preset; the row's
-model dimensions, precision, framework, checkpointing, micro-batch and sequence length), `infraplan simulate train --json` predicts it, and the table
-prints step time and peak memory errors by split (fit / validation).
+model dimensions, precision, framework, checkpointing, micro-batch and sequence length),
+`infraplan simulate train --json` predicts it, and the table prints step time and peak memory
+errors by split (fit / validation).
 
     python3 bench/pytorch/corpus_predict.py docs/data/h200_llama_corpus.json [--infraplan build/bin/infraplan]
         [--split validation] [--profile P.json] [--clock tables|sustained] [--preset dgx-h100]
@@ -141,23 +142,23 @@ def main():
     for c in args.corpus:
         corpus = json.load(open(c))
         preset = preset_of(corpus.get("gpu", "NVIDIA H200"), args.preset)
-        rows += [dict(r, preset=preset) for r in corpus["configs"] if "step_seconds_median" in r]
+        rows += [(r, preset) for r in corpus["configs"] if "step_seconds_median" in r]
     out = []
     print("| impl | model | precision | ckpt | mb | seq | split | measured | predicted | error | mem meas | mem pred | error |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     errs = {}
-    for r in rows:
+    for r, preset in rows:
         if args.split and r["split"] != args.split:
             continue
         try:
-            t, m, _ = predict(args.infraplan, scenario_of(r, args.profile, r["preset"]), args.clock)
+            t, m, _ = predict(args.infraplan, scenario_of(r, args.profile, preset), args.clock)
         except RuntimeError as e:
             print(f"| {r['impl']} | {r['model']} | ERROR {e} |")
             continue
         et = (t - r["step_seconds_median"]) / r["step_seconds_median"]
         em = (m - r["max_memory_allocated_bytes"]) / r["max_memory_allocated_bytes"]
         errs.setdefault((r["split"], r["impl"]), []).append((et, em))
-        out.append(dict({k: v for k, v in r.items() if k != "preset"}, predicted_step_s=t, predicted_memory_bytes=m))
+        out.append(dict(r, predicted_step_s=t, predicted_memory_bytes=m))
         print(f"| {r['impl']} | {r['model']} | {r['precision']} | {r['checkpointing']} | {r['micro_batch']} | "
               f"{r['seq_len']} | {r['split']} | {r['step_seconds_median']*1e3:.1f} ms | {t*1e3:.1f} ms | {100*et:+.1f}% | "
               f"{r['max_memory_allocated_bytes']/2**30:.2f} GiB | {m/2**30:.2f} GiB | {100*em:+.1f}% |")
