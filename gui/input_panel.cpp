@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "hardware/cluster.hpp"
+#include "model/model_math.hpp"
 #include "model/model_spec.hpp"
 #include "strategies/training_config.hpp"
 
@@ -111,7 +112,7 @@ InputPanel::InputPanel(QWidget* parent) : QWidget(parent) {
   t_micro_ = spin("training.micro_batch", 1, 1000000, 1);
   t_global_ = spin("training.global_batch", 0, 100000000, 0, "auto");
   t_seq_ = spin("training.seq_len", 1, 10000000, 4096);
-  t_recompute_ = combo({"none", "selective", "full"});
+  t_recompute_ = combo(qlist(model::recompute_names()));
   t_schedule_ = combo({"1f1b", "gpipe", "interleaved", "zb-h1", "dualpipe"});
   t_precision_ = combo(qlist(strat::precision_names()));
   fields_.insert("training.recompute", t_recompute_);

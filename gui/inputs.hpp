@@ -20,7 +20,7 @@ struct TrainingInputs {
   std::int64_t micro_batch = 1;                ///< sequences per micro-batch per DP rank
   std::int64_t global_batch = 0;               ///< sequences per iteration (0: dp × micro_batch)
   std::int64_t seq_len = 4096;                 ///< tokens per sequence
-  std::string recompute = "none";              ///< none | selective | full
+  std::string recompute = "none";              ///< none | selective | selective-op | full
   std::string pp_schedule = "1f1b";            ///< 1f1b | gpipe | interleaved
   std::string precision = "bf16-mixed";        ///< a strat::precision_names() entry
 };

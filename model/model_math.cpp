@@ -112,17 +112,22 @@ const char* recompute_name(Recompute r) {
       return "none";
     case Recompute::Selective:
       return "selective";
+    case Recompute::SelectiveOp:
+      return "selective-op";
     case Recompute::Full:
       return "full";
   }
   return "?";
 }
 
+std::vector<std::string> recompute_names() { return {"none", "selective", "selective-op", "full"}; }
+
 Recompute parse_recompute(const std::string& s, const std::string& field) {
   if (s == "none") return Recompute::None;
   if (s == "selective") return Recompute::Selective;
+  if (s == "selective-op") return Recompute::SelectiveOp;
   if (s == "full") return Recompute::Full;
-  throw Error(field + "='" + s + "' is not valid; valid choices: none, selective, full");
+  throw Error(field + "='" + s + "' is not valid; valid choices: none, selective, selective-op, full");
 }
 
 double activation_bytes_per_layer(const ModelSpec& m, std::int64_t seq, std::int64_t micro_batch,
@@ -141,6 +146,8 @@ double activation_bytes_per_layer(const ModelSpec& m, std::int64_t seq, std::int
   const double shard = o.sp ? t : 1.0;
 
   if (o.recompute == Recompute::Full) return sb * e * h / shard;  // only the layer input is kept
+  // Recompute::SelectiveOp is priced by the eager frameworks' own ledger (strategies/eager_memory.cpp);
+  // training configs refuse it elsewhere, and here it keeps what no recomputation keeps.
 
   // Attention block, sharded by TP: Q and K for QKᵀ, V, the context fed to the output projection.
   double q = double(m.q_dim()), kv = double(m.kv_dim());

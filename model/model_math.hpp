@@ -3,6 +3,8 @@
 // token and activation bytes per layer (Korthikanti et al. 2022, "Reducing Activation
 // Recomputation in Large Transformer Models", generalised to GQA, SwiGLU and FlashAttention).
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "common/dtype.hpp"
 #include "model/model_spec.hpp"
@@ -43,8 +45,16 @@ double training_flops_per_token(const ModelSpec& m, std::int64_t seq, bool causa
 /// MHA/GQA/MQA; layers · (kv_lora_rank + qk_rope_head_dim) · bytes for MLA (latent cache).
 double kv_bytes_per_token(const ModelSpec& m, Dtype kv_dtype);
 
-enum class Recompute { None, Selective, Full };
+/// Activation recomputation: none; Megatron's selective (the attention core); PyTorch's op-level
+/// selective checkpointing as torchtitan runs it (`selective-op`: every block's matmul outputs saved
+/// but every second one, and attention's output; the rest recomputed in backward); full (only each
+/// layer's input kept).
+enum class Recompute { None, Selective, SelectiveOp, Full };
 const char* recompute_name(Recompute r);
+std::vector<std::string> recompute_names();  ///< every value recompute_name gives, in enum order
+/// Whether every block runs under a checkpoint wrapper that re-runs its forward in backward (full
+/// and op-level selective checkpointing; Megatron's selective recomputes the attention core only).
+inline bool checkpoints_blocks(Recompute r) { return r == Recompute::Full || r == Recompute::SelectiveOp; }
 Recompute parse_recompute(const std::string& s, const std::string& field);
 
 /// How activations are stored during training.

@@ -139,10 +139,12 @@ TEST(ModelMath, ActivationsScaleWithBatchAndShrinkWithCp) {
 
 TEST(ModelMath, RecomputeNames) {
   EXPECT_EQ(parse_recompute("selective", "training.recompute"), Recompute::Selective);
+  EXPECT_EQ(parse_recompute("selective-op", "training.recompute"), Recompute::SelectiveOp);
+  EXPECT_STREQ(recompute_name(Recompute::SelectiveOp), "selective-op");
   try {
     parse_recompute("partial", "training.recompute");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("none, selective, full"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("none, selective, selective-op, full"), std::string::npos);
   }
 }

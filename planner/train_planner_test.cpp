@@ -156,3 +156,25 @@ TEST(TrainPlanner, ScenarioSoftwareIsHeldFixed) {
   ASSERT_FALSE(cudnn.candidates.empty());
   EXPECT_GT(flash.candidates.front().iteration_time_s, 1.05 * cudnn.candidates.front().iteration_time_s);
 }
+
+// recompute "selective-op" joins the search where the job names an eager PyTorch framework, and
+// only there (Megatron's op list has no such policy).
+TEST(TrainPlanner, SelectiveOpIsSearchedForEagerFrameworksOnly) {
+  const auto m = model::preset("llama3-8b");
+  const auto c = hw::resolve_cluster_arg("dgx-h200");
+  TrainSearch s;
+  s.seq_len = 4096;
+  s.global_batch = 16;
+  auto count_sac = [&](strat::Framework fw) {
+    s.software.framework = fw;
+    int n = 0;
+    Rejections rej;
+    enumerate_training(
+        m, c, s, [&](FeasibleLayout&& f) { n += f.cfg.recompute == model::Recompute::SelectiveOp; }, rej);
+    for (const auto& [reason, k] : rej.counts)
+      EXPECT_EQ(reason.find("selective-op"), std::string::npos) << reason;
+    return n;
+  };
+  EXPECT_GT(count_sac(strat::Framework::Transformers), 0);
+  EXPECT_EQ(count_sac(strat::Framework::Megatron), 0);
+}

@@ -1,5 +1,6 @@
 #include "planner/train_space.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -82,6 +83,14 @@ void enumerate_training(const model::ModelSpec& m, const hw::Cluster& c, const T
   std::vector<int> cps = powers_of_two_upto(std::min(s.max_cp, n));
   std::vector<int> eps = {1};
   if (m.moe.enabled()) eps = divisors_upto(m.moe.experts, n);
+  // Op-level selective checkpointing is an eager PyTorch policy: tried beside the others where the
+  // job's software names such a framework (pytorch-eager, transformers) for dense blocks with fused
+  // attention (training_config.cpp refuses it elsewhere).
+  std::vector<model::Recompute> recompute = s.recompute;
+  if (strat::is_eager(s.software.framework) && !m.moe.enabled() && !m.mla.enabled() &&
+      s.software.flash_attention &&
+      std::find(recompute.begin(), recompute.end(), model::Recompute::SelectiveOp) == recompute.end())
+    recompute.push_back(model::Recompute::SelectiveOp);
 
   for (int tp : tps)
     for (int pp : pps)
@@ -136,7 +145,7 @@ void enumerate_training(const model::ModelSpec& m, const hw::Cluster& c, const T
             }
             for (const auto& sc : scheds)
               for (auto prec : s.precisions)
-                for (auto rc : s.recompute)
+                for (auto rc : recompute)
                   for (int zero : s.zero_stages)
                     for (int shard : shard_sizes(dp, zero, ep, s.include_hsdp)) {
                     if (zero > 0 && dp * cp == 1) continue;  // nothing to shard over: same as zero 0

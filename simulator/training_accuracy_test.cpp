@@ -243,9 +243,8 @@ TEST(TrainingAccuracy, NemoFp8PretrainingOnDgxH100) {
 // muls); `pytorch-eager` (torch's fused F.rms_norm) shown for comparison. "Selective layer"
 // checkpoints every second block (torchtitan's selective_ac_option "2"): recompute_layers = half
 // the layers. "Selective op" (save matmul and attention outputs except every second matmul,
-// recompute the rest) has no counterpart in the simulator: those rows are only checked to lie
-// between the predictions without and with full recompute. Validation only: no number of the
-// simulator was chosen on these rows.
+// recompute the rest) is recompute "selective-op". Validation only: no number of the simulator was
+// chosen on these rows.
 struct TorchtitanRow {
   const char* name;
   const char* preset;
@@ -282,24 +281,30 @@ TEST(TrainingAccuracy, TorchtitanFsdpOnDgxA100) {
       "error | predicted (pytorch-eager) | error | predicted (megatron, bf16-mixed's default) | error | peak "
       "memory "
       "|\n|---|---|---|---|---|---|---|---|---|---|---|\n");
-  double sum = 0, worst = 0;
-  int n = 0;
+  double sum = 0, worst = 0, sum_op = 0, worst_op = 0;
+  int n = 0, n_op = 0;
   for (const auto& row : kTorchtitan) {
     const auto m = model::preset(row.preset);
     const std::string ck = row.checkpointing;
     if (ck == "op") {
+      // Predicted with recompute "selective-op" (torchtitan's policy, priced since 2026-12-05);
+      // printed beside the no- and full-recompute predictions it should lie between.
       const double none = tokens_per_gpu(m, row, model::Recompute::None, 0, strat::Framework::Transformers);
       const double full = tokens_per_gpu(m, row, model::Recompute::Full, 0, strat::Framework::Transformers);
-      // Recomputing less than the whole block, the row should lie between the two; a published
-      // value below the full-recompute prediction means the model is fast there by at least that.
+      double peak = 0;
+      const double sac =
+          tokens_per_gpu(m, row, model::Recompute::SelectiveOp, 0, strat::Framework::Transformers, &peak);
+      const double err = sac / row.tokens_per_gpu - 1;
       std::printf(
-          "| %s | %lld × %lld | selective op (not simulated) | %.0f | full %.0f … none %.0f (published at "
-          "%+.1f%% of "
-          "full) | | | | | | |\n",
-          row.name, (long long)row.mbs, (long long)row.seq, row.tokens_per_gpu, full, none,
-          100 * (row.tokens_per_gpu / full - 1));
-      EXPECT_GT(row.tokens_per_gpu, 0.95 * full) << row.name;
-      EXPECT_LT(row.tokens_per_gpu, none) << row.name;
+          "| %s | %lld × %lld | selective op | %.0f | %.0f | %+.1f%% | (full %.0f … none %.0f) | | | | %.1f "
+          "GiB "
+          "|\n",
+          row.name, (long long)row.mbs, (long long)row.seq, row.tokens_per_gpu, sac, 100 * err, full, none,
+          peak / 1073741824.0);
+      EXPECT_GT(sac, full) << row.name;
+      EXPECT_LT(sac, none) << row.name;
+      sum_op += std::abs(err), worst_op = std::max(worst_op, std::abs(err));
+      ++n_op;
       continue;
     }
     const model::Recompute rc = ck == "none" ? model::Recompute::None : model::Recompute::Full;
@@ -317,10 +322,16 @@ TEST(TrainingAccuracy, TorchtitanFsdpOnDgxA100) {
     sum += std::abs(err), worst = std::max(worst, std::abs(err));
     ++n;
   }
-  std::printf("mean |error| %.1f%%, max %.1f%% over %d rows (transformers op list)\n", 100 * sum / n,
-              100 * worst, n);
+  std::printf(
+      "mean |error| %.1f%%, max %.1f%% over %d rows (transformers op list); selective op: %.1f%%, max "
+      "%.1f%% over %d rows\n",
+      100 * sum / n, 100 * worst, n, 100 * sum_op / n_op, 100 * worst_op, n_op);
   EXPECT_LT(sum / n, 0.05);
   EXPECT_LT(worst, 0.10);
+  // Selective op: the documented state (docs/accuracy.md: 3.0%, 0.7% and +16.1% for the Llama 2 70B
+  // row at micro-batch 1, which the published figure puts at the full-recompute prediction).
+  EXPECT_LT(sum_op / n_op, 0.10);
+  EXPECT_LT(worst_op, 0.20);
 }
 
 // IBM's FSDP pre-training exemplar (foundation-model-stack/fms-fsdp: the PyTorch blog "Maximizing

@@ -1,5 +1,7 @@
 #include "strategies/eager_memory.hpp"
 
+#include <vector>
+
 #include "strategies/layer_widths.hpp"
 
 namespace infraplan::strat {
@@ -17,6 +19,19 @@ double eager_activation_bytes_per_layer(const model::ModelSpec& m, const Trainin
   if (recompute == model::Recompute::Full) return tokens * resid * h;
   const bool fused_qkv = m.position == model::PositionType::Learned;
   const bool swiglu = m.ffn_type == model::FfnType::SwiGLU;
+  if (recompute == model::Recompute::SelectiveOp) {
+    // Op-level selective checkpointing (torchtitan's policy): the block's input, the bf16 outputs
+    // of its 1st, 3rd, ... matmuls in forward order (the 2nd, 4th, ... are recomputed) and SDPA's
+    // output with its fp32 log-sum-exp per query head; everything else is rebuilt in backward.
+    std::vector<double> mm_out = fused_qkv ? std::vector<double>{q + 2 * kv} : std::vector<double>{q, kv, kv};
+    mm_out.push_back(h);              // output projection
+    if (swiglu) mm_out.push_back(f);  // gate
+    mm_out.push_back(f);              // up
+    mm_out.push_back(h);              // down
+    double per_token = resid * h + 2 * q + 4 * w.heads;
+    for (std::size_t i = 0; i < mm_out.size(); i += 2) per_token += 2 * mm_out[i];
+    return tokens * per_token;
+  }
   // Norm inputs (2 per layer); transformers' RMSNorm also keeps one fp32 tensor per norm (its
   // input upcast, which x·rsqrt reads; in pure bf16 as under autocast: the saved-tensor listing
   // of docs/data/h200_saved_activations_eager.json).

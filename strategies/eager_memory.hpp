@@ -8,7 +8,8 @@
 //   up; one shared bf16 tensor without autocast), SDPA's q, k, v and output (k and v at the
 //   query width when pytorch-eager repeats KV heads), and SwiGLU's gate, up, SiLU and product
 //   (GELU: its input and output); transformers' RMSNorm keeps one fp32 tensor per norm.
-// With full recompute only the layer input is kept.
+// With full recompute only the layer input is kept; with op-level selective checkpointing
+// (`selective-op`) the layer input, every other matmul output and SDPA's output.
 #include <cstdint>
 
 #include "model/model_spec.hpp"

@@ -106,16 +106,20 @@ int projection_bwd(Builder& b, const OpContext& c, const char* dgrad_name, const
   return reduce ? wait : b.last();
 }
 
-}  // namespace
-
-bool uses_eager_ops(const OpContext& c, std::int64_t layer) {
-  return is_eager(c.framework) && !is_moe_layer(*c.model, layer);
-}
-
-void eager_layer_forward(Builder& b, const OpContext& c, std::int64_t layer, OpCategory cat) {
+/// A layer's forward. `sac_recompute`: its recomputation in backward under op-level selective
+/// checkpointing (torchtitan's policy): the outputs of the block's matmuls are saved but every
+/// second one (1st, 3rd, ... in forward order kept; 2nd, 4th, ... recomputed), and attention's
+/// output is saved, so those ops are skipped; every other op runs again.
+void layer_forward(Builder& b, const OpContext& c, std::int64_t layer, OpCategory cat, bool sac_recompute) {
   const auto& m = *c.model;
   const Shapes s = shapes(c);
   const Eager e = eager_of(c);
+  int mm_count = 0;
+  auto mm = [&](const char* name, std::int64_t n, std::int64_t k) {
+    if (sac_recompute && ++mm_count % 2 == 1) return;  // saved in forward
+    b.gemm(name, s.T, n, k, cat);
+    b.module("linear");
+  };
   if (e.amp) {
     // Autocast casts every weight to bf16 once per forward.
     const double p = weight_cast_params(*c.cfg, layer_params_on_rank(m, *c.cfg, layer).total());
@@ -125,19 +129,15 @@ void eager_layer_forward(Builder& b, const OpContext& c, std::int64_t layer, OpC
   tp_collective(b, c, true, "", "tp_allgather", "");
   if (e.fused_qkv) {
     input_cast(b, e, cat);
-    b.gemm("qkv", s.T, s.qkv_n, s.h, cat);
-    b.module("linear");
+    mm("qkv", s.qkv_n, s.h);
   } else {
     const std::int64_t kvn = s.kv_heads_r * s.head_dim;
     input_cast(b, e, cat);
-    b.gemm("q_proj", s.T, s.heads_r * s.head_dim, s.h, cat);
-    b.module("linear");
+    mm("q_proj", s.heads_r * s.head_dim, s.h);
     input_cast(b, e, cat);
-    b.gemm("k_proj", s.T, kvn, s.h, cat);
-    b.module("linear");
+    mm("k_proj", kvn, s.h);
     input_cast(b, e, cat);
-    b.gemm("v_proj", s.T, kvn, s.h, cat);
-    b.module("linear");
+    mm("v_proj", kvn, s.h);
   }
   if (e.rope) {
     const char* rope = e.amp ? "rope_amp_fwd" : "rope_bf16_fwd";
@@ -160,10 +160,11 @@ void eager_layer_forward(Builder& b, const OpContext& c, std::int64_t layer, OpC
     const double k_el = e.T * (e.rep > 1 ? e.q : e.kv);
     b.eager("sdpa_cast_k", "cast_f32_bf16", k_el, 6 * k_el, cat);
   }
-  attention_core(b, c, s, false, cat);
-  b.module("sdpa");
-  b.gemm("attn_proj", s.T, s.h, s.o_k, cat);
-  b.module("linear");
+  if (!sac_recompute) {
+    attention_core(b, c, s, false, cat);
+    b.module("sdpa");
+  }
+  mm("attn_proj", s.h, s.o_k);
   tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter");
   residual_add(b, e, cat);
   norm_fwd(b, e, "norm2", cat);
@@ -171,23 +172,29 @@ void eager_layer_forward(Builder& b, const OpContext& c, std::int64_t layer, OpC
   const double tf = e.T * e.f;
   if (e.swiglu) {
     input_cast(b, e, cat);
-    b.gemm("mlp_gate", s.T, s.ffn_r, s.h, cat);
-    b.module("linear");
+    mm("mlp_gate", s.ffn_r, s.h);
     input_cast(b, e, cat);
-    b.gemm("mlp_up", s.T, s.ffn_r, s.h, cat);
-    b.module("linear");
+    mm("mlp_up", s.ffn_r, s.h);
     b.eager("swiglu", "swiglu_bf16_fwd", tf, 6 * tf, cat);
     b.aten(2);
   } else {
     input_cast(b, e, cat);
-    b.gemm("mlp_up", s.T, s.ffn_r, s.h, cat);
-    b.module("linear");
+    mm("mlp_up", s.ffn_r, s.h);
     b.eager("activation", "gelu_bf16_fwd", tf, 4 * tf, cat, "gelu");
   }
-  b.gemm("mlp_down", s.T, s.h, s.ffn_r, cat);
-  b.module("linear");
+  mm("mlp_down", s.h, s.ffn_r);
   tp_collective(b, c, false, "tp_allreduce", "", "tp_reducescatter");
   residual_add(b, e, cat);
+}
+
+}  // namespace
+
+bool uses_eager_ops(const OpContext& c, std::int64_t layer) {
+  return is_eager(c.framework) && !is_moe_layer(*c.model, layer);
+}
+
+void eager_layer_forward(Builder& b, const OpContext& c, std::int64_t layer, OpCategory cat) {
+  layer_forward(b, c, layer, cat, false);
 }
 
 void eager_layer_backward(Builder& b, const OpContext& c, std::int64_t layer) {
@@ -197,6 +204,7 @@ void eager_layer_backward(Builder& b, const OpContext& c, std::int64_t layer) {
   const Eager e = eager_of(c);
   const bool bias = m.linear_bias;
   if (t.recompute == model::Recompute::Full) eager_layer_forward(b, c, layer, OpCategory::Recompute);
+  if (t.recompute == model::Recompute::SelectiveOp) layer_forward(b, c, layer, OpCategory::Recompute, true);
   // MLP block.
   residual_grad(b, e);
   tp_collective(b, c, true, "", "tp_allgather_grad", "");

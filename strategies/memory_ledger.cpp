@@ -204,6 +204,12 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   if (t.recompute == model::Recompute::Full && checkpointed > 0)
     L.lines.push_back({"recompute_working_set", layer_bytes(first, model::Recompute::None),
                        "one layer's full activations rebuilt during backward"});
+  if (t.recompute == model::Recompute::SelectiveOp)
+    L.lines.push_back(
+        {"recompute_working_set",
+         std::max(0.0, layer_bytes(first, model::Recompute::None) -
+                           layer_bytes(first, model::Recompute::SelectiveOp)),
+         "one layer's recomputed activations (those selective-op does not save) during backward"});
   const double tokens = double(t.seq_len) / t.cp * double(t.micro_batch);
   if (has_embedding)
     L.lines.push_back(
@@ -231,10 +237,11 @@ MemoryLedger training_memory(const model::ModelSpec& m, const hw::Cluster& c, co
   }
   // With DDP (dp·cp > 1) the reducer's gradient buckets live for the whole step: no phases.
   if (eager_grads && t.zero < 2 && std::int64_t(t.dp) * t.cp == 1) {
-    if (t.recompute == model::Recompute::Full && is_eager(framework_of(t)) && n_layers > 0 &&
+    if (model::checkpoints_blocks(t.recompute) && is_eager(framework_of(t)) && n_layers > 0 &&
         checkpointed == n_layers) {
       // Under autocast the weight casts live in autocast's cache until the forward's context
-      // exits: with checkpointing nothing else holds them, so backward meets only the LM head's
+      // exits: with checkpointing (full or op-level: the saved matmul outputs hold no cast)
+      // nothing else holds them, so backward meets only the LM head's
       // cast (kept by the loss's saved tensors) and, while a block is rebuilt, that block's.
       double head_cast = 0, block_cast = 0;
       if (t.precision == Precision::AmpBF16) {

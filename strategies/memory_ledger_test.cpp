@@ -251,3 +251,29 @@ TEST(TrainingLedger, CheckpointedEagerPeakIsOnePhase) {
   EXPECT_EQ(B.line("logits_and_loss"), 0);
   EXPECT_EQ(B.line("activations"), 0);
 }
+
+// Op-level selective checkpointing keeps the block input, every other matmul output and SDPA's
+// output: LLaMA-3 8B per token and layer (bf16, pure): input 4096·2, q 4096·2, v 1024·2, gate
+// 14336·2, down 4096·2, SDPA output 4096·2 and its log-sum-exp 32·4 bytes; the rest is a working
+// set of one layer during backward.
+TEST(TrainingLedger, SelectiveOpKeepsEveryOtherMatmulOutput) {
+  auto m = model::preset("llama3-8b");
+  auto one = hw::cluster_preset("dgx-h200");
+  one.gpus_per_node = 1;
+  TrainingConfig t;
+  t.seq_len = 2048;
+  t.micro_batch = 1;
+  t.global_batch = 1;
+  t.precision = Precision::BF16Pure;
+  t.framework = Framework::Transformers;
+  t.recompute = model::Recompute::SelectiveOp;
+  t = resolved(t, m, one);
+  const double per_token = 2.0 * (4096 + 4096 + 1024 + 14336 + 4096 + 4096) + 32 * 4;
+  EXPECT_DOUBLE_EQ(eager_activation_bytes_per_layer(m, t, model::Recompute::SelectiveOp), 2048 * per_token);
+  const double none = eager_activation_bytes_per_layer(m, t, model::Recompute::None);
+  const double full = eager_activation_bytes_per_layer(m, t, model::Recompute::Full);
+  EXPECT_GT(2048 * per_token, full);
+  EXPECT_LT(2048 * per_token, none);
+  const auto L = training_memory(m, one, t, 0);
+  EXPECT_NEAR(L.line("recompute_working_set"), none - 2048 * per_token, 1.0);
+}

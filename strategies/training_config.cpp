@@ -351,6 +351,25 @@ Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw
       fail("training.recompute_layers=" + std::to_string(t.recompute_layers) + " exceeds layers=" +
            std::to_string(m.layers) + "; valid: 0 (every layer) to " + std::to_string(m.layers));
   }
+  if (t.recompute == model::Recompute::SelectiveOp) {
+    // Op-level selective checkpointing is a PyTorch eager policy (torch.utils.checkpoint with a
+    // policy over aten ops): priced on the eager frameworks' op lists of dense blocks only.
+    if (!is_eager(framework_of(t)))
+      fail(std::string(
+               "training.recompute=\"selective-op\" is PyTorch's op-level checkpointing, priced for the "
+               "eager frameworks only; training.framework is \"") +
+           framework_name(framework_of(t)) +
+           "\"; valid: framework pytorch-eager or transformers, or recompute none, selective or full");
+    if (m.moe.enabled() || m.mla.enabled())
+      fail("training.recompute=\"selective-op\" is priced for dense blocks with standard attention; " +
+           m.name + " has " + (m.moe.enabled() ? "MoE" : "MLA") +
+           " layers; valid: recompute none, selective or full");
+    if (!t.flash_attention)
+      fail(
+          "training.recompute=\"selective-op\" keeps fused attention's output (SDPA); "
+          "training.flash_attention "
+          "is false; valid: flash_attention true, or recompute none, selective or full");
+  }
   if (t.dp_shard == 0) t.dp_shard = t.dp;
   if (t.dp % t.dp_shard != 0)
     fail("training.dp_shard=" + std::to_string(t.dp_shard) + " does not divide dp=" + std::to_string(t.dp) +

@@ -143,3 +143,22 @@ TEST(Scenario, ParsesAndReportsErrorsWithOrigin) {
   EXPECT_THROW(scenario_from_json(Json::parse(R"({"model":"llama3-8b","cluster":"dgx-h1000"})"), "b.json"),
                Error);
 }
+
+// recompute "selective-op" (PyTorch's op-level checkpointing) is priced for the eager frameworks'
+// dense blocks: refused elsewhere with the field, the reason and the valid choices.
+TEST(TrainingConfig, SelectiveOpNeedsAnEagerFrameworkAndDenseBlocks) {
+  TrainingConfig t =
+      training_from_json(Json::parse(R"({"recompute": "selective-op", "framework": "megatron"})"));
+  std::string e = error_of(t, "llama3-8b", "dgx-h200");
+  EXPECT_NE(e.find("training.recompute=\"selective-op\""), std::string::npos) << e;
+  EXPECT_NE(e.find("pytorch-eager or transformers"), std::string::npos) << e;
+  t.framework = Framework::Transformers;
+  EXPECT_EQ(error_of(t, "llama3-8b", "dgx-h200"), "");
+  e = error_of(t, "mixtral-8x7b", "dgx-h200");
+  EXPECT_NE(e.find("MoE"), std::string::npos) << e;
+  t.flash_attention = false;
+  e = error_of(t, "llama3-8b", "dgx-h200");
+  EXPECT_NE(e.find("training.flash_attention"), std::string::npos) << e;
+  EXPECT_EQ(training_from_json(Json::parse(R"({"recompute": "selective-op"})")).to_json().at("recompute"),
+            "selective-op");
+}

@@ -155,8 +155,10 @@ HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   const hw::Profile* p = hw::profile_of(c);
   const hw::FrameworkProfile* f = p && p->framework ? &*p->framework : nullptr;
   const Framework fw = framework_of(t);
+  // Op-level selective checkpointing re-runs the block's forward code in backward like full
+  // checkpointing (the saved ops answer from the cache): the host of a checkpointed block.
   const std::string block_key = std::string(framework_name(fw)) + "/" + precision_name(t.precision) + "/" +
-                                (t.recompute == model::Recompute::Full ? "checkpointed" : "plain");
+                                (checkpoints_blocks(t.recompute) ? "checkpointed" : "plain");
   const bool measured_block = f && f->block_us.count(block_key);
   // torch.compile: Inductor's generated wrapper launches its kernels directly (no per-op eager
   // dispatch); its host time is the measured compiled LLaMA block (framework.block_host_us
@@ -264,7 +266,7 @@ std::vector<double> host_seconds_per_op(const OpContext& c, const std::vector<Op
     }
     return per;
   }
-  if (layer && c.cfg->recompute == model::Recompute::Full)
+  if (layer && checkpoints_blocks(c.cfg->recompute))
     per[std::size_t(first)] += forward ? c.host.ckpt_fwd_block : c.host.ckpt_bwd_block;
   return per;
 }

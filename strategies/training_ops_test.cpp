@@ -125,6 +125,39 @@ TEST(TrainingOps, EagerLlamaLayerRunsRopeGqaAndSeparateProjections) {
   EXPECT_LT(total(fp), total(fe));
 }
 
+// Op-level selective checkpointing (torchtitan's policy): backward recomputes the block's forward
+// but its 1st, 3rd, ... matmuls and attention, whose outputs were saved; it costs more than no
+// recomputation and less than full recomputation.
+TEST(TrainingOps, SelectiveOpRecomputesEveryOtherMatmulAndNoAttention) {
+  auto recomputed = [](const std::vector<OpTemplate>& ops, const std::string& name) {
+    return std::any_of(ops.begin(), ops.end(), [&](const OpTemplate& o) {
+      return name == o.name && o.category == OpCategory::Recompute;
+    });
+  };
+  LlamaJob none(Precision::AmpBF16, Framework::Transformers), sac = none, full = none;
+  sac.t.recompute = model::Recompute::SelectiveOp;
+  full.t.recompute = model::Recompute::Full;
+  OpContext cn(none.m, none.t, h200()), cs(sac.m, sac.t, h200()), cf(full.m, full.t, h200());
+  const auto bs = layer_backward_ops(cs, 0), bf = layer_backward_ops(cf, 0);
+  // q(1) k(2) v(3) o(4) gate(5) up(6) down(7): the even ones run again.
+  for (const char* n : {"k_proj", "attn_proj", "mlp_up", "norm1", "rope_q", "swiglu", "input_cast"})
+    EXPECT_TRUE(recomputed(bs, n)) << n;
+  for (const char* n : {"q_proj", "v_proj", "mlp_gate", "mlp_down"}) {
+    EXPECT_FALSE(recomputed(bs, n)) << n;
+    EXPECT_TRUE(recomputed(bf, n)) << n;
+  }
+  const auto attention_recomputed = [](const std::vector<OpTemplate>& ops) {
+    return std::any_of(ops.begin(), ops.end(), [](const OpTemplate& o) {
+      return o.category == OpCategory::Recompute && std::string(o.name).rfind("attention", 0) == 0;
+    });
+  };
+  EXPECT_FALSE(attention_recomputed(bs));
+  EXPECT_TRUE(attention_recomputed(bf));
+  const double tn = total(layer_backward_ops(cn, 0)), ts = total(bs), tf = total(bf);
+  EXPECT_GT(ts, tn);
+  EXPECT_LT(ts, tf);
+}
+
 TEST(TrainingOps, FrameworkDefaultsByPrecisionAndParses) {
   TrainingConfig t;
   t.precision = Precision::AmpBF16;
