@@ -24,6 +24,9 @@ import sys
 import tempfile
 
 
+# llama_corpus.py's checkpointing values as the scenario's training.recompute.
+RECOMPUTE = {"none": "none", "every_block": "full", "selective_op": "selective-op"}
+
 PRESETS = {"NVIDIA H200": "dgx-h200", "NVIDIA H100 80GB HBM3": "dgx-h100", "NVIDIA A100-SXM4-80GB": "dgx-a100"}
 
 
@@ -49,7 +52,7 @@ def scenario_of(row, profile, preset="dgx-h200"):
           "cluster": {"preset": preset, "nodes": 1, "gpus_per_node": 1},
           "training": {"seq_len": row["seq_len"], "micro_batch": row["micro_batch"], "global_batch": row["micro_batch"],
                        "precision": row["precision"], "framework": fw,
-                       "recompute": "full" if row["checkpointing"] != "none" else "none"}}
+                       "recompute": RECOMPUTE[row["checkpointing"]]}}
     if row.get("attention", "default") == "flash":  # llama_corpus.py --attention flash
         sc["training"]["attention_kernel"] = "flash2"
     if profile:
@@ -93,7 +96,7 @@ def batch_rows(name, attention="default"):
         rows.append({"impl": impl, "model": model, "split": split, "micro_batch": mb, "seq_len": seq,
                      "attention": attention,
                      "precision": "amp-bf16" if precision == "amp" else "bf16-pure",
-                     "checkpointing": "every_block" if ckpt else "none",
+                     "checkpointing": "selective_op" if ckpt == "op" else "every_block" if ckpt else "none",
                      "dims": {"hidden": h, "layers": layers, "heads": heads, "kv_heads": kv, "ffn": ffn,
                               "vocab": vocab, "tied_embeddings": tied, "qkv_bias": qkv_bias}})
     return rows

@@ -260,6 +260,43 @@ CONFIGS_TENTH = [
     ("compile", "stablelm2-1.6b", "amp", False, 2, 2048, "validation", False),
 ]
 
+# --sac: op-level selective checkpointing (checkpointing "op"), as torchtitan's policy runs it: each
+# block under torch.utils.checkpoint with a policy that saves the outputs of the block's matmuls but
+# every second one and of SDPA, recomputing everything else. Models without projection biases (so
+# that every projection is an aten.mm); eager frameworks only. Validation only, predicted before
+# any run (docs/data/h200_llama_corpus_sac_predicted.json).
+CONFIGS_SAC = [
+    ("plain", "llama3.2-1b", "amp", "op", 4, 2048, "validation", False),
+    ("plain", "tinyllama-1.1b", "pure", "op", 4, 4096, "validation", False),
+    ("plain", "llama3-8b", "pure", "op", 1, 4096, "validation", False),
+    ("plain", "llama-0.4b", "amp", "op", 8, 2048, "validation", False),
+    ("hf", "llama3.2-1b", "pure", "op", 4, 2048, "validation", False),
+    ("hf", "tinyllama-1.1b", "amp", "op", 2, 4096, "validation", False),
+    ("hf", "mistral-7b", "pure", "op", 1, 4096, "validation", False),
+]
+
+
+def sac_context():
+    """Context functions for torch.utils.checkpoint's op-level policy: matmul outputs saved but every
+    second one (counted separately in the forward and in the recomputation), SDPA's outputs saved,
+    every other op recomputed."""
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+
+    aten = torch.ops.aten
+    save = {aten.mm.default, aten._scaled_dot_product_flash_attention.default,
+            aten._scaled_dot_product_efficient_attention.default,
+            aten._scaled_dot_product_cudnn_attention.default}
+    count = {"forward": 0, "recompute": 0}
+
+    def policy(ctx, func, *args, **kwargs):
+        mode = "recompute" if ctx.is_recompute else "forward"
+        if func == aten.mm.default:
+            count[mode] += 1
+        keep = func in save and not (func == aten.mm.default and count[mode] % 2 == 0)
+        return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
+
+    return create_selective_checkpoint_contexts(policy)
+
 
 def rope_tables(seq, head_dim, dev, dtype, base=10000.0):
     """cos/sin tables in the parameters' dtype (fp32 under autocast, bf16 in pure bf16)."""
@@ -325,7 +362,10 @@ class PlainLlama(nn.Module):
         cos, sin = rope_tables(idx.shape[1], self.d, idx.device, self.emb.weight.dtype)
         x = self.emb(idx)
         for blk in self.blocks:
-            x = checkpoint(blk, x, cos, sin, use_reentrant=False) if self.ckpt else blk(x, cos, sin)
+            if self.ckpt == "op":
+                x = checkpoint(blk, x, cos, sin, use_reentrant=False, context_fn=sac_context)
+            else:
+                x = checkpoint(blk, x, cos, sin, use_reentrant=False) if self.ckpt else blk(x, cos, sin)
         h = x.shape[-1]
         logits = self.head(F.rms_norm(x, (h,), self.norm, 1e-5))
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt.view(-1))
@@ -362,7 +402,10 @@ def build(impl, name, precision, ckpt, seq, dev):
     if precision == "pure":
         m = m.to(torch.bfloat16)
     if ckpt:
-        m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        kwargs = {"use_reentrant": False}
+        if ckpt == "op":
+            kwargs["context_fn"] = sac_context
+        m.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
     m.config.use_cache = False
     m.train()
     return m, (lambda idx, tgt: m(input_ids=idx, labels=tgt).loss)
@@ -432,7 +475,7 @@ def measure(cfg, args, trace_dir):
     if trace_dir and want_trace:
         from torch.profiler import ProfilerActivity, profile, schedule
 
-        tag = f"{impl}_{name}_{precision}_{'ckpt' if ckpt else 'nockpt'}_mb{mb}_s{seq}"
+        tag = f"{impl}_{name}_{precision}_{'sac' if ckpt == 'op' else 'ckpt' if ckpt else 'nockpt'}_mb{mb}_s{seq}"
         path = os.path.join(trace_dir, tag + ".json")
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
                      schedule=schedule(wait=0, warmup=1, active=1, repeat=1)) as prof:
@@ -455,7 +498,7 @@ def measure(cfg, args, trace_dir):
                  "positions": "rope"},
         "params": params,
         "precision": "amp-bf16" if precision == "amp" else "bf16-pure",
-        "checkpointing": "every_block" if ckpt else "none",
+        "checkpointing": "selective_op" if ckpt == "op" else "every_block" if ckpt else "none",
         "micro_batch": mb,
         "seq_len": seq,
         "split": split,
@@ -504,18 +547,20 @@ def main():
     ap.add_argument("--eighth", action="store_true", help="the eighth batch of configurations (CONFIGS_EIGHTH)")
     ap.add_argument("--ninth", action="store_true", help="the ninth batch of configurations (CONFIGS_NINTH)")
     ap.add_argument("--tenth", action="store_true", help="the tenth batch of configurations (CONFIGS_TENTH)")
+    ap.add_argument("--sac", action="store_true",
+                    help="op-level selective checkpointing, torchtitan's policy (CONFIGS_SAC)")
     ap.add_argument("--attention", default="default", choices=["default", "flash", "cudnn"],
                     help="SDPA backend for every step: the library's choice, or forced (sdpa_kernel)")
     args = ap.parse_args()
     if (args.extra + args.unseen + args.fourth + args.fifth + args.sixth + args.seventh + args.eighth + args.ninth
-            + args.tenth > 1):
-        sys.exit("--extra, --unseen, --fourth, --fifth, --sixth, --seventh, --eighth, --ninth and --tenth select "
-                 "different batches; give one")
+            + args.tenth + args.sac > 1):
+        sys.exit("--extra, --unseen, --fourth, --fifth, --sixth, --seventh, --eighth, --ninth, --tenth and --sac "
+                 "select different batches; give one")
     configs = (CONFIGS_EXTRA if args.extra else CONFIGS_UNSEEN if args.unseen else
                CONFIGS_FOURTH if args.fourth else CONFIGS_FIFTH if args.fifth else
                CONFIGS_SIXTH if args.sixth else CONFIGS_SEVENTH if args.seventh else
                CONFIGS_EIGHTH if args.eighth else CONFIGS_NINTH if args.ninth else
-               CONFIGS_TENTH if args.tenth else CONFIGS)
+               CONFIGS_TENTH if args.tenth else CONFIGS_SAC if args.sac else CONFIGS)
     if args.only:
         keep = set(args.only.split(","))
         configs = [c for c in configs if f"{c[0]}:{c[1]}" in keep or c[1] in keep]
