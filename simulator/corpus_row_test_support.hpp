@@ -45,8 +45,11 @@ inline strat::TrainingConfig config_of(const Json& row, const model::ModelSpec& 
   t.precision = row.at("precision").get<std::string>() == "amp-bf16" ? strat::Precision::AmpBF16
                                                                      : strat::Precision::BF16Pure;
   t.framework = framework_of_impl(row.at("impl").get<std::string>());
-  t.recompute =
-      row.at("checkpointing").get<std::string>() == "none" ? model::Recompute::None : model::Recompute::Full;
+  // llama_corpus.py's checkpointing: none, every_block (full) or selective_op (--sac).
+  const std::string ck = row.at("checkpointing").get<std::string>();
+  t.recompute = ck == "none"           ? model::Recompute::None
+                : ck == "selective_op" ? model::Recompute::SelectiveOp
+                                       : model::Recompute::Full;
   // Steps forced onto SDPA's flash backend (llama_corpus.py --attention flash) run FlashAttention-2.
   if (row.value("attention", std::string("default")) == "flash")
     t.attention_kernel = hw::AttentionKernel::Flash2;
