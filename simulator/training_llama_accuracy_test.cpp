@@ -223,13 +223,16 @@ TEST(TrainingAccuracy, LongSequencesOnTwoAttentionKernels) {
 
 // Op-level selective checkpointing (--sac, validation only): torchtitan's policy through
 // torch.utils.checkpoint on LLaMA-architecture blocks in plain PyTorch and transformers, measured on
-// an H100 (2026-12-05 14:51 UTC; the derived H100 profile, recompute "selective-op"). The issue's
-// bounds, and every row within 20%.
+// two H100 machine starts (2026-12-05 14:51 and 15:11 UTC; the derived H100 profile, recompute
+// "selective-op"). The bounds on each, and every row within 20%.
 TEST(TrainingAccuracy, SelectiveOpCheckpointingBatchOnAnH100) {
-  std::map<std::string, Split> by = corpus_errors("/docs/data/h100_llama_corpus_sac.json");
-  ASSERT_FALSE(by.empty());
-  expect_validation_batch(by, 7);
-  EXPECT_LT(by["validation"].step_max, 0.20);
+  for (const char* file :
+       {"/docs/data/h100_llama_corpus_sac.json", "/docs/data/h100_llama_corpus_sac_run2.json"}) {
+    std::map<std::string, Split> by = corpus_errors(file);
+    ASSERT_FALSE(by.empty()) << file;
+    expect_validation_batch(by, 7);
+    EXPECT_LT(by["validation"].step_max, 0.20) << file;
+  }
 }
 
 // The first corpus's configurations on an H100 (2026-12-05 14:52 UTC, 30 of its 40 rows in the
