@@ -120,14 +120,19 @@ const char* recompute_name(Recompute r) {
   return "?";
 }
 
-std::vector<std::string> recompute_names() { return {"none", "selective", "selective-op", "full"}; }
+std::vector<std::string> recompute_names() {
+  std::vector<std::string> names;
+  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::SelectiveOp, Recompute::Full})
+    names.push_back(recompute_name(r));
+  return names;
+}
 
 Recompute parse_recompute(const std::string& s, const std::string& field) {
-  if (s == "none") return Recompute::None;
-  if (s == "selective") return Recompute::Selective;
-  if (s == "selective-op") return Recompute::SelectiveOp;
-  if (s == "full") return Recompute::Full;
-  throw Error(field + "='" + s + "' is not valid; valid choices: none, selective, selective-op, full");
+  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::SelectiveOp, Recompute::Full})
+    if (s == recompute_name(r)) return r;
+  std::string valid;
+  for (const std::string& n : recompute_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw Error(field + "='" + s + "' is not valid; valid choices: " + valid);
 }
 
 double activation_bytes_per_layer(const ModelSpec& m, std::int64_t seq, std::int64_t micro_batch,

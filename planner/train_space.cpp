@@ -87,8 +87,7 @@ void enumerate_training(const model::ModelSpec& m, const hw::Cluster& c, const T
   // job's software names such a framework (pytorch-eager, transformers) for dense blocks with fused
   // attention (training_config.cpp refuses it elsewhere).
   std::vector<model::Recompute> recompute = s.recompute;
-  if (strat::is_eager(s.software.framework) && !m.moe.enabled() && !m.mla.enabled() &&
-      s.software.flash_attention &&
+  if (strat::selective_op_refusal(m, s.software.framework, s.software.flash_attention).empty() &&
       std::find(recompute.begin(), recompute.end(), model::Recompute::SelectiveOp) == recompute.end())
     recompute.push_back(model::Recompute::SelectiveOp);
 

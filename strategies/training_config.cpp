@@ -101,6 +101,25 @@ bool layer_checkpointed(const TrainingConfig& t, std::int64_t index_in_chunk) {
   return index_in_chunk < t.recompute_layers;
 }
 
+std::string selective_op_refusal(const model::ModelSpec& m, Framework fw, bool flash_attention) {
+  // Op-level selective checkpointing is a PyTorch eager policy (torch.utils.checkpoint with a
+  // policy over aten ops): priced on the eager frameworks' op lists of dense blocks only.
+  if (!is_eager(fw))
+    return std::string(
+               "is PyTorch's op-level checkpointing, priced for the eager frameworks only; "
+               "training.framework is \"") +
+           framework_name(fw) +
+           "\"; valid: framework pytorch-eager or transformers, or recompute none, "
+           "selective or full";
+  if (m.moe.enabled() || m.mla.enabled())
+    return "is priced for dense blocks with standard attention; " + m.name + " has " +
+           (m.moe.enabled() ? "MoE" : "MLA") + " layers; valid: recompute none, selective or full";
+  if (!flash_attention)
+    return "keeps fused attention's output (SDPA); training.flash_attention is false; valid: "
+           "flash_attention true, or recompute none, selective or full";
+  return "";
+}
+
 bool partial_recompute(const TrainingConfig& t) {
   return t.recompute == model::Recompute::Full && t.recompute_layers > 0;
 }
@@ -352,23 +371,8 @@ Warnings resolve_training(TrainingConfig& t, const model::ModelSpec& m, const hw
            std::to_string(m.layers) + "; valid: 0 (every layer) to " + std::to_string(m.layers));
   }
   if (t.recompute == model::Recompute::SelectiveOp) {
-    // Op-level selective checkpointing is a PyTorch eager policy (torch.utils.checkpoint with a
-    // policy over aten ops): priced on the eager frameworks' op lists of dense blocks only.
-    if (!is_eager(framework_of(t)))
-      fail(std::string(
-               "training.recompute=\"selective-op\" is PyTorch's op-level checkpointing, priced for the "
-               "eager frameworks only; training.framework is \"") +
-           framework_name(framework_of(t)) +
-           "\"; valid: framework pytorch-eager or transformers, or recompute none, selective or full");
-    if (m.moe.enabled() || m.mla.enabled())
-      fail("training.recompute=\"selective-op\" is priced for dense blocks with standard attention; " +
-           m.name + " has " + (m.moe.enabled() ? "MoE" : "MLA") +
-           " layers; valid: recompute none, selective or full");
-    if (!t.flash_attention)
-      fail(
-          "training.recompute=\"selective-op\" keeps fused attention's output (SDPA); "
-          "training.flash_attention "
-          "is false; valid: flash_attention true, or recompute none, selective or full");
+    const std::string why = selective_op_refusal(m, framework_of(t), t.flash_attention);
+    if (!why.empty()) fail("training.recompute=\"selective-op\" " + why);
   }
   if (t.dp_shard == 0) t.dp_shard = t.dp;
   if (t.dp % t.dp_shard != 0)

@@ -120,6 +120,11 @@ bool layer_checkpointed(const TrainingConfig& t, std::int64_t index_in_chunk);
 /// Whether recompute_layers is set (with recompute full): a chunk's layers past that count keep
 /// their activations.
 bool partial_recompute(const TrainingConfig& t);
+
+/// Why recompute "selective-op" cannot be priced for framework `fw` on `m` with fused attention on
+/// or off (the rest of the message after `training.recompute="selective-op" `), or "" when it can:
+/// an eager framework (pytorch-eager, transformers), dense blocks, fused attention.
+std::string selective_op_refusal(const model::ModelSpec& m, Framework fw, bool flash_attention);
 /// The config the layers left out of a partial recompute run with (recompute none).
 TrainingConfig without_recompute(const TrainingConfig& t);
 
