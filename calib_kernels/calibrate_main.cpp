@@ -1,5 +1,6 @@
 // infraplan-calibrate: measures this GPU and writes a profile (docs/calibration.md).
 //   infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]
+//     (--no-power: without stage 9, the sustained-clock probe, ~6 minutes; `--only power` prints it)
 //   infraplan-calibrate comm --out FILE.json [--quick]   (adds/replaces the "comm" section)
 //   mpirun|srun ... infraplan-calibrate comm --out CLUSTER.json [...]
 //                                       (one process per GPU: handed over to infraplan-calibrate-mpi)
@@ -41,18 +42,22 @@
 namespace {
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]\n"
-               "       infraplan-calibrate comm --out FILE.json [--quick]\n"
-               "       mpirun|srun ... infraplan-calibrate comm --out CLUSTER.json [--quick] [--transport nccl|host]\n"
-               "                 [--ops a,b] [--min-bytes B] [--max-bytes B] [--max-nodes N] (infraplan-calibrate-mpi --help)\n"
-               "       infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]\n"
-               "       infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json] [--api cublaslt|cublas|both]\n"
-               "                               [--passes N] [--no-grid] [--legacy-too] [--quick]\n"
-               "       infraplan-calibrate --check\n"
-               "       infraplan-calibrate gemm-probe --out FILE.json\n"
-               "       infraplan-calibrate --gemm\n"
-               "       infraplan-calibrate --only transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm|launch|power\n");
+  std::fprintf(
+      stderr,
+      "usage: infraplan-calibrate --out FILE.json [--quick] [--no-power] [--gpu NAME] [--comm] [--verbose]\n"
+      "       infraplan-calibrate comm --out FILE.json [--quick]\n"
+      "       mpirun|srun ... infraplan-calibrate comm --out CLUSTER.json [--quick] [--transport nccl|host]\n"
+      "                 [--ops a,b] [--min-bytes B] [--max-bytes B] [--max-nodes N] (infraplan-calibrate-mpi "
+      "--help)\n"
+      "       infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]\n"
+      "       infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json] [--api "
+      "cublaslt|cublas|both]\n"
+      "                               [--passes N] [--no-grid] [--legacy-too] [--quick]\n"
+      "       infraplan-calibrate --check\n"
+      "       infraplan-calibrate gemm-probe --out FILE.json\n"
+      "       infraplan-calibrate --gemm\n"
+      "       infraplan-calibrate --only "
+      "transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm|launch|power\n");
 }
 
 /// Writes the profile safely (common/output_files.hpp: mkstemp beside the target, never through a
@@ -202,6 +207,8 @@ int main(int argc, char** argv) {
       out = value("--out");
     else if (a == "--quick")
       opt.quick = true;
+    else if (a == "--no-power")
+      opt.power = false;
     else if (a == "--gpu")
       opt.gpu_name = value("--gpu");
     else if (a == "--comm")

@@ -580,7 +580,7 @@ bool Calibrator::run_only(const std::string& what) {
 }
 
 nlohmann::ordered_json Calibrator::run() {
-  stage_count_ = opt_.quick ? 8 : 9;
+  stage_count_ = opt_.quick || !opt_.power ? 8 : 9;
   stage("device information");
   device_info();
   stage("correctness checks");
@@ -601,7 +601,7 @@ nlohmann::ordered_json Calibrator::run() {
   attention_decode_tables();
   stage("cuBLASLt GEMM sweeps");
   gemm_sweeps();
-  if (!opt_.quick) {
+  if (!opt_.quick && opt_.power) {
     stage("sustained clock and power under back-to-back load");
     profile_["power"] = measure_power(*lt_, stream_.get(), double(prop_.l2CacheSize), default_power_workloads(),
                                       3.0, 0.5, opt_.seed);

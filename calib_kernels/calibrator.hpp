@@ -25,6 +25,7 @@ struct GemmShapeRequest {
 
 struct CalibrateOptions {
   bool quick = false;                       ///< reduced grids (≤ 1 minute on an H200)
+  bool power = true;                        ///< stage 9, the sustained-clock probe (`--no-power` skips it)
   std::string gpu_name = "h200-sxm-141gb";  ///< catalog name written into the profile
   std::string command;                      ///< the command line, echoed into the profile
   std::uint64_t seed = 20261129;
