@@ -223,11 +223,11 @@ TEST(TrainingAccuracy, LongSequencesOnTwoAttentionKernels) {
 
 // Op-level selective checkpointing (--sac, validation only): torchtitan's policy through
 // torch.utils.checkpoint on LLaMA-architecture blocks in plain PyTorch and transformers, measured on
-// two H100 machine starts (2026-12-05 14:51 and 15:11 UTC; the derived H100 profile, recompute
-// "selective-op"). The bounds on each, and every row within 20%.
+// three H100 machine starts (2026-12-05 14:51, 15:11 and 17:58 UTC; the derived H100 profile,
+// recompute "selective-op"). The bounds on each, and every row within 20%.
 TEST(TrainingAccuracy, SelectiveOpCheckpointingBatchOnAnH100) {
-  for (const char* file :
-       {"/docs/data/h100_llama_corpus_sac.json", "/docs/data/h100_llama_corpus_sac_run2.json"}) {
+  for (const char* file : {"/docs/data/h100_llama_corpus_sac.json", "/docs/data/h100_llama_corpus_sac_run2.json",
+                           "/docs/data/h100_llama_corpus_sac_run3.json"}) {
     std::map<std::string, Split> by = corpus_errors(file);
     ASSERT_FALSE(by.empty()) << file;
     expect_validation_batch(by, 7);
@@ -247,6 +247,19 @@ TEST(TrainingAccuracy, LlamaCorpusOnAnH100) {
   EXPECT_LT(v.step_max, 0.20);
   EXPECT_LT(v.memory / v.n, 0.10);
   EXPECT_LT(v.memory_max, 0.20);
+}
+
+// The tenth batch (bench/pytorch/llama_corpus.py --tenth: Granite-3-2B, StableLM-2-1.6B, OLMo-1B,
+// Llama-3.2-3B and Llama-2-13B shapes in plain PyTorch, transformers and torch.compile), predicted for
+// the H200 before any run (docs/data/h200_llama_corpus_tenth_predicted.json), then run on an H100
+// (2026-12-05 17:59 UTC; Llama-2-13B in pure bf16 did not fit its 80 GB, as the ledger says of it) and
+// priced with the derived H100 profile, the model unchanged since. Validation only; the bounds
+// and every row within 20%.
+TEST(TrainingAccuracy, LlamaCorpusTenthBatchOnAnH100) {
+  std::map<std::string, Split> by = corpus_errors("/docs/data/h100_llama_corpus_tenth.json");
+  ASSERT_FALSE(by.empty());
+  expect_validation_batch(by, 9);
+  EXPECT_LT(by["validation"].step_max, 0.20);
 }
 
 TEST(TrainingAccuracy, CompiledStepsOfAnotherMachineStart) {
