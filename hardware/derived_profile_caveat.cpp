@@ -32,12 +32,13 @@ std::string derived_profile_caveat(const Profile& p, CaveatFor what) {
   // tables (simulator/training_accuracy_test.cpp, training_accuracy_mpt_test.cpp) hold the numbers.
   if (p.gpu == "h100-sxm5-80gb")
     return head +
-           "on one H100 measured here (PyTorch 2.11, one GPU) 37 bf16 LLaMA-architecture steps came "
-           "within 5% on average (max 12%, 31 of them predicted slower), but every published H100 training "
-           "row checked was predicted faster than measured: NeMo fp8 by 15-50% (4-35% under --clock "
-           "sustained), bf16 PyTorch FSDP by 6-33% at up to 2,048 tokens (median 21% on MosaicML's rows "
-           "with their FlashAttention-2 attention, 26-30% on IBM's) and more at longer sequences: for "
-           "multi-GPU and fp8 jobs read it as an upper bound" +
+           "on H100s measured here (PyTorch 2.11, one GPU, three machine starts) 60 bf16 LLaMA-architecture "
+           "steps came within 5.3% on average (max 12%, most predicted slower), and a full calibration of "
+           "one H100 matched its GEMM, memory and clock tables within a few per cent, but every published "
+           "H100 training row checked was predicted faster than measured: NeMo fp8 by 15-50% (4-35% under "
+           "--clock sustained), bf16 PyTorch FSDP by 6-33% at up to 2,048 tokens (median 21% on MosaicML's "
+           "rows, 26-30% on IBM's) and more at longer sequences: for multi-GPU and fp8 jobs read it as an "
+           "upper bound" +
            tail;
   if (p.gpu == "a100-sxm4-80gb")
     return head +
