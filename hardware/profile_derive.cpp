@@ -53,7 +53,8 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
        "cells, first referred to the measured profile's reference clock, scale by the ratio of "
        "max(FLOPs/peak, bytes/HBM bandwidth) on the two GPUs, attention prefill by the "
        "bf16 peak ratio, decode and "
-       "memory-bound tables by the HBM bandwidth ratio; the launch part "
+       "memory-bound tables by the HBM bandwidth ratio (eager kernels on the same chip: only the "
+       "share that does not follow the SM clock); the launch part "
        "(ceilings.launch_us) is kept as measured"}};
   Json& dev = out["device"];
   dev = {{"name", to.display_name},
@@ -178,21 +179,38 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   // the memory table; its host costs stay as measured.
   // Compiled rotary positions (compiled_rope_*) recompute their angles per element: fp32
   // arithmetic on the SMs, scaled by the fp32 peaks instead.
+  // For a GPU of the same chip (the same multiprocessors and clocks) only the part of a kernel's time
+  // that waits on HBM scales: the measured clock share φ (framework.clock_share, the part that
+  // follows the SM clock) stays as measured, 1 − φ scales by the bandwidth ratio. Another chip's
+  // multiprocessors differ, and there all of it scales by bandwidth. (Checked on an H100 against the
+  // H200's kernels: docs/calibration.md, "Eager kernels of a derived profile".)
+  const bool same_chip = from.compute_capability == to.compute_capability;
+  auto clock_share = [&](const std::string& op) {
+    if (!same_chip || !out.contains("framework") || !out["framework"].contains("clock_share")) return 0.0;
+    const Json& ops = out["framework"]["clock_share"]["ops"];
+    return ops.contains(op) ? std::clamp(ops[op].get<double>(), 0.0, 1.0) : 0.0;
+  };
   if (out.contains("framework") && out["framework"].contains("elementwise")) {
     const double fp32_ratio = peak_or_throw(from, Dtype::FP32) / peak_or_throw(to, Dtype::FP32);
-    for (auto& [name, op] : out["framework"]["elementwise"]["ops"].items())
-      scale_nested(op["seconds"], name.rfind("compiled_rope_", 0) == 0 ? fp32_ratio : bw_ratio, scale_nested);
+    for (auto& [name, op] : out["framework"]["elementwise"]["ops"].items()) {
+      const double phi = clock_share(name);
+      const double ratio = name.rfind("compiled_rope_", 0) == 0 ? fp32_ratio : phi + (1 - phi) * bw_ratio;
+      scale_nested(op["seconds"], ratio, scale_nested);
+    }
   }
   // cuBLAS's memsets follow its kernel choice on the traced chip (Hopper's nvjet kernels): kept for
   // a GPU of the same architecture, not carried to another.
   if (out.contains("framework") && out["framework"].contains("memsets") &&
       from.compute_capability != to.compute_capability)
     out["framework"].erase("memsets");
-  // torch's fused AdamW streams parameters, gradients and states: memory-bound GPU work too.
+  // torch's fused AdamW streams parameters, gradients and states: memory-bound GPU work too, with
+  // its clock share (fused_adamw_fp32 / _bf16) as above.
   if (out.contains("framework") && out["framework"].contains("fused_adamw"))
     for (auto& [dtype, pts] : out["framework"]["fused_adamw"].items())
-      if (pts.is_array())
-        for (auto& q : pts) q["seconds"] = q["seconds"].get<double>() * bw_ratio;
+      if (pts.is_array()) {
+        const double phi = clock_share("fused_adamw_" + dtype);
+        for (auto& q : pts) q["seconds"] = q["seconds"].get<double>() * (phi + (1 - phi) * bw_ratio);
+      }
   // The serving engine's row kernels: their one-row time is latency (kept), what they add with
   // more rows streams HBM (scaled).
   if (out.contains("serving_kernels"))

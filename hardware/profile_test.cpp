@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <tuple>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -106,6 +108,68 @@ TEST(Profile, DerivedFrameworkRowsFollowTheirBound) {
     for (const char* op : {"compiled_rope_amp_fwd", "compiled_rope_pure_bwd"})
       EXPECT_NEAR(last(d, op) / last(h200, op) / fp32, 1, 0.02) << g << " " << op;
   }
+}
+
+// On the same chip (an H100 from the H200: the same multiprocessors and clocks) only the share of an
+// eager kernel's time that does not follow the SM clock scales with bandwidth: an op whose measured
+// clock share is ~1 keeps its time, one with share 0 scales by the whole bandwidth ratio.
+TEST(Profile, DerivedEagerKernelsOfTheSameChipScaleOnlyTheirMemoryShare) {
+  const Profile h200 = default_profile("h200-sxm-141gb"), h100 = default_profile("h100-sxm5-80gb");
+  ASSERT_TRUE(h200.framework.has_value() && h100.framework.has_value());
+  const double bw = find_gpu("h200-sxm-141gb").hbm_GBps / find_gpu("h100-sxm5-80gb").hbm_GBps;
+  const auto& share = h200.framework->clock_share;
+  auto ratio = [&](const char* op) {
+    return h100.framework->elementwise_seconds.at(op).back() /
+           h200.framework->elementwise_seconds.at(op).back();
+  };
+  for (const char* op : {"gqa_expand_bf16", "add_bf16", "rope_bf16_fwd", "rms_norm_hf_bf16_fwd"}) {
+    ASSERT_TRUE(share.count(op)) << op;
+    const double phi = share.at(op);
+    EXPECT_NEAR(ratio(op), phi + (1 - phi) * bw, 0.01) << op;  // the launch part stays as measured
+  }
+  EXPECT_LT(ratio("gqa_expand_bf16"), 1.01);  // share 0.998: SM-bound
+  EXPECT_NEAR(ratio("add_bf16"), bw, 0.01);   // share 0: streams HBM
+}
+
+// Validation of that rule on an H100 (2026-12-05, bench/pytorch/calibrate_framework.py: the eager
+// kernels timed on the board, docs/data/h100_pytorch_{framework,llama_kernels}.json; the rule was
+// chosen from the H200's clock shares alone): at 2^24-2^28 elements the derived profile's kernels
+// are within 10% (median |error|) of the H100's, where scaling all of each by bandwidth was 15-20% off.
+TEST(Profile, DerivedH100EagerKernelsAgainstAnH100) {
+  const Profile h100 = default_profile("h100-sxm5-80gb"), h200 = default_profile("h200-sxm-141gb");
+  const double bw = find_gpu("h200-sxm-141gb").hbm_GBps / find_gpu("h100-sxm5-80gb").hbm_GBps;
+  std::vector<double> derived, bandwidth_only;
+  for (const char* f :
+       {"/docs/data/h100_pytorch_framework.json", "/docs/data/h100_pytorch_llama_kernels.json"}) {
+    std::ifstream in(std::string(INFRAPLAN_SOURCE_DIR) + f);
+    ASSERT_TRUE(in) << f;
+    const Json run = Json::parse(in);
+    ASSERT_EQ(run.at("gpu").get<std::string>(), "NVIDIA H100 80GB HBM3") << f;
+    const Json& el = run.at("elementwise");
+    for (const auto& [op, v] : el.at("ops").items()) {
+      if (!h100.framework->elementwise_seconds.count(op) || !h200.framework->clock_share.count(op)) continue;
+      for (std::size_t i = 0; i < el.at("elements").size(); ++i) {
+        const double n = el["elements"][i].get<double>(), measured = v["seconds"][i].get<double>();
+        if (n < double(1 << 24) || !(measured > 0)) continue;
+        const auto& axis = h100.framework->elementwise_elements;
+        const auto at = std::find(axis.begin(), axis.end(), n);
+        ASSERT_NE(at, axis.end()) << op << " " << n;
+        const std::size_t j = std::size_t(at - axis.begin());
+        derived.push_back(std::fabs(h100.framework->elementwise_seconds.at(op)[j] / measured - 1));
+        bandwidth_only.push_back(
+            std::fabs(h200.framework->elementwise_seconds.at(op)[j] * bw / measured - 1));
+      }
+    }
+  }
+  ASSERT_GE(derived.size(), 150u);
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  std::printf("eager kernels >= 2^24 elements, %zu points: median |error| %.1f%% (bandwidth only %.1f%%)\n",
+              derived.size(), 100 * median(derived), 100 * median(bandwidth_only));
+  EXPECT_LT(median(derived), 0.10);
+  EXPECT_GT(median(bandwidth_only), median(derived) + 0.05);
 }
 
 /// Equal JSON, numbers within a relative 1e-12 (other compilers may round the last bit).
