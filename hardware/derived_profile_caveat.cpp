@@ -33,12 +33,12 @@ std::string derived_profile_caveat(const Profile& p, CaveatFor what) {
   if (p.gpu == "h100-sxm5-80gb")
     return head +
            "on H100s measured here (PyTorch 2.11, one GPU, three machine starts) 60 bf16 LLaMA-architecture "
-           "steps came within 5.3% on average (max 12%, most predicted slower), and a full calibration of "
-           "one H100 matched its GEMM, memory and clock tables within a few per cent, but every published "
-           "H100 training row checked was predicted faster than measured: NeMo fp8 by 15-50% (4-35% under "
-           "--clock sustained), bf16 PyTorch FSDP by 6-33% at up to 2,048 tokens (median 21% on MosaicML's "
-           "rows, 26-30% on IBM's) and more at longer sequences: for multi-GPU and fp8 jobs read it as an "
-           "upper bound" +
+           "steps came within 4.0% on average (max 17%), and a full calibration of one H100 matched its "
+           "GEMM, memory and clock tables within a few per cent, but every published H100 training row "
+           "checked was predicted faster than measured: NeMo fp8 by 15-50% (4-35% under --clock "
+           "sustained), bf16 PyTorch FSDP by 7-36% at up to 2,048 tokens (median 23% on MosaicML's rows, "
+           "28-35% on IBM's) and more at longer sequences: for multi-GPU and fp8 jobs read it as an upper "
+           "bound" +
            tail;
   if (p.gpu == "a100-sxm4-80gb")
     return head +
