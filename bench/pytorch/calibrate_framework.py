@@ -540,7 +540,9 @@ def llama_block_dispatch(clock, dev, args):
     the corpus's plain block (bench/pytorch/llama_corpus.py: F.rms_norm, separate Q/K/V and
     gate/up projections, elementwise RoPE, K/V repeated for GQA) and transformers' decoder layer
     (LlamaForCausalLM with N layers), under autocast or in pure bf16, with and without
-    non-reentrant activation checkpointing per block. Slope over the number of blocks."""
+    non-reentrant activation checkpointing per block, and (eager only) under torchtitan's op-level
+    selective checkpointing (llama_corpus.sac_context: its policy runs on every op of the forward and
+    of the recomputation). Slope over the number of blocks."""
     import llama_corpus
     ns = [2, 4] if args.quick else [2, 4, 8, 12]
     reps = 3 if args.quick else 7
@@ -551,9 +553,9 @@ def llama_block_dispatch(clock, dev, args):
     names = {"plain": "pytorch-eager", "hf": "transformers", "compile": "torch-compile"}
     for impl in args.llama_block_impls.split(","):
         for precision in ("amp", "pure"):
-            for ckpt in (False, True):
+            for ckpt in (False, True, "op") if impl != "compile" else (False, True):
                 key = f"{names[impl]}/{'amp-bf16' if precision == 'amp' else 'bf16-pure'}/" \
-                      f"{'checkpointed' if ckpt else 'plain'}"
+                      f"{'selective-op' if ckpt == 'op' else 'checkpointed' if ckpt else 'plain'}"
 
                 built = {}  # torch.compile: one model (one compile) per depth, reused by the repeats
 
