@@ -221,6 +221,25 @@ TEST(TrainingAccuracy, LongSequencesOnTwoAttentionKernels) {
   }
 }
 
+// The ninth batch on an H100 (2026-12-05 18:29 UTC, GPU-20c05664, both kernels, validation only; the
+// derived H100 profile: cuDNN's tables and FlashAttention-2's carried from the H200): four rows of
+// 4k-32k tokens; Qwen2.5-1.5B at 2 x 16k (AMP) and Llama-3-8B at 16k (pure bf16) ran out of the 80 GB
+// although the ledger puts their allocated peak at 79.2 and 73.0 GiB of 79.6 (docs/accuracy.md). The
+// issue's bounds on each file.
+TEST(TrainingAccuracy, LongSequencesOnAnH100) {
+  for (const char* file :
+       {"/docs/data/h100_llama_corpus_ninth_cudnn.json", "/docs/data/h100_llama_corpus_ninth_flash.json"}) {
+    std::map<std::string, Split> by = corpus_errors(file);
+    ASSERT_FALSE(by.empty()) << file;
+    const Split& v = by["validation"];
+    EXPECT_EQ(v.n, 4) << file;
+    EXPECT_LT(v.step / v.n, 0.10) << file;
+    EXPECT_LT(v.step_max, 0.20) << file;
+    EXPECT_LT(v.memory / v.n, 0.10) << file;
+    EXPECT_LT(v.memory_max, 0.20) << file;
+  }
+}
+
 // Op-level selective checkpointing (--sac, validation only): torchtitan's policy through
 // torch.utils.checkpoint on LLaMA-architecture blocks in plain PyTorch and transformers, measured on
 // three H100 machine starts (2026-12-05 14:51, 15:11 and 17:58 UTC; the derived H100 profile,
