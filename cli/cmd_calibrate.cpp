@@ -29,11 +29,12 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   if (tool.empty()) {
     if (help) {
       std::printf(
-          "Usage: infraplan calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--shapes SHAPES.json]\n"
+          "Usage: infraplan calibrate --out FILE.json [--quick] [--no-power] [--gpu NAME] [--comm]\n"
+          "                           [--shapes SHAPES.json]\n"
           "       infraplan calibrate --out FILE.json --shapes SHAPES.json --add-to PROFILE.json\n"
           "       infraplan calibrate comm --out FILE.json [--quick]\n"
-          "       infraplan calibrate --from-trace TRACE.json[.gz] --out PROFILE.json [--gpu NAME] (no GPU needed;\n"
-          "       options: infraplan calibrate --from-trace --help)\n"
+          "       infraplan calibrate --from-trace TRACE.json[.gz] --out PROFILE.json [--gpu NAME]\n"
+          "       (no GPU needed; options: infraplan calibrate --from-trace --help)\n"
           "       infraplan calibrate cluster --launcher slurm|mpirun --out CLUSTER.json ...  (--help)\n"
           "       infraplan calibrate merge --out CLUSTER.json FILE...                        (--help)\n\n"
           "Runs CUDA kernels, cuBLAS/cuBLASLt sweeps and NCCL collectives on this machine's GPUs and\n"
