@@ -278,6 +278,33 @@ TEST(TrainingSim, DerivedProfilesCarryTheirCaveat) {
   EXPECT_EQ(warned("dgx-h200"), "");
 }
 
+// A peak that fits but lies above 90% of the GPU's memory carries a warning (the ledger counts
+// allocated bytes, not the caching allocator's reserve); a smaller peak and one that does not fit do not.
+TEST(TrainingSim, PeaksNearTheGpusMemoryAreFlagged) {
+  const auto m = model::preset("llama2-7b");
+  auto c = hw::cluster_preset("dgx-h100", 1);
+  c.gpus_per_node = 1;
+  auto cost = hw::make_calibrated_cost_model(c.gpu.name);
+  coll::CommModel comm(c);
+  int flagged = 0, plain = 0;
+  for (std::int64_t seq = 6144; seq <= 9216; seq += 256) {
+    strat::TrainingConfig t;
+    t.seq_len = seq, t.tp = 1, t.micro_batch = 1, t.global_batch = 1;
+    t.precision = strat::Precision::BF16Pure, t.recompute = model::Recompute::None;
+    strat::resolve_training(t, m, c);
+    TrainingOptions o;
+    o.mode = Mode::Symmetric;
+    const TrainingResult r = simulate_training(m, c, t, *cost, comm, o);
+    bool warned = false;
+    for (const auto& w : r.warnings) warned |= w.find("caching allocator") != std::string::npos;
+    const bool near = r.ledger.fits() && r.peak_bytes > 0.90 * r.ledger.capacity_bytes;
+    EXPECT_EQ(warned, near) << "seq_len " << seq << ": " << r.ledger.verdict();
+    flagged += warned, plain += !warned && r.ledger.fits();
+  }
+  EXPECT_GT(flagged, 0);
+  EXPECT_GT(plain, 0);
+}
+
 // training.attention_kernel flash2: on the H200 (and the H100 derived from it) the attention ops
 // take the FlashAttention-2 tables, slower than the default cuDNN ones by more the longer the
 // sequence, the rest of the step unchanged; a profile without them (the A100's) prices the default
