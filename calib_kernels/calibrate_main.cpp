@@ -46,18 +46,17 @@ void usage() {
       stderr,
       "usage: infraplan-calibrate --out FILE.json [--quick] [--no-power] [--gpu NAME] [--comm] [--verbose]\n"
       "       infraplan-calibrate comm --out FILE.json [--quick]\n"
-      "       mpirun|srun ... infraplan-calibrate comm --out CLUSTER.json [--quick] [--transport nccl|host]\n"
-      "                 [--ops a,b] [--min-bytes B] [--max-bytes B] [--max-nodes N] (infraplan-calibrate-mpi "
-      "--help)\n"
+      "       mpirun|srun ... infraplan-calibrate comm --out CLUSTER.json [--quick]\n"
+      "                 [--transport nccl|host] [--ops a,b] [--min-bytes B] [--max-bytes B]\n"
+      "                 [--max-nodes N] (infraplan-calibrate-mpi --help)\n"
       "       infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]\n"
-      "       infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json] [--api "
-      "cublaslt|cublas|both]\n"
-      "                               [--passes N] [--no-grid] [--legacy-too] [--quick]\n"
+      "       infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json]\n"
+      "                 [--api cublaslt|cublas|both] [--passes N] [--no-grid] [--legacy-too] [--quick]\n"
       "       infraplan-calibrate --check\n"
       "       infraplan-calibrate gemm-probe --out FILE.json\n"
       "       infraplan-calibrate --gemm\n"
-      "       infraplan-calibrate --only "
-      "transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm|launch|power\n");
+      "       infraplan-calibrate --only\n"
+      "                 transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm|launch|power\n");
 }
 
 /// Writes the profile safely (common/output_files.hpp: mkstemp beside the target, never through a

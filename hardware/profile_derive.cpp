@@ -3,10 +3,11 @@
 #include <cmath>
 #include <map>
 
+#include "common/error.hpp"
 #include "hardware/calibrated_cost_model.hpp"
+#include "hardware/framework_costs.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/roofline_cost_model.hpp"
-#include "common/error.hpp"
 
 namespace infraplan::hw {
 namespace {
@@ -185,18 +186,15 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   // multiprocessors differ, and there all of it scales by bandwidth. (Checked on an H100 against the
   // H200's kernels: docs/calibration.md, "Eager kernels of a derived profile".)
   const bool same_chip = from.compute_capability == to.compute_capability;
-  auto clock_share = [&](const std::string& op) {
-    if (!same_chip || !out.contains("framework") || !out["framework"].contains("clock_share")) return 0.0;
-    const Json& ops = out["framework"]["clock_share"]["ops"];
-    return ops.contains(op) ? std::clamp(ops[op].get<double>(), 0.0, 1.0) : 0.0;
+  auto eager_ratio = [&](const std::string& op) {
+    const double phi = same_chip ? eager_op_clock_share(check, op) : 0.0;
+    return phi + (1 - phi) * bw_ratio;
   };
   if (out.contains("framework") && out["framework"].contains("elementwise")) {
     const double fp32_ratio = peak_or_throw(from, Dtype::FP32) / peak_or_throw(to, Dtype::FP32);
-    for (auto& [name, op] : out["framework"]["elementwise"]["ops"].items()) {
-      const double phi = clock_share(name);
-      const double ratio = name.rfind("compiled_rope_", 0) == 0 ? fp32_ratio : phi + (1 - phi) * bw_ratio;
-      scale_nested(op["seconds"], ratio, scale_nested);
-    }
+    for (auto& [name, op] : out["framework"]["elementwise"]["ops"].items())
+      scale_nested(op["seconds"], name.rfind("compiled_rope_", 0) == 0 ? fp32_ratio : eager_ratio(name),
+                   scale_nested);
   }
   // cuBLAS's memsets follow its kernel choice on the traced chip (Hopper's nvjet kernels): kept for
   // a GPU of the same architecture, not carried to another.
@@ -208,8 +206,8 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   if (out.contains("framework") && out["framework"].contains("fused_adamw"))
     for (auto& [dtype, pts] : out["framework"]["fused_adamw"].items())
       if (pts.is_array()) {
-        const double phi = clock_share("fused_adamw_" + dtype);
-        for (auto& q : pts) q["seconds"] = q["seconds"].get<double>() * (phi + (1 - phi) * bw_ratio);
+        const double ratio = eager_ratio("fused_adamw_" + dtype);
+        for (auto& q : pts) q["seconds"] = q["seconds"].get<double>() * ratio;
       }
   // The serving engine's row kernels: their one-row time is latency (kept), what they add with
   // more rows streams HBM (scaled).

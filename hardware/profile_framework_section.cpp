@@ -1,12 +1,11 @@
 // The "framework" section of a profile: eager-framework host costs and eager kernels.
 #include "hardware/profile_sections.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <functional>
-#include <limits>
-#include <sstream>
+#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "hardware/profile_json.hpp"
 

@@ -1,11 +1,9 @@
 // The "power" section of a profile: sustained clock and power under the board's limit.
 #include "hardware/profile_sections.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <functional>
-#include <limits>
-#include <sstream>
+#include <cstdint>
+#include <string>
 #include <utility>
 
 #include "hardware/profile_json.hpp"

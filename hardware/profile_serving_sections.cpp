@@ -1,11 +1,8 @@
 // The "serving_kernels" and "serving_attention" sections of a profile: the serving engine's kernels.
 #include "hardware/profile_sections.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <functional>
-#include <limits>
-#include <sstream>
+#include <cstdint>
+#include <string>
 #include <utility>
 
 #include "hardware/profile_json.hpp"
