@@ -37,8 +37,9 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   const double bf16_ratio = peak_or_throw(from, Dtype::BF16) / peak_or_throw(to, Dtype::BF16);
 
   Json out = measured;
-  // Measurements of the source GPU only (validation_error: how the model fared on its rows; a
-  // derived profile has not been validated that way).
+  // Measurements of the source GPU only (validation_error: how the model fared on its rows; where
+  // the derived GPU's own steps were measured, their record is merged into the derived file
+  // afterwards, see Profile.DerivedFilesAreUpToDate).
   for (const char* k :
        {"holdout", "kernels", "checks", "comm", "run_seconds", "quick", "seed", "validation_error"})
     out.erase(k);

@@ -15,14 +15,16 @@
 
 namespace infraplan::hw {
 
-/// Writes the record and returns true when INFRAPLAN_WRITE_VALIDATION_ERROR is set.
+/// Writes the record as DIR[/subdir]/KIND.json and returns true when INFRAPLAN_WRITE_VALIDATION_ERROR=DIR
+/// is set (`subdir`: the GPU, for a profile other than the H200's).
 inline bool write_validation_error_record(const std::string& kind, const ValidationError& v,
-                                          const ValidationErrorSources& from) {
+                                          const ValidationErrorSources& from,
+                                          const std::string& subdir = "") {
   const char* dir = std::getenv("INFRAPLAN_WRITE_VALIDATION_ERROR");
   if (!dir) return false;
-  std::filesystem::create_directories(dir);
-  std::ofstream(std::string(dir) + "/" + kind + ".json")
-      << validation_error_record(kind, v, from).dump(1) << "\n";
+  const std::string out = subdir.empty() ? std::string(dir) : std::string(dir) + "/" + subdir;
+  std::filesystem::create_directories(out);
+  std::ofstream(out + "/" + kind + ".json") << validation_error_record(kind, v, from).dump(1) << "\n";
   return true;
 }
 

@@ -5,10 +5,30 @@
 #include <algorithm>
 #include <string>
 
+#include "common/error.hpp"
 #include "common/json_util.hpp"
 #include "simulator/training_sim.hpp"
 
 namespace infraplan::sim::train {
+
+/// One H200 (a DGX H200 node cut to one GPU): the machine of every corpus row and probe.
+inline hw::Cluster one_h200() {
+  hw::Cluster c = hw::cluster_preset("dgx-h200", 1);
+  c.gpus_per_node = 1;
+  return c;
+}
+
+/// One GPU of the kind a corpus file ran on (its "gpu" field: an H200, or an H100 with its
+/// derived profile); an H200 for files without the field.
+inline hw::Cluster one_gpu_of(const Json& corpus) {
+  const std::string gpu = corpus.contains("gpu") ? corpus.at("gpu").get<std::string>() : "NVIDIA H200";
+  if (gpu == "NVIDIA H200") return one_h200();
+  if (gpu != "NVIDIA H100 80GB HBM3")
+    throw Error("corpus measured on '" + gpu + "': no cluster preset known");
+  hw::Cluster c = hw::cluster_preset("dgx-h100", 1);
+  c.gpus_per_node = 1;
+  return c;
+}
 
 /// The model a row measured (its "dims").
 inline model::ModelSpec llama_of(const Json& row) {
