@@ -148,8 +148,11 @@ TEST(TraceValidation, OneTraceOnAnH100PredictsOtherConfigurations) {
                "h100-sxm5-80gb");
 }
 
+// 5 of 11 within 10%, mean 21.0%: the configurations the host bounds are 25-48% slow (this machine's
+// host is faster than the profile's host costs, which the trace cannot carry: docs/calibration.md).
+// The bound keeps today's result so that a change shows.
 TEST(TraceValidation, OneTraceOfAHostBoundModelOnAnH100) {
-  expect_sweep("h100_trace_llama-0.4b_amp_mb4_s2048.json.gz", "h100_llama04b_sweep.json", 0, 1.0,
+  expect_sweep("h100_trace_llama-0.4b_amp_mb4_s2048.json.gz", "h100_llama04b_sweep.json", 5, 0.22,
                "h100-sxm5-80gb");
 }
 
