@@ -161,8 +161,9 @@ struct FrameworkProfile {
   /// backward (empty when the calibration has no per-module chains).
   std::map<std::string, std::pair<double, double>> module_us;
   /// Host µs per LLaMA-architecture block (forward, backward) by
-  /// "framework/precision/plain|checkpointed" (e.g. "pytorch-eager/amp-bf16/checkpointed"; the
-  /// checkpointed backward includes the recompute), measured on tiny shapes; empty when absent.
+  /// "framework/precision/plain|checkpointed|selective-op" (e.g. "pytorch-eager/amp-bf16/checkpointed";
+  /// the checkpointed backward includes the recompute; selective-op: under torchtitan's op-level
+  /// policy), measured on tiny shapes; empty when absent.
   std::map<std::string, std::pair<double, double>> block_us;
   /// torch.compile: host µs per call of the compiled forward / backward beyond its blocks (guards,
   /// runtime wrappers, the embedding, LM head and loss inside the graph), keyed as block_us

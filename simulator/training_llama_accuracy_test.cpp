@@ -259,6 +259,17 @@ TEST(TrainingAccuracy, LlamaCorpusTenthBatchOnAnH100) {
   EXPECT_LT(by["validation"].step_max, 0.20);
 }
 
+// The same tenth batch on an H200 (2026-12-05 21:44 UTC, GPU-0099ad6b), every row predicted and
+// committed before it ran (docs/data/h200_llama_corpus_tenth_predicted.json; the model unchanged
+// since): Llama-2-13B in pure bf16 ran here (97.2 GiB). Validation only; the bounds and every
+// row within 20%.
+TEST(TrainingAccuracy, LlamaCorpusTenthBatchOnTheH200) {
+  std::map<std::string, Split> by = corpus_errors("/docs/data/h200_llama_corpus_tenth.json");
+  ASSERT_FALSE(by.empty());
+  expect_validation_batch(by, 10);
+  EXPECT_LT(by["validation"].step_max, 0.20);
+}
+
 TEST(TrainingAccuracy, CompiledStepsOfAnotherMachineStart) {
   const hw::Cluster c = one_h200();
   coll::CommModel comm(c);

@@ -156,9 +156,13 @@ HostCosts host_costs_of(const TrainingConfig& t, const hw::CostModel& c) {
   const hw::FrameworkProfile* f = p && p->framework ? &*p->framework : nullptr;
   const Framework fw = framework_of(t);
   // Op-level selective checkpointing re-runs the block's forward code in backward like full
-  // checkpointing (the saved ops answer from the cache): the host of a checkpointed block.
-  const std::string block_key = std::string(framework_name(fw)) + "/" + precision_name(t.precision) + "/" +
-                                (checkpoints_blocks(t.recompute) ? "checkpointed" : "plain");
+  // checkpointing, and its policy (a Python dispatch mode) runs on every op of the forward and of the
+  // recomputation: its own measured block ("…/selective-op", calibrate_framework.py
+  // --llama-blocks-only) where the profile has one, else the host of a checkpointed block.
+  const std::string block_prefix = std::string(framework_name(fw)) + "/" + precision_name(t.precision) + "/";
+  std::string block_key = block_prefix + (checkpoints_blocks(t.recompute) ? "checkpointed" : "plain");
+  if (t.recompute == model::Recompute::SelectiveOp && f && f->block_us.count(block_prefix + "selective-op"))
+    block_key = block_prefix + "selective-op";
   const bool measured_block = f && f->block_us.count(block_key);
   // torch.compile: Inductor's generated wrapper launches its kernels directly (no per-op eager
   // dispatch); its host time is the measured compiled LLaMA block (framework.block_host_us
