@@ -221,15 +221,32 @@ TEST(TrainingAccuracy, LongSequencesOnAnH100) {
 // Op-level selective checkpointing (--sac, validation only): torchtitan's policy through
 // torch.utils.checkpoint on LLaMA-architecture blocks in plain PyTorch and transformers, measured on
 // three H100 machine starts (2026-12-05 14:51, 15:11 and 17:58 UTC; the derived H100 profile,
-// recompute "selective-op"). The bounds on each, and every row within 20%.
+// recompute "selective-op", its blocks' host cost as calibrate_framework.py measured it on tiny
+// shapes: framework.block_host_us "…/selective-op"). The bounds on each, and every row
+// within 10% (2.5%, 4.0%, 4.1%; max 9.0%).
 TEST(TrainingAccuracy, SelectiveOpCheckpointingBatchOnAnH100) {
   for (const char* file : {"/docs/data/h100_llama_corpus_sac.json", "/docs/data/h100_llama_corpus_sac_run2.json",
                            "/docs/data/h100_llama_corpus_sac_run3.json"}) {
     std::map<std::string, Split> by = corpus_errors(file);
     ASSERT_FALSE(by.empty()) << file;
     expect_validation_batch(by, 7);
-    EXPECT_LT(by["validation"].step_max, 0.20) << file;
+    EXPECT_LT(by["validation"].step_max, 0.10) << file;
   }
+}
+
+// The same batch on an H200 (2026-12-05 21:44 UTC, GPU-0099ad6b), predicted and committed before it
+// ran (docs/data/h200_llama_corpus_sac_predicted.json: 15.8% mean, max 34.3%, every row fast). The
+// rows are bound by the host (its time 66-100% of the step), which on this machine ran the policy
+// slower than on the H100s; with the policy's block host cost priced, 12.2% (max 26.4%). Not within
+// the bounds: the test holds the documented state so that a change shows (docs/accuracy.md).
+TEST(TrainingAccuracy, SelectiveOpCheckpointingBatchOnTheH200) {
+  std::map<std::string, Split> by = corpus_errors("/docs/data/h200_llama_corpus_sac.json");
+  ASSERT_FALSE(by.empty());
+  const Split& v = by["validation"];
+  ASSERT_EQ(v.n, 7);
+  EXPECT_LT(v.step / v.n, 0.13);
+  EXPECT_LT(v.step_max, 0.27);
+  EXPECT_LT(v.memory / v.n, 0.10);
 }
 
 // The first corpus's configurations on an H100 (2026-12-05 14:52 UTC, 30 of its 40 rows in the

@@ -16,6 +16,14 @@ give every run and the profile keeps the median per entry:
     python3 bench/pytorch/merge_framework.py docs/data/h200_pytorch_llama_block_host.json \\
         docs/data/h200_pytorch_llama_block_host_run2.json hardware/profiles/h200-sxm-141gb.json
 
+Blocks of one kind of checkpointing only (e.g. op-level selective checkpointing, measured later than
+the rest), added to the profile's entries without touching the others; the runs may come from a
+machine with another GPU (a block's host cost on tiny shapes is the host's):
+
+    python3 bench/pytorch/merge_framework.py --block-kinds selective-op \
+        docs/data/h100_pytorch_llama_block_host_sac.json docs/data/h100_pytorch_llama_block_host_sac_run2.json \
+        hardware/profiles/h200-sxm-141gb.json
+
 A calibration made with --elementwise-only (some eager kernels measured on their own) adds or
 replaces just those kernels' rows in the profile's framework.elementwise table (same element axis;
 --ops A,B,... merges only those rows; several runs give the median per entry):
@@ -90,19 +98,30 @@ def merge_elementwise(cal, cal_path, prof, prof_path, only=None):
     print(f"{prof_path}: framework.elementwise += {', '.join(sorted(ops))}")
 
 
-def merge_block_host(cals, prof, prof_path):
+def merge_block_host(cals, prof, prof_path, kinds=None):
     """Writes framework.block_host_us: host µs per LLaMA block by framework/precision/checkpointing.
     Several calibrations (machine starts) give the median per entry (the mean of the middle two for
     an even count); every run's values are kept under block_host_runs, each run under
-    block_host_source."""
+    block_host_source.
+
+    kinds (--block-kinds K,...): only the entries whose checkpointing is one of these ("plain",
+    "checkpointed", "selective-op") are taken from these runs and added to the profile's; its other
+    entries, their runs and sources stay as they are. Such runs may come from a machine with
+    another GPU: a block's host cost on tiny shapes is the host's (CPU and software), which is why
+    derived profiles keep the framework section as measured."""
     for cal, cal_path in cals:
-        if cal["gpu"] != prof["device"]["name"]:
-            sys.exit(f"{cal_path}: measured on '{cal['gpu']}', the profile is for '{prof['device']['name']}'")
+        if cal["gpu"] != prof["device"]["name"] and kinds is None:
+            sys.exit(f"{cal_path}: measured on '{cal['gpu']}', the profile is for '{prof['device']['name']}' "
+                     "(host costs of one kind of block from another machine: --block-kinds)")
         if not cal["llama_block_host_us"]:
             sys.exit(f"{cal_path}: no LLaMA block measured")
     fw = prof.get("framework")
     if not fw:
         sys.exit(f"{prof_path}: no framework section to add to; merge a full calibration first")
+    if kinds is not None:
+        merge_block_kinds(cals, fw, kinds, prof_path)
+        write_profile(prof_path, prof)
+        return
     # An entry takes the runs that measured it (a run may cover some frameworks only, e.g.
     # --llama-block-impls compile).
     keys = sorted(set.union(*(set(c["llama_block_host_us"]) for c, _ in cals)))
@@ -138,12 +157,52 @@ def merge_block_host(cals, prof, prof_path):
     print(f"{prof_path}: framework.block_host_us = {', '.join(keys)} (median of {len(cals)} run(s))")
 
 
+BLOCK_KINDS = ("plain", "checkpointed", "selective-op")
+
+
+def median_of(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def merge_block_kinds(cals, fw, kinds, prof_path):
+    """The entries of `kinds` from these runs (median per entry, every run kept) added to the
+    profile's block_host_us; the runs are appended to block_host_source."""
+    taken = sorted({k for c, _ in cals for k in c["llama_block_host_us"] if k.rsplit("/", 1)[-1] in kinds})
+    if not taken:
+        sys.exit(f"no entry of {', '.join(kinds)} in {', '.join(p for _, p in cals)}")
+    runs = fw.setdefault("block_host_runs", {})
+    for k in taken:
+        vals = {d: [c["llama_block_host_us"][k][d] for c, _ in cals if k in c["llama_block_host_us"]]
+                for d in ("forward_us", "backward_us")}
+        fw.setdefault("block_host_us", {})[k] = {d: median_of(v) for d, v in vals.items()}
+        if len(vals["forward_us"]) > 1:
+            runs[k] = vals
+        else:
+            runs.pop(k, None)
+    src = fw.get("block_host_source", [])
+    src = src if isinstance(src, list) else [src]
+    for c, p in cals:
+        entry = {"file": p, "date": c["date"], "command": c["command"], "gpu": c["gpu"], "entries": "/".join(kinds)}
+        if entry not in src:
+            src.append(entry)
+    fw["block_host_source"] = src
+    print(f"{prof_path}: framework.block_host_us += {', '.join(taken)} (median of {len(cals)} run(s))")
+
+
 def main():
-    argv, only = sys.argv[1:], None
+    argv, only, kinds = sys.argv[1:], None, None
     if argv[:1] == ["--ops"] and len(argv) > 1:
         only, argv = argv[1].split(","), argv[2:]
+    if argv[:1] == ["--block-kinds"] and len(argv) > 1:
+        kinds, argv = argv[1].split(","), argv[2:]
+        bad = [k for k in kinds if k not in BLOCK_KINDS]
+        if bad:
+            sys.exit(f"--block-kinds: unknown {', '.join(bad)}; valid: {', '.join(BLOCK_KINDS)}")
     if len(argv) < 2:
-        sys.exit("usage: merge_framework.py [--ops A,B] CALIBRATION.json [MORE.json ...] PROFILE.json")
+        sys.exit("usage: merge_framework.py [--ops A,B | --block-kinds K,...] CALIBRATION.json [MORE.json ...] "
+                 "PROFILE.json")
     cal_paths, prof_path = argv[:-1], argv[-1]
     cal_path = cal_paths[0]
     cal = json.load(open(cal_path))
@@ -165,8 +224,10 @@ def main():
         for c, p in cals:
             if c.get("partial") != "llama-blocks-only" or c.get("quick"):
                 sys.exit(f"{p}: not a full --llama-blocks-only run")
-        merge_block_host(cals, prof, prof_path)
+        merge_block_host(cals, prof, prof_path, kinds)
         return
+    if kinds is not None:
+        sys.exit("--block-kinds picks entries of --llama-blocks-only calibrations")
     if cal["gpu"] != prof["device"]["name"]:
         sys.exit(f"{cal_path}: measured on '{cal['gpu']}', the profile is for '{prof['device']['name']}'")
     tables, holdout = prof["tables"], prof.setdefault("holdout", {})
