@@ -33,7 +33,7 @@ std::string derived_profile_caveat(const Profile& p, CaveatFor what) {
   if (p.gpu == "h100-sxm5-80gb")
     return head +
            "on H100s measured here (PyTorch 2.11, one GPU, three machine starts) 60 bf16 LLaMA-architecture "
-           "steps came within 4.0% on average (max 17%), and a full calibration of one H100 matched its "
+           "steps came within 3.4% on average (max 10%), and a full calibration of one H100 matched its "
            "GEMM, memory and clock tables within a few per cent, but every published H100 training row "
            "checked was predicted faster than measured: NeMo fp8 by 15-50% (4-35% under --clock "
            "sustained), bf16 PyTorch FSDP by 7-36% at up to 2,048 tokens (median 23% on MosaicML's rows, "
