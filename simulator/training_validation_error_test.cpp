@@ -40,33 +40,56 @@ std::vector<double> step_ratios(const std::string& file) {
   return out;
 }
 
-TEST(TrainingAccuracy, ValidationErrorOfTheProfileIsCurrent) {
-  const std::vector<double> fit = step_ratios("h200_llama_corpus.json");
+/// The record of one profile's training steps: quantiles over `fit_file`'s rows, coverage of every
+/// held-out file's rows (printed per file), written with INFRAPLAN_WRITE_VALIDATION_ERROR (under
+/// `subdir`) or checked against the profile of `gpu`.
+void check_training_record(const std::string& gpu, const std::string& fit_file,
+                           const std::vector<std::string>& held_files, const std::string& what,
+                           const hw::ValidationErrorSources& sources, const std::string& subdir) {
+  const std::vector<double> fit = step_ratios(fit_file);
   ASSERT_GE(fit.size(), 30u);
   std::vector<double> held;
-  for (const char* f : {"h200_llama_corpus_unseen.json", "h200_llama_corpus_fourth.json",
-                        "h200_llama_corpus_fifth.json", "h200_llama_corpus_fifth_run2.json",
-                        "h200_llama_corpus_sixth.json", "h200_llama_corpus_sixth_run2.json"})
-    for (double r : step_ratios(f)) held.push_back(r);
-  const hw::ValidationError v = hw::validation_error_of(
-      fit, held, "one-H200 PyTorch LLaMA-architecture training steps (eager, transformers, torch.compile)");
+  std::vector<std::vector<double>> by_file;
+  for (const std::string& f : held_files) {
+    by_file.push_back(step_ratios(f));
+    held.insert(held.end(), by_file.back().begin(), by_file.back().end());
+  }
+  ASSERT_GE(held.size(), 30u);
+  const hw::ValidationError v = hw::validation_error_of(fit, held, what);
+  for (std::size_t i = 0; i < held_files.size(); ++i) {
+    int below = 0, above = 0;
+    for (double r : by_file[i]) {
+      if (r < v.p10) ++below;
+      if (r > v.p90) ++above;
+    }
+    std::printf("  %s: %zu rows, %zu inside, %d below p10, %d above p90\n", held_files[i].c_str(),
+                by_file[i].size(), by_file[i].size() - std::size_t(below + above), below, above);
+  }
   std::printf(
-      "training steps: measured / predicted p10 %.3f p50 %.3f p90 %.3f over %d rows; %ld of %d held-out rows "
-      "inside\n",
-      v.p10, v.p50, v.p90, v.rows, std::lround(v.held_out_coverage * v.held_out_rows), v.held_out_rows);
+      "%s: measured / predicted p10 %.3f p50 %.3f p90 %.3f over %d rows; %ld of %d held-out rows inside\n",
+      gpu.c_str(), v.p10, v.p50, v.p90, v.rows, std::lround(v.held_out_coverage * v.held_out_rows),
+      v.held_out_rows);
   // An 80% interval should hold about 80% of rows it never saw; far less would mean the first
   // corpus does not represent later workloads.
   EXPECT_GE(v.held_out_coverage, 0.6);
-  if (hw::write_validation_error_record(
-          "training_step", v,
-          {"docs/data/h200_llama_corpus.json, every row",
-           "docs/data/h200_llama_corpus_{unseen,fourth,fifth,fifth_run2,sixth,sixth_run2}.json (measured "
-           "later, "
-           "never fitted)",
-           "training_sim_tests --gtest_filter='*ValidationError*'"}))
-    return;
-  expect_validation_error_current(hw::default_profile("h200-sxm-141gb"), "training_step", v, 0.03,
+  if (hw::write_validation_error_record("training_step", v, sources, subdir)) return;
+  expect_validation_error_current(hw::default_profile(gpu), "training_step", v, 0.03,
                                   "simulator/training_validation_error_test.cpp");
+}
+
+TEST(TrainingAccuracy, ValidationErrorOfTheProfileIsCurrent) {
+  check_training_record(
+      "h200-sxm-141gb", "h200_llama_corpus.json",
+      {"h200_llama_corpus_unseen.json", "h200_llama_corpus_fourth.json", "h200_llama_corpus_fifth.json",
+       "h200_llama_corpus_fifth_run2.json", "h200_llama_corpus_sixth.json",
+       "h200_llama_corpus_sixth_run2.json"},
+      "one-H200 PyTorch LLaMA-architecture training steps (eager, transformers, torch.compile)",
+      {"docs/data/h200_llama_corpus.json, every row",
+       "docs/data/h200_llama_corpus_{unseen,fourth,fifth,fifth_run2,sixth,sixth_run2}.json (measured later, "
+       "never "
+       "fitted)",
+       "training_sim_tests --gtest_filter='*ValidationError*'"},
+      "");
 }
 
 // The H100 profile is derived from the H200's (hardware/profile_derive.cpp), but its record is the
@@ -81,43 +104,18 @@ TEST(TrainingAccuracy, ValidationErrorOfTheProfileIsCurrent) {
 //   INFRAPLAN_REGENERATE_PROFILES=1 build/bin/hardware_tests --gtest_filter='*DerivedFilesAreUpToDate*'
 //   (writes the derived file again in its own number format, the record kept)
 TEST(TrainingAccuracy, ValidationErrorOfTheH100ProfileIsItsOwn) {
-  const std::vector<double> fit = step_ratios("h100_llama_corpus.json");
-  ASSERT_GE(fit.size(), 30u);
-  std::vector<double> held;
-  std::vector<std::pair<std::string, std::vector<double>>> held_by_file;
-  for (const char* f : {"h100_llama_corpus_tenth.json", "h100_llama_corpus_ninth_cudnn.json",
-                        "h100_llama_corpus_ninth_flash.json", "h100_llama_corpus_sac.json",
-                        "h100_llama_corpus_sac_run2.json", "h100_llama_corpus_sac_run3.json"}) {
-    const std::vector<double> rows = step_ratios(f);
-    held.insert(held.end(), rows.begin(), rows.end());
-    held_by_file.emplace_back(f, rows);
-  }
-  ASSERT_GE(held.size(), 30u);
-  const hw::ValidationError v = hw::validation_error_of(
-      fit, held, "one-H100 PyTorch LLaMA-architecture training steps (eager, transformers, torch.compile)");
-  for (const auto& [file, rows] : held_by_file) {
-    int below = 0, above = 0;
-    for (double r : rows) below += r<v.p10, above += r> v.p90;
-    std::printf("  %s: %zu rows, %zu inside, %d below p10, %d above p90\n", file.c_str(), rows.size(),
-                rows.size() - below - above, below, above);
-  }
-  std::printf(
-      "H100 training steps: measured / predicted p10 %.3f p50 %.3f p90 %.3f over %d rows; %ld of %d held-out "
-      "rows "
-      "inside\n",
-      v.p10, v.p50, v.p90, v.rows, std::lround(v.held_out_coverage * v.held_out_rows), v.held_out_rows);
-  EXPECT_GE(v.held_out_coverage, 0.6);
-  if (hw::write_validation_error_record(
-          "training_step", v,
-          {"docs/data/h100_llama_corpus.json, every row",
-           "docs/data/h100_llama_corpus_{tenth,ninth_cudnn,ninth_flash,sac,sac_run2,sac_run3}.json (measured "
-           "later, "
-           "never fitted)",
-           "training_sim_tests --gtest_filter='*ValidationError*'"},
-          "h100-sxm5-80gb"))
-    return;
-  expect_validation_error_current(hw::default_profile("h100-sxm5-80gb"), "training_step", v, 0.03,
-                                  "simulator/training_validation_error_test.cpp");
+  check_training_record(
+      "h100-sxm5-80gb", "h100_llama_corpus.json",
+      {"h100_llama_corpus_tenth.json", "h100_llama_corpus_ninth_cudnn.json",
+       "h100_llama_corpus_ninth_flash.json", "h100_llama_corpus_sac.json", "h100_llama_corpus_sac_run2.json",
+       "h100_llama_corpus_sac_run3.json"},
+      "one-H100 PyTorch LLaMA-architecture training steps (eager, transformers, torch.compile)",
+      {"docs/data/h100_llama_corpus.json, every row",
+       "docs/data/h100_llama_corpus_{tenth,ninth_cudnn,ninth_flash,sac,sac_run2,sac_run3}.json (measured "
+       "later, "
+       "never fitted)",
+       "training_sim_tests --gtest_filter='*ValidationError*'"},
+      "h100-sxm5-80gb");
 }
 
 }  // namespace
