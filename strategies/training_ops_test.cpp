@@ -406,6 +406,35 @@ TEST(TrainingOps, HostBandScalesTheMeasuredBlock) {
   EXPECT_NEAR(host_seconds(high, layer_forward_ops(high, 0), true, true), m * (1 + bands.host->high), 1e-12);
 }
 
+// Op-level selective checkpointing prices a block's host time as measured under the policy where the
+// profile has that entry ("…/selective-op": the policy's dispatch mode runs on every op of the forward
+// and of the recomputation), else as a checkpointed block.
+TEST(TrainingOps, SelectiveOpBlockHostIsItsOwnWhereMeasured) {
+  const hw::Profile& p = *hw::profile_of(h200());
+  const std::string own_key = "pytorch-eager/amp-bf16/selective-op",
+                    ckpt_key = "pytorch-eager/amp-bf16/checkpointed";
+  ASSERT_TRUE(p.framework->block_us.count(own_key));
+  const auto own = p.framework->block_us.at(own_key), ckpt = p.framework->block_us.at(ckpt_key);
+  EXPECT_GT(own.first, ckpt.first);  // the policy's host work on top of a checkpointed block's
+  LlamaJob j(Precision::AmpBF16, Framework::PytorchEager);
+  j.t.host_dispatch = HostDispatch::On;
+  j.t.recompute = model::Recompute::SelectiveOp;
+  const HostCosts with = host_costs_of(j.t, h200());
+  ASSERT_TRUE(with.block.has_value());
+  EXPECT_DOUBLE_EQ(with.block->first, own.first * 1e-6);
+  EXPECT_DOUBLE_EQ(with.block->second, own.second * 1e-6);
+  hw::Profile without_entry = p;
+  without_entry.framework->block_us.erase(own_key);
+  const hw::CalibratedCostModel without(without_entry, hw::find_gpu("h200-sxm-141gb"));
+  const HostCosts fallback = host_costs_of(j.t, without);
+  ASSERT_TRUE(fallback.block.has_value());
+  EXPECT_DOUBLE_EQ(fallback.block->first, ckpt.first * 1e-6);
+  EXPECT_DOUBLE_EQ(fallback.block->second, ckpt.second * 1e-6);
+  // Full checkpointing never takes the policy's entry.
+  j.t.recompute = model::Recompute::Full;
+  EXPECT_DOUBLE_EQ(host_costs_of(j.t, h200()).block->first, ckpt.first * 1e-6);
+}
+
 TEST(TrainingOps, HostCostIsChargedPerModule) {
   Job amp(Precision::AmpBF16);
   amp.t.host_dispatch = HostDispatch::On;
