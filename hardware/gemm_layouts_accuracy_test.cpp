@@ -293,8 +293,7 @@ TEST(GemmLayoutsThroughPyTorch, ValidationErrorOfTheProfileIsCurrent) {
       v.p10, v.p50, v.p90, v.rows, std::lround(v.held_out_coverage * v.held_out_rows), v.held_out_rows);
   EXPECT_GE(v.held_out_coverage, 0.7);
   // Machine starts the record has never seen (2026-12-04, GPU-8a14b230; 2026-12-05, GPU-988c5021 and
-  // GPU-0099ad6b):
-  // both halves of each run.
+  // GPU-0099ad6b): both halves of each run.
   for (const char* file : {"h200_pytorch_gemm_layouts_run4.json", "h200_pytorch_gemm_layouts_run5.json",
                            "h200_pytorch_gemm_layouts_run6.json"}) {
     int inside = 0, later = 0;
