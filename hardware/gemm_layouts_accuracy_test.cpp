@@ -318,5 +318,39 @@ TEST(GemmLayoutsThroughPyTorch, ValidationErrorOfTheProfileIsCurrent) {
                                   "hardware/gemm_layouts_accuracy_test.cpp");
 }
 
+// The H100 profile's own GEMM record (its profile is derived from the H200's; the H200's record does
+// not carry over): measured / predicted over the fit half of the H100's PyTorch run (2026-12-05,
+// docs/data/h100_pytorch_gemm_layouts_run1.json, kernels >= 10 µs, every layout), checked on the
+// validation half of the same run (every other weight shape: one machine start only, so the
+// coverage says nothing of another H100). INFRAPLAN_WRITE_VALIDATION_ERROR=DIR writes
+// DIR/h100-sxm5-80gb/gemm.json for bench/calib/validation_error_to_profile.py (then
+// INFRAPLAN_REGENERATE_PROFILES=1 ... DerivedFilesAreUpToDate keeps it in the derived file).
+TEST(GemmLayoutsThroughPyTorch, ValidationErrorOfTheH100ProfileIsItsOwn) {
+  static const auto h100 = make_calibrated_cost_model("h100-sxm5-80gb");
+  std::vector<double> fit, held;
+  for (const Row& r : load_rows("h100_pytorch_gemm_layouts_run1.json"))
+    if (r.measured >= 10e-6) (r.validation ? held : fit).push_back(r.measured / h100->gemm(r.shape).seconds);
+  ASSERT_GE(fit.size(), 500u);
+  ASSERT_GE(held.size(), 500u);
+  const ValidationError v = validation_error_of(
+      fit, held,
+      "bf16 GEMMs through PyTorch on one H100 (forward, input and weight gradient layouts, >= 10 us)");
+  std::printf(
+      "H100 GEMMs: measured / predicted p10 %.3f p50 %.3f p90 %.3f over %d fit rows; %ld of %d validation "
+      "rows "
+      "inside\n",
+      v.p10, v.p50, v.p90, v.rows, std::lround(v.held_out_coverage * v.held_out_rows), v.held_out_rows);
+  EXPECT_GE(v.held_out_coverage, 0.7);
+  if (write_validation_error_record(
+          "gemm", v,
+          {"docs/data/h100_pytorch_gemm_layouts_run1.json, fit half (one machine start)",
+           "the validation half of the same run (every other weight shape)",
+           "hardware_tests --gtest_filter='*ValidationError*'"},
+          "h100-sxm5-80gb"))
+    return;
+  expect_validation_error_current(h100->profile(), "gemm", v, 0.03,
+                                  "hardware/gemm_layouts_accuracy_test.cpp");
+}
+
 }  // namespace
 }  // namespace infraplan::hw

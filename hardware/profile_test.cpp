@@ -490,13 +490,15 @@ TEST(Profile, ValidationErrorIsParsedAndCheckedByKind) {
     const std::string e = error_of([&] { parse_profile(j, "x.json"); });
     EXPECT_NE(e.find("validation_error.gemm"), std::string::npos) << field << ": " << e;
   }
-  // Nothing of the H200's record carries over to a derived profile; the H100's holds only the
-  // training steps measured on H100s, and derive_profile drops any record of its source.
+  // Nothing of the H200's record carries over to a derived profile; the H100's holds only what was
+  // measured on H100s (training steps, GEMMs through PyTorch), and derive_profile drops any record of
+  // its source.
   for (const char* gpu : {"a100-sxm4-80gb", "b200-sxm-180gb"})
     EXPECT_TRUE(default_profile(gpu).validation_error.empty()) << gpu;
   const Profile h100 = default_profile("h100-sxm5-80gb");
-  ASSERT_EQ(h100.validation_error.size(), 1u);
-  EXPECT_NE(h100.validation_error.at("training_step").what.find("H100"), std::string::npos);
+  ASSERT_EQ(h100.validation_error.size(), 2u);
+  for (const char* kind : {"training_step", "gemm"})
+    EXPECT_NE(h100.validation_error.at(kind).what.find("H100"), std::string::npos) << kind;
   EXPECT_FALSE(derive_profile(h200_json(), find_gpu("h200-sxm-141gb"), find_gpu("h100-sxm5-80gb"))
                    .contains("validation_error"));
 }
