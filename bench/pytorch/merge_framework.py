@@ -24,6 +24,9 @@ machine with another GPU (a block's host cost on tiny shapes is the host's):
         docs/data/h100_pytorch_llama_block_host_sac.json docs/data/h100_pytorch_llama_block_host_sac_run2.json \
         hardware/profiles/h200-sxm-141gb.json
 
+A full merge of block runs (above) rewrites block_host_us from its runs alone: add such entries again
+afterwards with --block-kinds (the two steps reproduce the embedded H200 profile byte for byte).
+
 A calibration made with --elementwise-only (some eager kernels measured on their own) adds or
 replaces just those kernels' rows in the profile's framework.elementwise table (same element axis;
 --ops A,B,... merges only those rows; several runs give the median per entry):
@@ -98,6 +101,12 @@ def merge_elementwise(cal, cal_path, prof, prof_path, only=None):
     print(f"{prof_path}: framework.elementwise += {', '.join(sorted(ops))}")
 
 
+def median_of(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
 def merge_block_host(cals, prof, prof_path, kinds=None):
     """Writes framework.block_host_us: host µs per LLaMA block by framework/precision/checkpointing.
     Several calibrations (machine starts) give the median per entry (the mean of the middle two for
@@ -126,22 +135,17 @@ def merge_block_host(cals, prof, prof_path, kinds=None):
     # --llama-block-impls compile).
     keys = sorted(set.union(*(set(c["llama_block_host_us"]) for c, _ in cals)))
 
-    def median(v):
-        v = sorted(v)
-        n = len(v)
-        return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
-
     def runs_of(k, d):
         return [c["llama_block_host_us"][k][d] for c, _ in cals if k in c["llama_block_host_us"]]
 
-    fw["block_host_us"] = {k: {d: median(runs_of(k, d)) for d in ("forward_us", "backward_us")} for k in keys}
+    fw["block_host_us"] = {k: {d: median_of(runs_of(k, d)) for d in ("forward_us", "backward_us")} for k in keys}
     # torch.compile: the chain's intercept is the compiled graph's fixed host cost per call (guards,
     # runtime wrappers, the embedding, LM head and loss inside the graph), which the model adds
     # once per pass; the median over runs, never below 0 (eager frameworks price those parts per op).
     def intercepts_of(k, d):
         return [c["llama_block_host_us"][k]["chain"][d]["intercept_us"] for c, _ in cals
                 if k in c["llama_block_host_us"] and "chain" in c["llama_block_host_us"][k]]
-    passes = {k: {f"{d}_us": max(0.0, median(intercepts_of(k, d))) for d in ("forward", "backward")}
+    passes = {k: {f"{d}_us": max(0.0, median_of(intercepts_of(k, d))) for d in ("forward", "backward")}
               for k in keys if k.startswith("torch-compile/") and intercepts_of(k, "forward")}
     if passes:
         fw["block_host_pass_us"] = passes
@@ -158,12 +162,6 @@ def merge_block_host(cals, prof, prof_path, kinds=None):
 
 
 BLOCK_KINDS = ("plain", "checkpointed", "selective-op")
-
-
-def median_of(v):
-    v = sorted(v)
-    n = len(v)
-    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
 
 def merge_block_kinds(cals, fw, kinds, prof_path):
