@@ -24,8 +24,9 @@ machine with another GPU (a block's host cost on tiny shapes is the host's):
         docs/data/h100_pytorch_llama_block_host_sac.json docs/data/h100_pytorch_llama_block_host_sac_run2.json \
         hardware/profiles/h200-sxm-141gb.json
 
-A full merge of block runs (above) rewrites block_host_us from its runs alone: add such entries again
-afterwards with --block-kinds (the two steps reproduce the embedded H200 profile byte for byte).
+A full merge of block runs (above) rewrites the entries of every kind of block its runs measured and
+keeps those of the other kinds (with their runs and sources): merging the full runs again leaves the
+selective-op entries of the embedded H200 profile as they are.
 
 A calibration made with --elementwise-only (some eager kernels measured on their own) adds or
 replaces just those kernels' rows in the profile's framework.elementwise table (same element axis;
@@ -134,11 +135,20 @@ def merge_block_host(cals, prof, prof_path, kinds=None):
     # An entry takes the runs that measured it (a run may cover some frameworks only, e.g.
     # --llama-block-impls compile).
     keys = sorted(set.union(*(set(c["llama_block_host_us"]) for c, _ in cals)))
+    # Entries of a kind of checkpointing that none of these runs measured (added earlier with
+    # --block-kinds, e.g. from another machine) stay, with their runs and sources.
+    measured_kinds = {k.rsplit("/", 1)[-1] for k in keys}
+    kept = {k: v for k, v in fw.get("block_host_us", {}).items() if k.rsplit("/", 1)[-1] not in measured_kinds}
+    kept_runs = {k: v for k, v in fw.get("block_host_runs", {}).items() if k in kept}
+    old_src = fw.get("block_host_source", [])
+    kept_src = [e for e in (old_src if isinstance(old_src, list) else [old_src])
+                if "entries" in e and not set(e["entries"].split("/")) & measured_kinds]
 
     def runs_of(k, d):
         return [c["llama_block_host_us"][k][d] for c, _ in cals if k in c["llama_block_host_us"]]
 
     fw["block_host_us"] = {k: {d: median_of(runs_of(k, d)) for d in ("forward_us", "backward_us")} for k in keys}
+    fw["block_host_us"].update(kept)
     # torch.compile: the chain's intercept is the compiled graph's fixed host cost per call (guards,
     # runtime wrappers, the embedding, LM head and loss inside the graph), which the model adds
     # once per pass; the median over runs, never below 0 (eager frameworks price those parts per op).
@@ -151,14 +161,17 @@ def merge_block_host(cals, prof, prof_path, kinds=None):
         fw["block_host_pass_us"] = passes
     else:
         fw.pop("block_host_pass_us", None)
-    sources = [{"file": p, "date": c["date"], "command": c["command"]} for c, p in cals]
+    sources = [{"file": p, "date": c["date"], "command": c["command"]} for c, p in cals] + kept_src
     fw["block_host_source"] = sources[0] if len(sources) == 1 else sources
-    if len(cals) > 1:
-        fw["block_host_runs"] = {k: {d: runs_of(k, d) for d in ("forward_us", "backward_us")} for k in keys}
+    runs = {k: {d: runs_of(k, d) for d in ("forward_us", "backward_us")} for k in keys} if len(cals) > 1 else {}
+    runs.update(kept_runs)
+    if runs:
+        fw["block_host_runs"] = runs
     else:
         fw.pop("block_host_runs", None)
     write_profile(prof_path, prof)
-    print(f"{prof_path}: framework.block_host_us = {', '.join(keys)} (median of {len(cals)} run(s))")
+    print(f"{prof_path}: framework.block_host_us = {', '.join(keys)} (median of {len(cals)} run(s))"
+          + (f"; kept {', '.join(sorted(kept))}" if kept else ""))
 
 
 BLOCK_KINDS = ("plain", "checkpointed", "selective-op")
