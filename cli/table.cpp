@@ -20,13 +20,21 @@ std::string Table::str() const {
   };
   widen(header_);
   for (const auto& r : rows_) widen(r);
+  // Numbers right-align at the header's or the widest number's edge, whichever is wider: a long
+  // text cell in the same column (a source note) does not push them to its far end.
+  std::vector<std::size_t> num_edge(header_.size(), 0);
+  for (std::size_t i = 0; i < header_.size(); ++i) num_edge[i] = header_[i].size();
+  for (const auto& r : rows_)
+    for (std::size_t i = 0; i < r.size() && i < w.size(); ++i)
+      if (numeric(r[i])) num_edge[i] = std::max(num_edge[i], r[i].size());
   std::string out;
   auto line = [&](const std::vector<std::string>& r, bool head) {
     std::string l;
     for (std::size_t i = 0; i < w.size(); ++i) {
       std::string cell = i < r.size() ? r[i] : "";
-      std::string pad(w[i] - std::min(w[i], cell.size()), ' ');
-      l += (i ? "  " : "") + ((!head && numeric(cell)) ? pad + cell : cell + pad);
+      if (!head && numeric(cell))
+        cell = std::string(num_edge[i] - std::min(num_edge[i], cell.size()), ' ') + cell;
+      l += (i ? "  " : "") + cell + std::string(w[i] - std::min(w[i], cell.size()), ' ');
     }
     while (!l.empty() && l.back() == ' ') l.pop_back();
     out += l + "\n";
