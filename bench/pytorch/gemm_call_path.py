@@ -15,7 +15,6 @@ import argparse
 import ctypes
 import glob
 import json
-import math
 import os
 import statistics
 import time
@@ -23,7 +22,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from gemm_layouts import L2_BYTES, call, graph_time, operands
+from gemm_layouts import L2_BYTES, call, graph_time, kernels_of, operands
 
 CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
 CUDA_R_16BF = 14
@@ -80,16 +79,6 @@ class GemmEx:
             if rc != 0:
                 raise RuntimeError(f"cublasGemmEx {layout} {m}x{n}x{k}: status {rc}")
         return run
-
-
-def kernels_of(fn):
-    from torch.profiler import ProfilerActivity, profile
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as p:
-        fn()
-        torch.cuda.synchronize()
-    return sorted({e.name for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA})
 
 
 def main():

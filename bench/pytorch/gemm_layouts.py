@@ -98,23 +98,26 @@ def time_shapes(shapes, dev, dtype):
     return rows
 
 
+def kernels_of(fn):
+    """The names of the CUDA kernels (and memsets) one call of fn launches, after one warm-up call."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as p:
+        fn()
+        torch.cuda.synchronize()
+    return sorted({e.name for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA})
+
+
 def kernel_names(dev, dtype):
     """cuBLAS kernels PyTorch launches per layout: explicit calls and autograd's backward."""
-    from torch.profiler import ProfilerActivity, profile
     out = {"preferred_blas_library": str(torch.backends.cuda.preferred_blas_library())}
     T, out_f, in_f = 4096, 14336, 4096
     x = torch.randn(T, in_f, device=dev, dtype=dtype, requires_grad=True)
     w = torch.randn(out_f, in_f, device=dev, dtype=dtype, requires_grad=True)
     dy = torch.randn(T, out_f, device=dev, dtype=dtype)
 
-    def names(fn):
-        fn()
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as p:
-            fn()
-            torch.cuda.synchronize()
-        return sorted({e.name for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA})
-
+    names = kernels_of
     with torch.no_grad():
         out["explicit"] = {
             "tn F.linear(x, w)": names(lambda: F.linear(x, w)),
