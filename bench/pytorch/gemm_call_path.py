@@ -20,7 +20,6 @@ import statistics
 import time
 
 import torch
-import torch.nn.functional as F
 
 from gemm_layouts import L2_BYTES, call, graph_time, kernels_of, operands
 
