@@ -126,9 +126,8 @@ def main():
              "kernels": {"torch": kernels_of(lambda: f(*ops[0])),
                          "gemmex": kernels_of(lambda: paths["gemmex"][0](0)),
                          "gemmex_strict": kernels_of(lambda: paths["gemmex_strict"][0](0))}}
-        for kk in ("torch_vs_calib",):
-            if kk in sh:
-                r[kk] = sh[kk]
+        if "torch_vs_calib" in sh:
+            r["torch_vs_calib"] = sh["torch_vs_calib"]
         rows.append(r)
         s = r["seconds"]
         print(f"{layout} {m}x{n}x{k}: torch {s['torch']*1e6:.1f} us, gemmex {s['gemmex']*1e6:.1f}, strict {s['gemmex_strict']*1e6:.1f}, "

@@ -108,6 +108,11 @@ def median_of(v):
     return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
 
+def block_kind(key):
+    """The checkpointing of a block_host_us key "framework/precision/kind"."""
+    return key.rsplit("/", 1)[-1]
+
+
 def merge_block_host(cals, prof, prof_path, kinds=None):
     """Writes framework.block_host_us: host µs per LLaMA block by framework/precision/checkpointing.
     Several calibrations (machine starts) give the median per entry (the mean of the middle two for
@@ -137,8 +142,8 @@ def merge_block_host(cals, prof, prof_path, kinds=None):
     keys = sorted(set.union(*(set(c["llama_block_host_us"]) for c, _ in cals)))
     # Entries of a kind of checkpointing that none of these runs measured (added earlier with
     # --block-kinds, e.g. from another machine) stay, with their runs and sources.
-    measured_kinds = {k.rsplit("/", 1)[-1] for k in keys}
-    kept = {k: v for k, v in fw.get("block_host_us", {}).items() if k.rsplit("/", 1)[-1] not in measured_kinds}
+    measured_kinds = {block_kind(k) for k in keys}
+    kept = {k: v for k, v in fw.get("block_host_us", {}).items() if block_kind(k) not in measured_kinds}
     kept_runs = {k: v for k, v in fw.get("block_host_runs", {}).items() if k in kept}
     old_src = fw.get("block_host_source", [])
     kept_src = [e for e in (old_src if isinstance(old_src, list) else [old_src])
@@ -180,7 +185,7 @@ BLOCK_KINDS = ("plain", "checkpointed", "selective-op")
 def merge_block_kinds(cals, fw, kinds, prof_path):
     """The entries of `kinds` from these runs (median per entry, every run kept) added to the
     profile's block_host_us; the runs are appended to block_host_source."""
-    taken = sorted({k for c, _ in cals for k in c["llama_block_host_us"] if k.rsplit("/", 1)[-1] in kinds})
+    taken = sorted({k for c, _ in cals for k in c["llama_block_host_us"] if block_kind(k) in kinds})
     if not taken:
         sys.exit(f"no entry of {', '.join(kinds)} in {', '.join(p for _, p in cals)}")
     runs = fw.setdefault("block_host_runs", {})
