@@ -87,6 +87,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="alternations of the paths per shape")
     a = ap.parse_args()
     shapes = json.load(open(a.shapes))
+    if not isinstance(shapes, list):
+        raise SystemExit(f"{a.shapes}: a list of shapes expected")
+    for i, sh in enumerate(shapes):
+        if sh.get("layout") not in ("tn", "nn", "nt"):
+            raise SystemExit(f"{a.shapes}: shape {i}: layout {sh.get('layout')!r}, expected tn, nn or nt")
+        for d in ("m", "n", "k"):
+            if not isinstance(sh.get(d), int) or not 1 <= sh[d] <= 1 << 20:
+                raise SystemExit(f"{a.shapes}: shape {i}: {d} {sh.get(d)!r}, expected an integer in 1..1048576")
     lib, libname = load_cublas()
     dev, dt = "cuda", torch.bfloat16
     t0 = time.time()
