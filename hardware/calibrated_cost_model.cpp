@@ -277,10 +277,14 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
   // then the median (as the held-out shapes are reported).
   for (const auto& h : profile_.gemm_exact)
     exact_[{int(h.dtype), int(h.layout), h.m, h.n, h.k}] = at_reference_clock(h);
+  // Workload rows: graph-timed rows referred with their measured exponent where the profile has one.
   for (const auto& r : profile_.gemm_rows) {
     const bool nt = r.layout == GemmLayout::NT;
     auto& [tok, secs] = rows_[{int(r.dtype), int(r.layout), nt ? r.m : r.n, nt ? r.n : r.k}];
-    for (const auto& pt : r.points) tok.push_back(double(nt ? pt.k : pt.m)), secs.push_back(at_reference_clock(pt));
+    const GemmTable* t = profile_.gemm_table(r.dtype);
+    const double beta = r.graph_timed && t && t->rows_clock_exponent ? *t->rows_clock_exponent : -1.0;
+    for (const auto& pt : r.points)
+      tok.push_back(double(nt ? pt.k : pt.m)), secs.push_back(at_reference_clock(pt, beta));
   }
   // Attention query and key blocks: the pair with the least median |log error| of the forward
   // times on the prefill fit points (ties → the earlier, smaller pair; (1, 1) = exact causal
@@ -381,11 +385,15 @@ double CalibratedCostModel::gemm_stream_Bps(Dtype d) const {
   return t ? stream_Bps_[std::size_t(t - profile_.gemm.data())] : 0.0;
 }
 
-double CalibratedCostModel::at_reference_clock(const HoldoutGemm& h) const {
+double CalibratedCostModel::at_reference_clock(const HoldoutGemm& h, double beta) const {
   if (h.repeats.empty() || h.repeat_clock_mhz.size() != h.repeats.size()) return h.seconds;
   std::vector<double> v;
-  for (std::size_t i = 0; i < h.repeats.size(); ++i)
-    v.push_back(h.repeats[i] * clock_factor(h.dtype, h.repeat_clock_mhz[i]));
+  for (std::size_t i = 0; i < h.repeats.size(); ++i) {
+    const double mhz = h.repeat_clock_mhz[i];
+    v.push_back(h.repeats[i] * (beta >= 0 && mhz > 0 && reference_clock_mhz_ > 0
+                                    ? std::pow(mhz / reference_clock_mhz_, beta)
+                                    : clock_factor(h.dtype, mhz)));
+  }
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }

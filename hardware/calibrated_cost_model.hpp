@@ -111,8 +111,9 @@ class CalibratedCostModel final : public CostModel {
   /// timed); 0 without one. Corrected GEMM predictions whose operands exceed the L2 never beat it.
   double gemm_stream_Bps(Dtype d) const;
   /// A timed shape's time at the reference clock: each pass referred by the clock it ran at, then
-  /// the median; its `seconds` when the passes carry no clock readings.
-  double at_reference_clock(const HoldoutGemm& h) const;
+  /// the median; its `seconds` when the passes carry no clock readings. `beta` >= 0 refers with that
+  /// exponent instead of the format's (a workload row's measured one).
+  double at_reference_clock(const HoldoutGemm& h, double beta = -1) const;
 
  private:
   CostEstimate gemm_impl(const GemmShape& s, bool use_exact, bool use_rows, bool use_fleet = true) const;

@@ -500,6 +500,39 @@ TEST(CalibratedCostModel, ClockReferralRecoversAClockBoundTable) {
   EXPECT_EQ(cm.clock_factor(Dtype::BF16, 0), 1.0);  // unknown clock
 }
 
+// The workload rows' measured clock exponent (tables.gemm.<fmt>.rows_clock_exponent: the same rows
+// timed on several machine starts) refers each graph-timed row point by its clock reading; rows of
+// the older harness, the table's own exponent (fitted on its fit points) and the grid are left as
+// they were.
+TEST(CalibratedCostModel, RowsClockExponentRefersTheRows) {
+  Json j = parse_json_text(default_profile_json("h200-sxm-141gb"), "h200");
+  j["tables"]["gemm"]["bf16"].erase("rows_clock_exponent");
+  const CalibratedCostModel plain(parse_profile(j, "plain"), find_gpu("h200-sxm-141gb"));
+  const Json* row = nullptr;
+  for (const Json& r : j["tables"]["gemm_rows"])
+    if (r["dtype"] == "bf16" && r.value("layout", "tn") == "nn") row = &r;
+  ASSERT_NE(row, nullptr);
+  const Json& pt = (*row)["points"][1];
+  const double secs = pt["seconds"].get<double>(),
+               mhz = 0.5 * (pt["clock_mhz"][0][0].get<double>() + pt["clock_mhz"][0][1].get<double>());
+  GemmShape s =
+      gemm(pt["m"].get<std::int64_t>(), (*row)["n"].get<std::int64_t>(), (*row)["k"].get<std::int64_t>());
+  s.layout = GemmLayout::NN;
+  for (double beta : {0.35, 0.9}) {
+    j["tables"]["gemm"]["bf16"]["rows_clock_exponent"] = {
+        {"value", beta}, {"pairs", 2000}, {"method", "test"}};
+    CalibratedCostModel cm(parse_profile(j, "rows"), find_gpu("h200-sxm-141gb"));
+    EXPECT_EQ(cm.clock_exponent(Dtype::BF16), plain.clock_exponent(Dtype::BF16));
+    EXPECT_NEAR(cm.gemm(s).seconds, secs * std::pow(mhz / cm.reference_clock_mhz(), beta), 1e-6 * secs);
+    const GemmShape off_rows = gemm(1000, 6016, 1984);  // no row: the grid, as before
+    EXPECT_EQ(cm.gemm(off_rows).seconds, plain.gemm(off_rows).seconds);
+  }
+  Json legacy = j;  // the same row timed with the older harness keeps the table's exponent
+  for (Json& r : legacy["tables"]["gemm_rows"]) r["timing"] = "legacy";
+  CalibratedCostModel cm(parse_profile(legacy, "legacy rows"), find_gpu("h200-sxm-141gb"));
+  EXPECT_NEAR(cm.gemm(s).seconds, plain.gemm(s).seconds, 1e-9 * secs);
+}
+
 // Time grows with k at fixed m, n (aligned k). At m = 1 launch-bound cells can be out of order,
 // which the model reproduces at grid points: there only the ends are compared. int8 is left out
 // of the step-by-step check: its measured m = 64, n = 8192 row drops from 55.6 µs at k = 11584 to

@@ -162,6 +162,15 @@ Profile parse_profile(const Json& j, const std::string& origin) {
           t.fit_points.push_back(r);
         }
       }
+      if (it.value().contains("rows_clock_exponent")) {
+        const Json& cj = it.value()["rows_clock_exponent"];
+        const std::string cf = f + ".rows_clock_exponent";
+        if (!cj.is_object()) fail(origin, cf, "expected an object {value, pairs, method}");
+        const double v = number(need(cj, "value", cf, origin), cf + ".value", origin, 0.0);
+        if (!(v <= 2.0))
+          fail(origin, cf + ".value", "expected an exponent between 0 and 2, got " + fmt_num(v));
+        t.rows_clock_exponent = v;
+      }
       if (it.value().contains("layouts")) {
         const Json& lj = it.value()["layouts"];
         const std::string lf = f + ".layouts";
@@ -201,6 +210,10 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       Profile::GemmRow row;
       row.dtype = gemm_dtype(str(r, "dtype", ""), f + ".dtype", origin);
       row.layout = layout_of(r, f, origin);
+      const std::string timing = str(r, "timing", "legacy");
+      if (timing != "graph" && timing != "legacy")
+        fail(origin, f + ".timing", "expected \"graph\" or \"legacy\", got \"" + timing + "\"");
+      row.graph_timed = timing == "graph";
       // The token axis: m for TN and NN (fixed n, k), k for NT (fixed m, n).
       const bool along_k = row.layout == GemmLayout::NT;
       const char* fixed[2] = {along_k ? "m" : "n", along_k ? "n" : "k"};

@@ -51,6 +51,11 @@ struct GemmTable {
   /// Off-grid aligned shapes timed in the same run, for fitting the tile quanta and the clock
   /// exponent: {m, n, k, seconds, clock MHz (0 = unknown)}.
   std::vector<std::array<double, 5>> fit_points;
+  /// The clock exponent the graph-timed workload rows of this format (tables.gemm_rows with "timing":
+  /// "graph") are referred to the reference clock with, when measured ("rows_clock_exponent.value":
+  /// the slope of log time on log clock reading of the same rows timed on several machine starts,
+  /// bench/calib/merge_layout_runs.py); without it the rows take the table's fitted exponent.
+  std::optional<double> rows_clock_exponent;
   /// Tile quanta (elements): between grid points m and n interpolate by whole tiles of these;
   /// 1 = none. Chosen by the CalibratedCostModel from fit_points.
   double quantum_m = 1, quantum_n = 1;
@@ -241,6 +246,7 @@ struct Profile {
     Dtype dtype = Dtype::BF16;
     GemmLayout layout = GemmLayout::TN;
     std::int64_t m = 0, n = 0, k = 0;  ///< the fixed sizes (m only for NT, k only for TN / NN)
+    bool graph_timed = false;          ///< "timing": "graph" (CUDA-graph replays); else the older harness
     std::vector<HoldoutGemm> points;  ///< ascending along the token axis
   };
   std::vector<GemmRow> gemm_rows;

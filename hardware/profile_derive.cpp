@@ -112,6 +112,7 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
       tj["seconds"] = secs;
       tj.erase("clock_mhz_before");
       tj.erase("clock_mhz_after");
+      tj.erase("rows_clock_exponent");  // the source's rows are not carried over
       if (tj.contains("fit_points"))
         for (std::size_t fi = 0; fi < tj["fit_points"].size(); ++fi) {
           Json& fpt = tj["fit_points"][fi];

@@ -390,6 +390,19 @@ TEST(Profile, ErrorsNameTheField) {
   }
   {
     Json j = h200_json();
+    j["tables"]["gemm_rows"][0]["timing"] = "cuda-graph";
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("tables.gemm_rows[0].timing"), std::string::npos) << e;
+    EXPECT_NE(e.find("\"graph\" or \"legacy\""), std::string::npos) << e;
+  }
+  for (Json bad : {Json(0.7), Json{{"value", 2.5}}, Json{{"value", -0.1}}, Json{{"pairs", 3}}}) {
+    Json j = h200_json();
+    j["tables"]["gemm"]["bf16"]["rows_clock_exponent"] = bad;
+    std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("tables.gemm.bf16.rows_clock_exponent"), std::string::npos) << e;
+  }
+  {
+    Json j = h200_json();
     j["holdout"]["gemm"][0]["clock_mhz"].erase(0);  // fewer pairs than passes
     std::string e = error_of([&] { parse_profile(j, "x.json"); });
     EXPECT_NE(e.find("holdout.gemm[0].clock_mhz"), std::string::npos) << e;

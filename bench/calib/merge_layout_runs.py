@@ -8,6 +8,12 @@ memory-bound kernels, the `bench/pytorch/gemm_layouts.py --spread` files of the 
 Writes into the profile:
 
   tables.gemm.bf16.layouts  NN / TN and NT / TN ratios over the sub-grid, median over the runs
+  tables.gemm.bf16.rows_clock_exponent
+                            with --rows-clock-exponent measured: the exponent the rows' clock
+                            readings are referred with, measured from the same listed shape timed
+                            the same way (harness, cuBLAS) on two machine starts at different clocks:
+                            the least-squares slope of log(t_j / t_i) on log(clock_i / clock_j), each
+                            pair of runs' own offset taken out (kernels >= 10 us)
   fleet.gemm.scale.bf16     the machines' median GEMM level against the model: each machine's median
                             over the sub-grid's TN cells of (its time, timed as the profile's grid
                             was) / (the model's prediction); the profile's own cells count as one machine
@@ -58,6 +64,45 @@ def cells(grid):
                 yield i, j, l, m, n, k
 
 
+def measure_clock_exponent(runs):
+    """The rows' clock exponent: t ∝ clock^−β over the listed shapes timed the same way on two runs."""
+    def timed(r, how):
+        out = {}
+        for e in r.get("shapes", []):
+            t, c = e.get("repeats", [e["seconds"]])[0], e["clock_mhz"][0]  # the first pass, with its reading
+            if e["api"] == "cublas" and e.get("timing", "legacy") == how and t >= MIN_SECONDS and c[0] and c[1]:
+                out[(e["dtype"], e["layout"], e["m"], e["n"], e["k"])] = (t, 0.5 * (c[0] + c[1]))
+        return out
+    sxy = sxx = 0.0
+    used, groups = 0, []
+    for how in ("graph", "legacy"):
+        per_run = [timed(r, how) for r in runs]
+        for i in range(len(runs)):
+            for j in range(i + 1, len(runs)):
+                common = [k for k in per_run[i] if k in per_run[j]]
+                if len(common) < 100:
+                    continue
+                xs = [math.log(per_run[i][k][1] / per_run[j][k][1]) for k in common]
+                ys = [math.log(per_run[j][k][0] / per_run[i][k][0]) for k in common]
+                mx, my = statistics.mean(xs), statistics.mean(ys)
+                gx = sum((x - mx) ** 2 for x in xs)
+                gxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+                sxx += gx
+                sxy += gxy
+                used += len(common)
+                groups.append({"runs": [runs[i]["date"], runs[j]["date"]], "timing": how, "pairs": len(common),
+                               "slope": round(gxy / gx, 3) if gx > 0 else None,
+                               "offset": round(my - (gxy / gx) * mx, 4) if gx > 0 else None})
+    if used < 100 or not sxx > 0:
+        raise SystemExit("merge_layout_runs.py: --clock-exponent measured needs one listed shape set timed the "
+                         "same way on two runs (at least 100 shapes >= 10 us); got %d" % used)
+    beta = min(2.0, max(0.0, sxy / sxx))
+    return {"value": round(beta, 2), "pairs": used, "groups": groups,
+            "method": ("time ∝ clock^−β: least-squares slope of log(t_j / t_i) on log(clock_i / clock_j) over the "
+                       "listed shapes >= 10 us timed the same way (harness, cuBLAS) on two machine starts, each "
+                       "pair of runs' own offset taken out (bench/calib/merge_layout_runs.py)")}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profile", required=True)
@@ -67,6 +112,9 @@ def main():
                     help="the model's reference clock (infraplan cost --op gemm ... --json: detail)")
     ap.add_argument("--clock-exponent", type=float, required=True,
                     help="the model's fitted bf16 clock exponent (infraplan cost ... --clock-mhz F)")
+    ap.add_argument("--rows-clock-exponent", default=None,
+                    help="'measured' (from the runs' same rows at different clocks, written into the "
+                         "profile) or a number; default: --clock-exponent")
     ap.add_argument("--out", required=True)
     ap.add_argument("--summary", required=True)
     a = ap.parse_args()
@@ -74,6 +122,19 @@ def main():
     runs = [json.load(open(p)) for p in a.runs]
     spreads = [json.load(open(p)) for p in a.spread]
     tab = prof["tables"]["gemm"]["bf16"]
+    tab.pop("rows_clock_exponent", None)
+    if a.rows_clock_exponent is None:
+        rows_beta = a.clock_exponent
+    elif a.rows_clock_exponent == "measured":
+        tab["rows_clock_exponent"] = measure_clock_exponent(runs)
+        rows_beta = tab["rows_clock_exponent"]["value"]
+    else:
+        try:
+            rows_beta = float(a.rows_clock_exponent)
+        except ValueError:
+            ap.error("--rows-clock-exponent: expected 'measured' or a number, got %r" % a.rows_clock_exponent)
+        if not 0 <= rows_beta <= 2:
+            ap.error("--rows-clock-exponent: expected a number between 0 and 2")
     idx = lambda m, n, k: (tab["m"].index(m), tab["n"].index(n), tab["k"].index(k))
 
     def model(m, n, k):
@@ -89,6 +150,7 @@ def main():
 
     summary = {"what": "GEMM layout runs merged by bench/calib/merge_layout_runs.py", "profile": a.profile,
                "reference_clock_mhz": a.reference_clock_mhz, "clock_exponent_bf16": a.clock_exponent,
+               "rows_clock_exponent_bf16": rows_beta,
                "runs": [{"file": f, "date": r["date"], "device": r["device"], "command": r["command"]}
                         for f, r in zip(a.runs, runs)]}
 
@@ -177,7 +239,7 @@ def main():
 
     def referred(e):
         """As the model refers a measurement: to the reference clock by its own clock reading."""
-        return e["seconds"] * (clock(e) / a.reference_clock_mhz) ** a.clock_exponent
+        return e["seconds"] * (clock(e) / a.reference_clock_mhz) ** rows_beta
 
     rows, gemm_dev = {}, []
     for key in set().union(*[set(gp) for gp in graph_pts]):
