@@ -7,7 +7,7 @@
 //   infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]
 //                                                          (exact GEMM shapes of a workload)
 //   infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json] [--api cublaslt|cublas|both]
-//                          [--passes N] [--no-grid] [--legacy-too] [--quick]
+//                          [--passes N] [--order shuffled|listed] [--no-grid] [--legacy-too] [--quick]
 //                                                          (GEMMs in the tn / nn / nt layouts: one run
 //                                                           file per machine start, docs/calibration.md)
 //   infraplan-calibrate --check                            (correctness checks only)
@@ -51,7 +51,8 @@ void usage() {
       "                 [--max-nodes N] (infraplan-calibrate-mpi --help)\n"
       "       infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]\n"
       "       infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json]\n"
-      "                 [--api cublaslt|cublas|both] [--passes N] [--no-grid] [--legacy-too] [--quick]\n"
+      "                 [--api cublaslt|cublas|both] [--passes N] [--order shuffled|listed] [--no-grid]\n"
+      "                 [--legacy-too] [--quick]\n"
       "       infraplan-calibrate --check\n"
       "       infraplan-calibrate gemm-probe --out FILE.json\n"
       "       infraplan-calibrate --gemm\n"
@@ -229,6 +230,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "infraplan-calibrate: --passes %s: expected 1 … 9\n", v.c_str());
         return 2;
       }
+    } else if (a == "--order") {
+      std::string v = value("--order");
+      if (v != "shuffled" && v != "listed") {
+        std::fprintf(stderr, "infraplan-calibrate: --order %s: expected shuffled or listed\n", v.c_str());
+        return 2;
+      }
+      lopt.listed_order = v == "listed";
     } else if (a == "--api") {
       std::string v = value("--api");
       if (v == "cublaslt")
@@ -241,8 +249,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "infraplan-calibrate: --api %s: expected cublaslt, cublas or both\n", v.c_str());
         return 2;
       }
-    }
-    else if (a == "--check")
+    } else if (a == "--check")
       check_only = true;
     else if (a == "--gemm")
       gemm_only = true;

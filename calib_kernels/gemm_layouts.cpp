@@ -190,8 +190,9 @@ json layout_ratio_table(GemmTimer& timer, const LtHandle& lt, GemmDtype d, const
 }
 
 json time_layout_shapes(GemmTimer& timer, const LtHandle& lt, const CublasHandle& cb,
-                        const std::vector<GemmShapeRequest>& shapes, const std::vector<GemmApi>& apis, int passes,
-                        std::uint64_t seed, const std::vector<TimingMethod>& methods) {
+                        const std::vector<GemmShapeRequest>& shapes, const std::vector<GemmApi>& apis,
+                        int passes, std::uint64_t seed, const std::vector<TimingMethod>& methods,
+                        bool listed) {
   struct Item {
     GemmShapeRequest r;
     GemmApi api;
@@ -205,7 +206,7 @@ json time_layout_shapes(GemmTimer& timer, const LtHandle& lt, const CublasHandle
   for (TimingMethod tm : methods)
     for (GemmApi a : apis)
       for (const auto& r : shapes) items.push_back({r, a, tm, {}, json::array(), {}});
-  // Grouped by format (one operand fill per format), shuffled inside a format.
+  // Grouped by format (one operand fill per format), shuffled inside a format unless `listed`.
   std::vector<GemmDtype> formats;
   for (const auto& r : shapes)
     if (std::find(formats.begin(), formats.end(), r.dtype) == formats.end()) formats.push_back(r.dtype);
@@ -218,7 +219,7 @@ json time_layout_shapes(GemmTimer& timer, const LtHandle& lt, const CublasHandle
       if (items[i].r.dtype == d) mine.push_back(i);
     for (int p = 0; p < passes; ++p) {
       std::vector<std::size_t> order = mine;
-      rng.shuffle(order);
+      if (!listed) rng.shuffle(order);
       for (std::size_t i : order) {
         Item& it = items[i];
         GemmTiming g;
@@ -314,8 +315,9 @@ json run_layouts(const LayoutRunOptions& opt) {
     CublasHandle cb(stream.get(), std::size_t(32) << 20);
     std::vector<TimingMethod> methods{TimingMethod::Graph};
     if (opt.legacy_too) methods.push_back(TimingMethod::Legacy);
-    run["shapes"] =
-        time_layout_shapes(timer, lt32, cb, opt.shapes, opt.apis, opt.passes, opt.seed ^ 0x5a9e, methods);
+    run["shapes"] = time_layout_shapes(timer, lt32, cb, opt.shapes, opt.apis, opt.passes, opt.seed ^ 0x5a9e,
+                                       methods, opt.listed_order);
+    run["order"] = opt.listed_order ? "listed" : "shuffled";
   }
   run["run_seconds"] = since();
   std::fprintf(stderr, "[layouts %5.1fs] done\n", since());

@@ -36,18 +36,21 @@ nlohmann::ordered_json layout_ratio_table(GemmTimer& timer, const LtHandle& lt, 
                                           const LayoutGridAxes& axes, std::uint64_t seed, bool legacy_tn = false);
 
 /// Each shape through each of `apis` with each of `methods`, `passes` passes each in a shuffled
-/// order: entries {dtype, layout, api, timing, m, n, k, seconds (median of the passes), repeats,
+/// order (`listed`: in the listed order, as a benchmark that walks the shapes one after another):
+/// entries {dtype, layout, api, timing, m, n, k, seconds (median of the passes), repeats,
 /// clock_mhz [[before, after] per pass], algo}; a shape with no algorithm in a pass is left out
 /// (counted on stderr).
 nlohmann::ordered_json time_layout_shapes(GemmTimer& timer, const LtHandle& lt, const CublasHandle& cb,
                                           const std::vector<GemmShapeRequest>& shapes,
                                           const std::vector<GemmApi>& apis, int passes, std::uint64_t seed,
-                                          const std::vector<TimingMethod>& methods = {TimingMethod::Graph});
+                                          const std::vector<TimingMethod>& methods = {TimingMethod::Graph},
+                                          bool listed = false);
 
 struct LayoutRunOptions {
   std::vector<GemmShapeRequest> shapes;  ///< listed shapes (may be empty)
   std::vector<GemmApi> apis{GemmApi::Lt, GemmApi::Cublas};
   int passes = 1;          ///< passes over the listed shapes
+  bool listed_order = false;  ///< time the listed shapes in their order (default: shuffled per pass)
   bool grid = true;        ///< also the bf16 layout sub-grid (64 MiB cuBLASLt workspace, as the grid)
   bool quick = false;      ///< a small sub-grid
   /// Also time the sub-grid's TN cells and the listed shapes with TimingMethod::Legacy, interleaved
