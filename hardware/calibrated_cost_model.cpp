@@ -387,12 +387,12 @@ double CalibratedCostModel::gemm_stream_Bps(Dtype d) const {
 
 double CalibratedCostModel::at_reference_clock(const HoldoutGemm& h, double beta) const {
   if (h.repeats.empty() || h.repeat_clock_mhz.size() != h.repeats.size()) return h.seconds;
+  const double b = beta >= 0 ? beta : clock_exponent(h.dtype);
   std::vector<double> v;
   for (std::size_t i = 0; i < h.repeats.size(); ++i) {
     const double mhz = h.repeat_clock_mhz[i];
-    v.push_back(h.repeats[i] * (beta >= 0 && mhz > 0 && reference_clock_mhz_ > 0
-                                    ? std::pow(mhz / reference_clock_mhz_, beta)
-                                    : clock_factor(h.dtype, mhz)));
+    v.push_back(h.repeats[i] *
+                (mhz > 0 && reference_clock_mhz_ > 0 ? std::pow(mhz / reference_clock_mhz_, b) : 1.0));
   }
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];

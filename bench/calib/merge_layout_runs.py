@@ -94,7 +94,7 @@ def measure_clock_exponent(runs):
                                "slope": round(gxy / gx, 3) if gx > 0 else None,
                                "offset": round(my - (gxy / gx) * mx, 4) if gx > 0 else None})
     if used < 100 or not sxx > 0:
-        raise SystemExit("merge_layout_runs.py: --clock-exponent measured needs one listed shape set timed the "
+        raise SystemExit("merge_layout_runs.py: --rows-clock-exponent measured needs one listed shape set timed the "
                          "same way on two runs (at least 100 shapes >= 10 us); got %d" % used)
     beta = min(2.0, max(0.0, sxy / sxx))
     return {"value": round(beta, 2), "pairs": used, "groups": groups,
@@ -112,9 +112,9 @@ def main():
                     help="the model's reference clock (infraplan cost --op gemm ... --json: detail)")
     ap.add_argument("--clock-exponent", type=float, required=True,
                     help="the model's fitted bf16 clock exponent (infraplan cost ... --clock-mhz F)")
-    ap.add_argument("--rows-clock-exponent", default=None,
-                    help="'measured' (from the runs' same rows at different clocks, written into the "
-                         "profile) or a number; default: --clock-exponent")
+    ap.add_argument("--rows-clock-exponent", choices=["measured"], default=None,
+                    help="measured: from the runs' same rows at different clocks, written into the profile "
+                         "(default: the rows take --clock-exponent, as the model then refers them)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--summary", required=True)
     a = ap.parse_args()
@@ -122,19 +122,12 @@ def main():
     runs = [json.load(open(p)) for p in a.runs]
     spreads = [json.load(open(p)) for p in a.spread]
     tab = prof["tables"]["gemm"]["bf16"]
+    # The exponent the rows are referred with, here and by the model: measured and recorded, or the grid's.
     tab.pop("rows_clock_exponent", None)
-    if a.rows_clock_exponent is None:
-        rows_beta = a.clock_exponent
-    elif a.rows_clock_exponent == "measured":
+    rows_beta = a.clock_exponent
+    if a.rows_clock_exponent == "measured":
         tab["rows_clock_exponent"] = measure_clock_exponent(runs)
         rows_beta = tab["rows_clock_exponent"]["value"]
-    else:
-        try:
-            rows_beta = float(a.rows_clock_exponent)
-        except ValueError:
-            ap.error("--rows-clock-exponent: expected 'measured' or a number, got %r" % a.rows_clock_exponent)
-        if not 0 <= rows_beta <= 2:
-            ap.error("--rows-clock-exponent: expected a number between 0 and 2")
     idx = lambda m, n, k: (tab["m"].index(m), tab["n"].index(n), tab["k"].index(k))
 
     def model(m, n, k):
