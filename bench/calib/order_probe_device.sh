@@ -2,7 +2,8 @@
 # Run from a folder holding infraplan-calibrate, llama_exact.json (bench/calib/llama_gemm_shapes.py
 # --tokens 256,512,1024,2048,4096,8192) and bench/pytorch/gemm_layouts.py. One machine start: the
 # exact token counts through PyTorch and through the calibrator in listed and
-# shuffled order, alternated (docs/accuracy.md, "Does the calibrator's order decide the tail?").
+# shuffled order, alternated, then PyTorch once more in a shuffled order 
+# (docs/accuracy.md, "Does the calibrator's order decide the tail?").
 set -u
 OUT=${OUT:-out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/log.txt") 2>&1
@@ -16,5 +17,6 @@ step listed_a; timeout 60 ./infraplan-calibrate layouts --out "$OUT/listed_a.jso
 step shuffled_a; timeout 60 ./infraplan-calibrate layouts --out "$OUT/shuffled_a.json" --shapes llama_exact.json --api cublas --no-grid --order shuffled 2>&1 | tail -1
 step torch_b; PYTHONUNBUFFERED=1 timeout 60 python3 gemm_layouts.py --shapes llama_exact.json --out "$OUT/torch_b.json" > /dev/null
 step listed_b; timeout 60 ./infraplan-calibrate layouts --out "$OUT/listed_b.json" --shapes llama_exact.json --api cublas --no-grid --order listed 2>&1 | tail -1
+step torch_shuffled; PYTHONUNBUFFERED=1 timeout 60 python3 gemm_layouts.py --shapes llama_exact.json --out "$OUT/torch_shuffled.json" --order shuffled > /dev/null
 step done
 kill "$SMI"; wait "$SMI" 2>/dev/null

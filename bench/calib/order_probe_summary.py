@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarises one start of bench/calib/order_probe_device.sh: the same GEMM shapes through PyTorch
 (twice) and through infraplan-calibrate in listed order (twice) and in shuffled order, one machine
-start. Prints, for each pair of runs, log(t_b / t_a) over the shapes both timed (kernels >= 10 us):
+start; and PyTorch once more in a shuffled order where the start has it (torch_shuffled.json). Prints, for each pair of runs, log(t_b / t_a) over the shapes both timed (kernels >= 10 us):
 signed median, median |.| and 90th percentile of |.|, overall and by kernel time; then the shuffled
 run referred to the listed run's clock reading shape by shape, t · (clock_shuffled / clock_listed)^β,
 for a few β.
@@ -49,9 +49,13 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     runs = {n: load(sys.argv[1], n) for n in RUNS}
+    pairs = [("torch_a", "torch_b"), ("listed_a", "listed_b"), ("torch_a", "listed_a"), ("torch_b", "listed_b"),
+             ("torch_a", "shuffled_a"), ("listed_a", "shuffled_a")]
+    if os.path.exists(os.path.join(sys.argv[1], "torch_shuffled.json")):
+        runs["torch_shuffled"] = load(sys.argv[1], "torch_shuffled")
+        pairs += [("torch_a", "torch_shuffled"), ("torch_b", "torch_shuffled")]
     print("%-22s %-12s %5s %8s %8s %8s" % ("pair", "kernels", "n", "signed", "med|.|", "p90|.|"))
-    for a, b in (("torch_a", "torch_b"), ("listed_a", "listed_b"), ("torch_a", "listed_a"),
-                 ("torch_b", "listed_b"), ("torch_a", "shuffled_a"), ("listed_a", "shuffled_a")):
+    for a, b in pairs:
         for lo, hi, label in BANDS:
             v = [math.log(runs[b][k][0] / t) for k, (t, _) in runs[a].items() if k in runs[b] and lo <= t < hi]
             if v:

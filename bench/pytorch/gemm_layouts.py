@@ -12,10 +12,16 @@ explicit calls and a real F.linear forward + backward), and the preferred BLAS b
 tables, for the run-to-run / machine-to-machine spread of those kinds.
 
     python3 bench/pytorch/gemm_layouts.py --shapes shapes.json --out torch_gemms.json [--kernels] [--spread]
+        [--order listed|shuffled] [--seed N]
+
+The shapes run in the file's order unless --order shuffled: a shape's time depends on the clock the
+board holds it at, which depends on what ran before it (docs/accuracy.md, "Does the order decide
+the tail?").
 """
 import argparse
 import json
 import math
+import random
 import statistics
 import time
 
@@ -178,6 +184,9 @@ def main():
     ap.add_argument("--tokens", help="only shapes whose token count is in this comma-separated list")
     ap.add_argument("--kernels", action="store_true")
     ap.add_argument("--spread", action="store_true")
+    ap.add_argument("--order", choices=("listed", "shuffled"), default="listed",
+                    help="time the shapes in the file's order (default) or shuffled with --seed")
+    ap.add_argument("--seed", type=int, default=20261206, help="the shuffle's seed (--order shuffled)")
     a = ap.parse_args()
     dev = torch.device("cuda")
     torch.manual_seed(0)
@@ -186,11 +195,14 @@ def main():
     if a.tokens:
         keep = {int(x) for x in a.tokens.split(",")}
         shapes = [s for s in shapes if s.get("tokens") in keep]
+    if a.order == "shuffled":
+        random.Random(a.seed).shuffle(shapes)
     res = {"what": "PyTorch GEMM times in the tn / nn / nt layouts (bench/pytorch/gemm_layouts.py), CUDA-graph "
                    "replays, inputs rotated past L2, median",
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "torch": torch.__version__,
            "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(0),
-           "uuid": str(getattr(torch.cuda.get_device_properties(0), "uuid", ""))}
+           "uuid": str(getattr(torch.cuda.get_device_properties(0), "uuid", "")),
+           "order": a.order if a.order == "listed" else "shuffled (seed %d)" % a.seed}
     t0 = time.time()
     if a.kernels:
         res["kernels"] = kernel_names(dev, torch.bfloat16)
