@@ -42,6 +42,11 @@ const std::vector<OptionSpec> kSpec = {
     {"clock-mhz", true,
      "gemm: predict at this SM clock instead of the profile's reference clock (GPUs under a power cap "
      "run heavy GEMMs at 1400-1980 MHz on the H200)"},
+    {"clock", true,
+     "gemm: reference (default: the clock the profile's tables refer to), top (the board's highest clock: a "
+     "short benchmark after rest) or held (the clock the profile's power law gives this GEMM run back to "
+     "back "
+     "on its own: a benchmark that holds each shape)"},
     {"profile", true, "hardware profile JSON (default: the GPU's embedded profile)"},
     {"roofline", false, "datasheet roofline instead of the profile"},
     {"json", false, "machine-readable output"},
@@ -61,10 +66,11 @@ std::int64_t need(const Args& a, const char* name, std::int64_t max) {
 void refuse_others(const Args& a, const std::string& op, const std::vector<std::string>& used) {
   for (const char* o :
        {"m", "n", "k", "batch", "dtype", "seq", "kv-len", "context", "heads", "kv-heads", "head-dim",
-        "kv-dtype", "non-causal", "attention-kernel", "bytes", "clock-mhz", "layout"})
+        "kv-dtype", "non-causal", "attention-kernel", "bytes", "clock-mhz", "clock", "layout"})
     if (std::find(used.begin(), used.end(), o) == used.end()) {
-      const bool gemm_only = std::string(o) == "m" || std::string(o) == "n" || std::string(o) == "k" ||
-                             std::string(o) == "clock-mhz" || std::string(o) == "layout";
+      const std::string name = o;
+      const bool gemm_only = name == "m" || name == "n" || name == "k" || name == "clock-mhz" ||
+                             name == "clock" || name == "layout";
       a.refuse(o, "does not apply to --op " + op + (gemm_only ? " (it applies to --op gemm only)" : ""));
     }
 }
@@ -76,7 +82,7 @@ int cmd_cost(const std::vector<std::string>& argv) {
   if (a.help()) {
     std::printf(
         "Usage: infraplan cost --gpu G --op gemm --m M --n N --k K [--dtype bf16] [--layout tn|nn|nt] "
-        "[--clock-mhz F] [--json]\n"
+        "[--clock reference|top|held | --clock-mhz F] [--json]\n"
         "       infraplan cost --gpu G --op attention_prefill --seq S [--batch B] [--heads H --kv-heads K "
         "--head-dim D] [--attention-kernel default|flash2]\n"
         "       infraplan cost --gpu G --op attention_decode --context C [--batch B] [--kv-dtype bf16]\n"
@@ -95,8 +101,9 @@ int cmd_cost(const std::vector<std::string>& argv) {
   const auto& cm = *cs.cost;
   hw::CostEstimate e;
   std::string shape, unit = "TFLOP/s", clock_note;
+  double clock_mhz = 0;  // the clock a gemm was asked at (0: the reference clock)
   if (op == "gemm")
-    refuse_others(a, op, {"m", "n", "k", "batch", "dtype", "clock-mhz", "layout"});
+    refuse_others(a, op, {"m", "n", "k", "batch", "dtype", "clock-mhz", "clock", "layout"});
   else if (op == "attention_prefill")
     refuse_others(a, op,
                   {"seq", "kv-len", "batch", "heads", "kv-heads", "head-dim", "non-causal", "dtype",
@@ -125,16 +132,32 @@ int cmd_cost(const std::vector<std::string>& argv) {
     g.layout = layout;
     bf16_gemm = g.dtype == Dtype::BF16;
     e = cm.gemm(g);
-    if (a.get("clock-mhz").has_value()) {
-      const double mhz = *a.get_number("clock-mhz", 100, 10000);
+    const std::string clock = a.get("clock", "reference");
+    if (clock != "reference" && clock != "top" && clock != "held")
+      throw Error(unknown_name_message("--clock", clock, {"reference", "top", "held"}));
+    if (a.given("clock") && a.given("clock-mhz"))
+      throw Error("--clock and --clock-mhz both set the clock: give one of them");
+    if (a.get("clock-mhz").has_value() || clock != "reference") {
       const auto* cal = dynamic_cast<const hw::CalibratedCostModel*>(&cm);
       if (!cal || !(cal->reference_clock_mhz() > 0))
-        throw Error("--clock-mhz needs a measured profile with GEMM clock readings; " + cs.name +
+        throw Error(std::string(a.given("clock") ? "--clock " + clock : "--clock-mhz") +
+                    " needs a measured profile with GEMM clock readings; " + cs.name + " has none");
+      if (clock != "reference" && !cal->power_model())
+        throw Error("--clock " + clock +
+                    " needs a profile with a power section (infraplan-calibrate --only power); " + cs.name +
                     " has none");
+      const double mhz = clock == "top"    ? cal->power_model()->max_clock_mhz()
+                         : clock == "held" ? cal->gemm_held_clock_mhz(g)
+                                           : *a.get_number("clock-mhz", 100, 10000);
       const double f = cal->clock_factor(g.dtype, mhz);
       e.seconds /= f;
       e.achieved *= f;
-      clock_note = fmt(mhz, 0) + " MHz (the table refers to " + fmt(cal->reference_clock_mhz(), 0) +
+      clock_mhz = mhz;
+      clock_note = fmt(mhz, 0) + " MHz" +
+                   (clock == "top"    ? ", the board's highest"
+                    : clock == "held" ? ", where the power law holds this GEMM run back to back on its own"
+                                      : "") +
+                   " (the table refers to " + fmt(cal->reference_clock_mhz(), 0) +
                    " MHz; time x (reference / clock)^" + fmt(cal->clock_exponent(g.dtype), 2) + ")";
     }
     shape = std::string(dtype_name(g.dtype)) + " " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
@@ -220,7 +243,7 @@ int cmd_cost(const std::vector<std::string>& argv) {
               {"source", hw::cost_source_name(e.source)},
               {"detail", e.detail},
               {"cost_model", cs.name}};
-    if (!clock_note.empty()) j["clock"] = clock_note;
+    if (!clock_note.empty()) j["clock"] = clock_note, j["clock_mhz"] = clock_mhz;
     if (op == "gemm") j["layout"] = hw::gemm_layout_name(layout);
     if (has_range) j["seconds_range"] = {range_lo, range_hi};
     if (gemm_error) {

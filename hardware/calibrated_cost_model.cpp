@@ -380,6 +380,20 @@ double CalibratedCostModel::clock_factor(Dtype d, double mhz) const {
   return std::pow(mhz / reference_clock_mhz_, clock_exponent(d));
 }
 
+double CalibratedCostModel::gemm_held_clock_mhz(const GemmShape& s) const {
+  if (!power_ || !(reference_clock_mhz_ > 0)) return 0.0;
+  const double top_mhz = power_->max_clock_mhz();
+  const double top_s = gemm(s).seconds / clock_factor(s.dtype, top_mhz);
+  if (!(top_s > 0)) return top_mhz;
+  const double in = dtype_bytes(s.dtype), out = s.dtype == Dtype::FP8 || s.dtype == Dtype::INT8 ? 2.0 : in;
+  const double batch = double(s.batch), m = double(s.m), n = double(s.n), k = double(s.k);
+  PowerDemand d;
+  const double tflops = 2.0 * batch * m * n * k / top_s * 1e-12;
+  (s.dtype == Dtype::FP8 || s.dtype == Dtype::INT8 ? d.tflops8 : d.tflops16) = tflops;
+  d.TBps = batch * (m * k * in + n * k * in + m * n * out) / top_s * 1e-12;
+  return std::min(top_mhz, power_->sustained_clock_mhz(d));
+}
+
 double CalibratedCostModel::gemm_stream_Bps(Dtype d) const {
   const GemmTable* t = profile_.gemm_table(d);
   return t ? stream_Bps_[std::size_t(t - profile_.gemm.data())] : 0.0;

@@ -107,6 +107,11 @@ class CalibratedCostModel final : public CostModel {
   /// (mhz / reference)^β: how a time measured at `mhz` compares with the prediction (1 when either
   /// clock is unknown). A GEMM measured at `mhz` is predicted as gemm(s).seconds / clock_factor.
   double clock_factor(Dtype d, double mhz) const;
+  /// The SM clock (MHz) the power law gives `s` run back to back on its own, as a benchmark that
+  /// holds each shape measures it: the clock at which its draw (its FLOPs and operand bytes at its
+  /// predicted rate) meets the board's limit, the top clock when it draws less; 0 without a power
+  /// law or a reference clock.
+  double gemm_held_clock_mhz(const GemmShape& s) const;
   /// The fastest HBM streaming (bytes/s) the table of `d` measured (cells of at least 4× the L2, as
   /// timed); 0 without one. Corrected GEMM predictions whose operands exceed the L2 never beat it.
   double gemm_stream_Bps(Dtype d) const;

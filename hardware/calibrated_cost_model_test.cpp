@@ -739,3 +739,28 @@ TEST(CalibratedCostModel, RowKernelsComeFromTheMeasuredTable) {
   bare.serving_kernels.reset();
   EXPECT_FALSE(infraplan::hw::CalibratedCostModel(bare, gpu).row_kernel_seconds("add_rmsnorm", 1, 4096));
 }
+
+// The clock a GEMM held on its own runs at (profile "power"): the top clock for a GEMM that draws
+// less than the limit, below it for a heavy one, lower still for fp8 (the power probe held an fp8
+// 8192³ at 1,319-1,335 MHz, bf16 at ~1,470); 0 without a power law.
+TEST(CalibratedCostModel, HeldClockOfAGemmFollowsItsDraw) {
+  using namespace infraplan;
+  const auto cm = hw::make_calibrated_cost_model("h200-sxm-141gb");
+  ASSERT_NE(cm->power_model(), nullptr);
+  const double top = cm->power_model()->max_clock_mhz();
+  hw::GemmShape tiny;
+  tiny.m = tiny.n = tiny.k = 64;
+  EXPECT_DOUBLE_EQ(cm->gemm_held_clock_mhz(tiny), top);
+  hw::GemmShape big;
+  big.m = big.n = big.k = 8192;
+  const double bf16 = cm->gemm_held_clock_mhz(big);
+  EXPECT_GT(bf16, 1300);
+  EXPECT_LT(bf16, 0.85 * top);
+  big.dtype = Dtype::FP8;
+  EXPECT_LT(cm->gemm_held_clock_mhz(big), bf16);
+  // Held, the heavy GEMM is slower than at the reference clock; the tiny one faster (top clock).
+  big.dtype = Dtype::BF16;
+  EXPECT_GT(cm->gemm(big).seconds / cm->clock_factor(Dtype::BF16, bf16), cm->gemm(big).seconds);
+  EXPECT_LT(cm->gemm(tiny).seconds / cm->clock_factor(Dtype::BF16, top), cm->gemm(tiny).seconds);
+  EXPECT_EQ(hw::make_calibrated_cost_model("a100-sxm4-80gb")->gemm_held_clock_mhz(big), 0.0);
+}

@@ -130,6 +130,12 @@ expect 2 "unknown --op 'gemv'" -- cost --gpu h200-sxm-141gb --op gemv
 expect 2 "clock-mhz" -- cost --gpu h200-sxm-141gb --op gemm --m 64 --n 64 --k 64 --clock-mhz 50
 expect 2 "has none" -- cost --gpu a100-sxm4-80gb --op gemm --m 64 --n 64 --k 64 --clock-mhz 1200
 expect 0 "the table refers to" -- cost --gpu h100-sxm5-80gb --op gemm --m 4096 --n 4096 --k 4096 --clock-mhz 1500
+expect 0 "run back to back on its own" -- cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k 4096 --clock held
+expect 0 '"clock_mhz": 1980' -- cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k 4096 --clock top --json
+expect 2 "valid: reference, top, held" -- cost --gpu h200-sxm-141gb --op gemm --m 64 --n 64 --k 64 --clock hot
+expect 2 "give one of them" -- cost --gpu h200-sxm-141gb --op gemm --m 64 --n 64 --k 64 --clock held --clock-mhz 1500
+expect 2 "has none" -- cost --gpu a100-sxm4-80gb --op gemm --m 64 --n 64 --k 64 --clock held
+expect 2 "applies to --op gemm only" -- cost --gpu h200-sxm-141gb --op memory --bytes 1GiB --clock top
 # training.attention_kernel / cost --attention-kernel: the FlashAttention-2 tables on Hopper, the
 # default ones (said in the detail) on the A100; an unknown kernel is refused with the choices.
 expect 0 "flash2 prefill table d128" -- cost --gpu h200-sxm-141gb --op attention_prefill --seq 8192 --attention-kernel flash2

@@ -12,7 +12,7 @@ explicit calls and a real F.linear forward + backward), and the preferred BLAS b
 tables, for the run-to-run / machine-to-machine spread of those kinds.
 
     python3 bench/pytorch/gemm_layouts.py --shapes shapes.json --out torch_gemms.json [--kernels] [--spread]
-        [--order listed|shuffled] [--seed N]
+        [--order listed|shuffled] [--seed N] [--hold-ms MS]
 
 The shapes run in the file's order unless --order shuffled: a shape's time depends on the clock the
 board holds it at, which depends on what ran before it (docs/accuracy.md, "Does the order decide
@@ -50,9 +50,11 @@ def call(layout):
 LEAD_IN_CYCLES = 60000  # torch.cuda._sleep before each sample: ~30 µs at 1980 MHz
 
 
-def graph_time(fn, copies, est_seconds):
+def graph_time(fn, copies, est_seconds, hold_ms=0.0):
     """Median seconds per call over replays of a graph of max(copies, ~100 µs of calls) calls; each
-    sample starts behind a ~30 µs spin kernel, so the host's graph launch is not idle GPU time in it."""
+    sample starts behind a ~30 µs spin kernel, so the host's graph launch is not idle GPU time in it.
+    With hold_ms > 0 the shape is replayed until hold_ms of GPU time and the median is taken over the
+    second half of the samples: the shape held until the board's power limiter has settled on it."""
     calls = max(copies, min(128, int(math.ceil(100e-6 / max(est_seconds, 1e-6)))))
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -69,7 +71,7 @@ def graph_time(fn, copies, est_seconds):
     torch.cuda.synchronize()
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     out, total = [], 0.0
-    for it in range(30):
+    for it in range(30 if hold_ms <= 0 else 1000000):
         torch.cuda._sleep(LEAD_IN_CYCLES)
         a.record()
         g.replay()
@@ -78,13 +80,13 @@ def graph_time(fn, copies, est_seconds):
         ms = a.elapsed_time(b)
         out.append(ms / calls / 1e3)
         total += ms
-        if it >= 4 and total > 2.0:
+        if it >= 4 and total > max(2.0, hold_ms):
             break
     del g
-    return statistics.median(out)
+    return statistics.median(out if hold_ms <= 0 else out[len(out) // 2:])
 
 
-def time_shapes(shapes, dev, dtype):
+def time_shapes(shapes, dev, dtype, hold_ms=0.0):
     rows = []
     t0 = time.time()
     for i, sh in enumerate(shapes):
@@ -94,7 +96,7 @@ def time_shapes(shapes, dev, dtype):
         ops = [operands(layout, m, n, k, dev, dtype) for _ in range(copies)]
         f = call(layout)
         est = max(2.0 * m * n * k / 600e12, per / 3.5e12, 3e-6)
-        t = graph_time(lambda j: f(*ops[j]), copies, est)
+        t = graph_time(lambda j: f(*ops[j]), copies, est, hold_ms)
         r = {kk: sh[kk] for kk in ("dtype", "layout", "m", "n", "k", "tokens", "linear") if kk in sh}
         r["seconds"] = t
         rows.append(r)
@@ -187,6 +189,9 @@ def main():
     ap.add_argument("--order", choices=("listed", "shuffled"), default="listed",
                     help="time the shapes in the file's order (default) or shuffled with --seed")
     ap.add_argument("--seed", type=int, default=20261206, help="the shuffle's seed (--order shuffled)")
+    ap.add_argument("--hold-ms", type=float, default=0.0,
+                    help="hold each shape this long (GPU ms) and keep the second half of its samples "
+                         "(default 0: ~2 ms per shape, every sample)")
     a = ap.parse_args()
     dev = torch.device("cuda")
     torch.manual_seed(0)
@@ -209,7 +214,10 @@ def main():
         print(json.dumps(res["kernels"], indent=1), flush=True)
     if a.spread:
         res["spread_points"] = spread_points(dev)
-    res["shapes"] = time_shapes(shapes, dev, torch.bfloat16)
+    if not 0 <= a.hold_ms <= 10000:
+        raise SystemExit("gemm_layouts.py: --hold-ms must be in [0, 10000]")
+    res["hold_ms"] = a.hold_ms
+    res["shapes"] = time_shapes(shapes, dev, torch.bfloat16, a.hold_ms)
     res["run_seconds"] = time.time() - t0
     with open(a.out, "w") as f:
         json.dump(res, f, indent=1)
