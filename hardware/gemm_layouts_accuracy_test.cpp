@@ -101,14 +101,9 @@ const CalibratedCostModel& h200() {
 /// the diagnostic column: the model asked at that clock instead of its reference clock.
 constexpr double kMaxClockMhz = 1980;
 
-/// The clock the board's power law (profile "power") gives this GEMM run back to back on its own.
-double law_mhz(const GemmShape& s) {
-  const double t = h200().gemm(s).seconds / h200().clock_factor(s.dtype, kMaxClockMhz);
-  PowerDemand d;
-  d.tflops16 = 2.0 * double(s.m) * double(s.n) * double(s.k) / t * 1e-12;
-  d.TBps = 2.0 * double(s.m * s.k + s.n * s.k + s.m * s.n) / t * 1e-12;
-  return h200().power_model()->sustained_clock_mhz(d);
-}
+/// The clock the board's power law (profile "power") gives this GEMM run back to back on its own
+/// (`infraplan cost --clock held`).
+double law_mhz(const GemmShape& s) { return h200().gemm_held_clock_mhz(s); }
 
 /// The model driven through the timing harness's own schedule (diagnostic): bench/pytorch/gemm_layouts.py
 /// times the shapes one after another in file order, each as a graph of `calls` calls (enough for
