@@ -1,20 +1,13 @@
 #!/usr/bin/env bash
-# Run from a folder holding llama_exact.json (bench/calib/llama_gemm_shapes.py --tokens
-# 256,512,1024,2048,4096,8192) and bench/pytorch/gemm_layouts.py. One machine start: the LLaMA-shape
-# GEMMs through PyTorch with the usual ~2 ms per shape, then each shape held 60 ms (--hold-ms 60, the
-# second half kept) in the listed and in a shuffled order, then ~2 ms again (docs/accuracy.md, "A
-# GEMM benchmark that holds each shape").
-set -u
-OUT=${OUT:-out}; mkdir -p "$OUT"
-exec > >(tee "$OUT/log.txt") 2>&1
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,power.limit,temperature.gpu --format=csv
-nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv -lms 200 > "$OUT/smi.csv" &
-SMI=$!
-t0=$(date +%s)
-step() { echo "[probe] $1 start at $(( $(date +%s) - t0 )) s"; }
+# Run from a folder holding probe_common.sh (bench/calib/), llama_exact.json
+# (bench/calib/llama_gemm_shapes.py --tokens 256,512,1024,2048,4096,8192) and
+# bench/pytorch/gemm_layouts.py. One machine start: the LLaMA-shape GEMMs through PyTorch with the
+# usual ~2 ms per shape, then each shape held 60 ms (--hold-ms 60, the second half kept) in the listed
+# and in a shuffled order, then ~2 ms again (docs/accuracy.md, "A GEMM benchmark that holds each
+# shape").
+source "$(dirname "$0")/probe_common.sh"
 step torch_short; PYTHONUNBUFFERED=1 timeout 90 python3 gemm_layouts.py --shapes llama_exact.json --out "$OUT/torch_short.json" > /dev/null
 step torch_held; PYTHONUNBUFFERED=1 timeout 240 python3 gemm_layouts.py --shapes llama_exact.json --out "$OUT/torch_held.json" --hold-ms 60 > /dev/null
 step torch_held_shuffled; PYTHONUNBUFFERED=1 timeout 240 python3 gemm_layouts.py --shapes llama_exact.json --out "$OUT/torch_held_shuffled.json" --hold-ms 60 --order shuffled > /dev/null
 step torch_short_b; PYTHONUNBUFFERED=1 timeout 90 python3 gemm_layouts.py --shapes llama_exact.json --out "$OUT/torch_short_b.json" > /dev/null
-step done
-kill "$SMI"; wait "$SMI" 2>/dev/null
+probe_end

@@ -18,9 +18,8 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
-L2_BYTES = 60e6
+from gemm_layouts import L2_BYTES, call, operands  # the same operands and calls as the sweep
 
 
 def parse_shapes(text):
@@ -37,27 +36,10 @@ def parse_shapes(text):
     return out
 
 
-def operands(layout, m, n, k, dev):
-    r = lambda *s: torch.randn(*s, device=dev, dtype=torch.bfloat16)
-    if layout == "tn":
-        return r(m, k), r(n, k)
-    if layout == "nn":
-        return r(m, k), r(k, n)
-    return r(k, m), r(k, n)
-
-
-def call(layout):
-    if layout == "tn":
-        return lambda a, b: F.linear(a, b)
-    if layout == "nn":
-        return lambda a, b: torch.mm(a, b)
-    return lambda a, b: torch.mm(a.t(), b)
-
-
 def hold(layout, m, n, k, dev, rest_s, hold_s):
     per = (m * k + n * k + m * n) * 2
     copies = max(1, min(16, int(3 * L2_BYTES / per) + 1))
-    ops = [operands(layout, m, n, k, dev) for _ in range(copies)]
+    ops = [operands(layout, m, n, k, dev, torch.bfloat16) for _ in range(copies)]
     f = call(layout)
     est = max(2.0 * m * n * k / 600e12, per / 3.5e12, 3e-6)
     calls = max(copies, int(math.ceil(20e-3 / est)))
