@@ -43,10 +43,9 @@ const std::vector<OptionSpec> kSpec = {
      "gemm: predict at this SM clock instead of the profile's reference clock (GPUs under a power cap "
      "run heavy GEMMs at 1400-1980 MHz on the H200)"},
     {"clock", true,
-     "gemm: reference (default: the clock the profile's tables refer to), top (the board's highest clock: a "
-     "short benchmark after rest) or held (the clock the profile's power law gives this GEMM run back to "
-     "back "
-     "on its own: a benchmark that holds each shape)"},
+     "gemm: reference (default: the clock the profile's tables refer to), top (the board's highest clock: "
+     "a short benchmark after rest) or held (the clock the profile's power law gives this GEMM run back "
+     "to back on its own: a benchmark that holds each shape)"},
     {"profile", true, "hardware profile JSON (default: the GPU's embedded profile)"},
     {"roofline", false, "datasheet roofline instead of the profile"},
     {"json", false, "machine-readable output"},
@@ -146,19 +145,22 @@ int cmd_cost(const std::vector<std::string>& argv) {
         throw Error("--clock " + clock +
                     " needs a profile with a power section (infraplan-calibrate --only power); " + cs.name +
                     " has none");
-      const double mhz = clock == "top"    ? cal->power_model()->max_clock_mhz()
-                         : clock == "held" ? cal->gemm_held_clock_mhz(g)
-                                           : *a.get_number("clock-mhz", 100, 10000);
-      const double f = cal->clock_factor(g.dtype, mhz);
+      std::string why;  // what the clock is, for the note
+      if (clock == "top") {
+        clock_mhz = cal->power_model()->max_clock_mhz();
+        why = ", the board's highest";
+      } else if (clock == "held") {
+        clock_mhz = cal->gemm_held_clock_mhz(g);
+        why = ", where the power law holds this GEMM run back to back on its own";
+      } else {
+        clock_mhz = *a.get_number("clock-mhz", 100, 10000);
+      }
+      const double f = cal->clock_factor(g.dtype, clock_mhz);
       e.seconds /= f;
       e.achieved *= f;
-      clock_mhz = mhz;
-      clock_note = fmt(mhz, 0) + " MHz" +
-                   (clock == "top"    ? ", the board's highest"
-                    : clock == "held" ? ", where the power law holds this GEMM run back to back on its own"
-                                      : "") +
-                   " (the table refers to " + fmt(cal->reference_clock_mhz(), 0) +
-                   " MHz; time x (reference / clock)^" + fmt(cal->clock_exponent(g.dtype), 2) + ")";
+      clock_note = fmt(clock_mhz, 0) + " MHz" + why + " (the table refers to " +
+                   fmt(cal->reference_clock_mhz(), 0) + " MHz; time x (reference / clock)^" +
+                   fmt(cal->clock_exponent(g.dtype), 2) + ")";
     }
     shape = std::string(dtype_name(g.dtype)) + " " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
             std::to_string(g.k) + (g.batch > 1 ? " x" + std::to_string(g.batch) : "") + " " +

@@ -385,11 +385,15 @@ double CalibratedCostModel::gemm_held_clock_mhz(const GemmShape& s) const {
   const double top_mhz = power_->max_clock_mhz();
   const double top_s = gemm(s).seconds / clock_factor(s.dtype, top_mhz);
   if (!(top_s > 0)) return top_mhz;
-  const double in = dtype_bytes(s.dtype), out = s.dtype == Dtype::FP8 || s.dtype == Dtype::INT8 ? 2.0 : in;
+  const bool eight_bit = s.dtype == Dtype::FP8 || s.dtype == Dtype::INT8;  // their own energy per operation
+  const double in = dtype_bytes(s.dtype), out = eight_bit ? 2.0 : in;      // 8-bit GEMMs write bf16
   const double batch = double(s.batch), m = double(s.m), n = double(s.n), k = double(s.k);
-  PowerDemand d;
   const double tflops = 2.0 * batch * m * n * k / top_s * 1e-12;
-  (s.dtype == Dtype::FP8 || s.dtype == Dtype::INT8 ? d.tflops8 : d.tflops16) = tflops;
+  PowerDemand d;
+  if (eight_bit)
+    d.tflops8 = tflops;
+  else
+    d.tflops16 = tflops;
   d.TBps = batch * (m * k * in + n * k * in + m * n * out) / top_s * 1e-12;
   return std::min(top_mhz, power_->sustained_clock_mhz(d));
 }
