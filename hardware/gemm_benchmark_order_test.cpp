@@ -52,6 +52,19 @@ Gap gap(const std::map<Key, double>& a, const std::map<Key, double>& b) {
   return g;
 }
 
+GemmShape shape_of(const Key& k) {
+  GemmShape sh;
+  sh.layout = *parse_gemm_layout(std::get<0>(k));
+  sh.m = std::get<1>(k), sh.n = std::get<2>(k), sh.k = std::get<3>(k);
+  return sh;
+}
+
+/// The derived H100 profile (the order and held probes ran on H100s), built once.
+const CalibratedCostModel& h100() {
+  static const auto cm = make_calibrated_cost_model("h100-sxm5-80gb");
+  return *cm;
+}
+
 void print(const char* start, const char* what, const Gap& g) {
   std::printf("%-24s %-44s n=%4zu median %4.1f%%  p90 %4.1f%%\n", start, what, g.n, 100 * g.median,
               100 * g.p90);
@@ -92,24 +105,19 @@ TEST(GemmBenchmarkOrder, AnotherOrderMovesTheTimesAsMuchAsTheTarget) {
   }
   // The same through PyTorch (third start, GPU-65861909): the framework's own times move as much.
   const auto torch_a = load("h100_order_probe_run3", "torch_a"),
+             torch_b = load("h100_order_probe_run3", "torch_b"),
              shuffled = load("h100_order_probe_run3", "torch_shuffled");
-  const Gap g = gap(torch_a, shuffled), g_b = gap(load("h100_order_probe_run3", "torch_b"), shuffled);
+  const Gap g = gap(torch_a, shuffled), g_b = gap(torch_b, shuffled);
   print("h100_order_probe_run3", "PyTorch, listed vs shuffled order (a)", g);
   print("h100_order_probe_run3", "PyTorch, listed vs shuffled order (b)", g_b);
   ASSERT_GE(g.n, 1300u);
   // 2026-12-06: 4.6% / 14.6% (both listed runs), against 0.8% / 4.1% between the two listed runs.
   EXPECT_GT(g.p90, 0.12);
-  EXPECT_GT(g.p90, 2.5 * gap(torch_a, load("h100_order_probe_run3", "torch_b")).p90);
+  EXPECT_GT(g.p90, 2.5 * gap(torch_a, torch_b).p90);
   // One answer per shape cannot be within 10% of both orders' p90 unless it sits between them: the
   // derived H100 profile, which answers at its reference clock, against each order.
-  const auto h100 = make_calibrated_cost_model("h100-sxm5-80gb");
   std::map<Key, double> model;
-  for (const auto& [k, t] : torch_a) {
-    GemmShape sh;
-    sh.layout = *parse_gemm_layout(std::get<0>(k));
-    sh.m = std::get<1>(k), sh.n = std::get<2>(k), sh.k = std::get<3>(k);
-    model[k] = h100->gemm(sh).seconds;
-  }
+  for (const auto& [k, t] : torch_a) model[k] = h100().gemm(shape_of(k)).seconds;
   const Gap listed_err = gap(torch_a, model), shuffled_err = gap(shuffled, model);
   print("h100_order_probe_run3", "H100 profile vs PyTorch, listed order", listed_err);
   print("h100_order_probe_run3", "H100 profile vs PyTorch, shuffled order", shuffled_err);
@@ -148,14 +156,10 @@ void check_held_start(const char* s) {
   EXPECT_LT(orders.median, 0.03);
   EXPECT_LT(orders.p90, 0.09);
   EXPECT_GT(state.p90, orders.p90);
-  const auto h100 = make_calibrated_cost_model("h100-sxm5-80gb");
-  ASSERT_NE(h100->power_model(), nullptr) << s;
+  ASSERT_NE(h100().power_model(), nullptr) << s;
   std::map<Key, double> ref, top, law;
   for (const auto& [k, t] : held) {
-    GemmShape sh;
-    sh.layout = *parse_gemm_layout(std::get<0>(k));
-    sh.m = std::get<1>(k), sh.n = std::get<2>(k), sh.k = std::get<3>(k);
-    const Answers a = answers(*h100, sh);
+    const Answers a = answers(h100(), shape_of(k));
     ref[k] = a.reference, top[k] = a.top, law[k] = a.held;
   }
   for (const auto& [name, run] : {std::pair{"~2 ms, listed", &short_a}, std::pair{"held, listed", &held},

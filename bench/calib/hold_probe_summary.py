@@ -5,11 +5,13 @@ with the clock, power and temperature nvidia-smi read in the second half of the 
 
     python3 bench/calib/hold_probe_summary.py docs/data/calib/h100_gemm_hold
 """
-import datetime
 import json
 import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pytorch"))
+from smi_sampler import read_csv, window  # noqa: E402
 
 
 def main():
@@ -19,24 +21,16 @@ def main():
     try:
         hold = json.load(open(os.path.join(d, "hold.json")))
         listed = json.load(open(os.path.join(d, "torch_listed.json")))
-        smi_lines = open(os.path.join(d, "smi.csv")).readlines()[1:]
+        smi = read_csv(os.path.join(d, "smi.csv"))
     except (OSError, ValueError) as e:
         sys.exit("hold_probe_summary.py: %s: %s" % (d, e))
     times = {(s["layout"], s["m"], s["n"], s["k"]): s["seconds"] for s in listed["shapes"]}
-    smi = []
-    for line in smi_lines:
-        p = [x.strip() for x in line.split(",")]
-        try:
-            ts = datetime.datetime.strptime(p[0], "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc)
-            smi.append((ts.timestamp(), float(p[1].split()[0]), float(p[2].split()[0]), float(p[3])))
-        except (ValueError, IndexError):
-            continue
     print("%-22s %8s %8s %8s %12s %12s %8s %6s %5s" % ("shape", "burst", "held", "listed", "held/burst",
                                                       "held/listed", "MHz", "W", "C"))
     for s in hold["shapes"]:
         key = (s["layout"], s["m"], s["n"], s["k"])
         t0 = s["start_unix"]
-        w = [x for x in smi if t0 + hold["hold_s"] / 2 <= x[0] <= t0 + hold["hold_s"]]
+        w = window(smi, t0 + hold["hold_s"] / 2, t0 + hold["hold_s"])
         clk = statistics.median(x[1] for x in w) if w else float("nan")
         watts = statistics.mean(x[2] for x in w) if w else float("nan")
         temp = max(x[3] for x in w) if w else float("nan")
