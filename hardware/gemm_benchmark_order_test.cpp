@@ -15,24 +15,28 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <utility>
 #include <vector>
 
 #include "common/json_util.hpp"
 #include "hardware/calibrated_cost_model.hpp"
+#include "hardware/gemm_split_test_support.hpp"
 
 namespace infraplan::hw {
 namespace {
 
 using Key = std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t>;  // layout, m, n, k
 
-std::map<Key, double> load(const std::string& start, const std::string& run) {
+/// A run's times by shape; with `validation_only`, the shapes of the validation half's weights only
+/// (hardware/gemm_split_test_support.hpp).
+std::map<Key, double> load(const std::string& start, const std::string& run, bool validation_only = false) {
   const Json j =
       read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/calib/" + start + "/" + run + ".json");
+  const std::set<LinearWeight> val = validation_only ? validation_weights(j) : std::set<LinearWeight>{};
   std::map<Key, double> out;
   for (const auto& e : j.at("shapes"))
-    out[{e.at("layout").get<std::string>(), e.at("m").get<std::int64_t>(), e.at("n").get<std::int64_t>(),
-         e.at("k").get<std::int64_t>()}] = e.at("seconds").get<double>();
+    if (!validation_only || val.count(linear_weight(e)))
+      out[{e.at("layout").get<std::string>(), e.at("m").get<std::int64_t>(), e.at("n").get<std::int64_t>(),
+           e.at("k").get<std::int64_t>()}] = e.at("seconds").get<double>();
   return out;
 }
 
@@ -221,30 +225,6 @@ TEST(GemmBenchmarkOrder, HeldAnswerAgainstTheH200PowerProbe) {
   EXPECT_LT(held_median, ref_median - 0.03);
 }
 
-/// The weight (out, in) a shape of the LLaMA sets multiplies by: tn y = x·Wᵀ (n = out, k = in), nn
-/// dX = dY·W (n = in, k = out), nt dW = dYᵀ·X (m = out, n = in).
-std::pair<std::int64_t, std::int64_t> weight_of(const Key& k) {
-  const std::string& l = std::get<0>(k);
-  if (l == "nn") return {std::get<3>(k), std::get<2>(k)};
-  if (l == "nt") return {std::get<1>(k), std::get<2>(k)};
-  return {std::get<2>(k), std::get<3>(k)};
-}
-
-/// The shapes of `run` whose weight is in the validation half (the distinct weights sorted by (out,
-/// in), every other one, as in gemm_layouts_accuracy_test.cpp).
-std::map<Key, double> validation_half(const std::map<Key, double>& run) {
-  std::set<std::pair<std::int64_t, std::int64_t>> weights;
-  for (const auto& [k, t] : run) weights.insert(weight_of(k));
-  std::set<std::pair<std::int64_t, std::int64_t>> val;
-  std::size_t i = 0;
-  for (const auto& w : weights)
-    if (i++ % 2 == 1) val.insert(w);
-  std::map<Key, double> out;
-  for (const auto& [k, t] : run)
-    if (val.count(weight_of(k))) out[k] = t;
-  return out;
-}
-
 // The same start's calibrator rows (GPU-4970ffd5, 2026-12-06, bench/calib/rows_held_device.sh): its
 // `infraplan-calibrate layouts` run merged into the derived H100 profile
 // (docs/data/calib/h100_rows_held/h100_profile_with_rows.json, bench/calib/merge_layout_runs.py), then
@@ -255,8 +235,7 @@ TEST(GemmBenchmarkOrder, HeldAnswerWithTheStartsOwnRows) {
       "h100-sxm5-80gb",
       std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/calib/h100_rows_held/h100_profile_with_rows.json");
   ASSERT_NE(own->power_model(), nullptr);
-  const auto held = validation_half(load(s, "torch_held")),
-             short_run = validation_half(load(s, "torch_short"));
+  const auto held = load(s, "torch_held", true), short_run = load(s, "torch_short", true);
   ASSERT_GE(held.size(), 600u);
   std::map<Key, double> ref, law, derived_ref, derived_law;
   for (const auto& [k, t] : held) {

@@ -22,6 +22,7 @@
 
 #include "common/json_util.hpp"
 #include "hardware/calibrated_cost_model.hpp"
+#include "hardware/gemm_split_test_support.hpp"
 #include "hardware/power_limiter.hpp"
 #include "hardware/validation_error_test_support.hpp"
 
@@ -37,23 +38,16 @@ struct Row {
 
 std::vector<Row> load_rows(const std::string& file) {
   const Json j = read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/" + file);
-  std::set<std::pair<std::int64_t, std::int64_t>> linears;
-  auto weight = [](const Json& e) {
-    return std::make_pair(e["linear"]["out"].get<std::int64_t>(), e["linear"]["in"].get<std::int64_t>());
-  };
-  for (const auto& e : j.at("shapes")) linears.insert(weight(e));
-  std::map<std::pair<std::int64_t, std::int64_t>, bool> validation;
-  bool odd = false;
-  for (const auto& l : linears) validation[l] = odd, odd = !odd;
+  const std::set<LinearWeight> validation = validation_weights(j);
   std::vector<Row> rows;
   for (const auto& e : j.at("shapes")) {
     Row r;
     r.shape.m = e["m"].get<std::int64_t>(), r.shape.n = e["n"].get<std::int64_t>();
     r.shape.k = e["k"].get<std::int64_t>();
     r.shape.layout = *parse_gemm_layout(e["layout"].get<std::string>());
-    std::tie(r.out, r.in) = weight(e);
+    std::tie(r.out, r.in) = linear_weight(e);
     r.measured = e["seconds"].get<double>();
-    r.validation = validation[weight(e)];
+    r.validation = validation.count(linear_weight(e)) > 0;
     rows.push_back(r);
   }
   return rows;
