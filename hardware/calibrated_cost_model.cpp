@@ -412,8 +412,7 @@ double CalibratedCostModel::at_reference_clock(const HoldoutGemm& h, double beta
     v.push_back(h.repeats[i] *
                 (mhz > 0 && reference_clock_mhz_ > 0 ? std::pow(mhz / reference_clock_mhz_, b) : 1.0));
   }
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return median_of(v);
 }
 
 double CalibratedCostModel::offgrid_factor(Dtype d) const {

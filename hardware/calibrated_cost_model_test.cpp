@@ -533,6 +533,32 @@ TEST(CalibratedCostModel, RowsClockExponentRefersTheRows) {
   EXPECT_NEAR(cm.gemm(s).seconds, plain.gemm(s).seconds, 1e-9 * secs);
 }
 
+// A row point timed on two machine starts (bench/calib/merge_layout_runs.py keeps each start's time
+// as a repeat with its own clock reading): each is referred to the reference clock, and the point is
+// their median — the mean of the two, not the slower one.
+TEST(CalibratedCostModel, RowPointOfTwoStartsIsTheirMedian) {
+  Json j = parse_json_text(default_profile_json("h200-sxm-141gb"), "h200");
+  Json* row = nullptr;
+  for (Json& r : j["tables"]["gemm_rows"])
+    if (r["dtype"] == "bf16" && r.value("layout", "tn") == "tn") row = &r;
+  ASSERT_NE(row, nullptr);
+  Json& pt = (*row)["points"][2];
+  const double secs = pt["seconds"].get<double>();
+  const Json clock = pt["clock_mhz"][0];
+  const double beta = j["tables"]["gemm"]["bf16"]["rows_clock_exponent"]["value"].get<double>();
+  GemmShape s =
+      gemm(pt["m"].get<std::int64_t>(), (*row)["n"].get<std::int64_t>(), (*row)["k"].get<std::int64_t>());
+  const CalibratedCostModel one(parse_profile(j, "one start"), find_gpu("h200-sxm-141gb"));
+  pt["repeats"] = {secs, 1.2 * secs};
+  pt["clock_mhz"] = {clock, {1500, 1500}};
+  const CalibratedCostModel two(parse_profile(j, "two starts"), find_gpu("h200-sxm-141gb"));
+  const double ref = two.reference_clock_mhz();
+  const double mhz = 0.5 * (clock[0].get<double>() + clock[1].get<double>());
+  const double a = secs * std::pow(mhz / ref, beta), b = 1.2 * secs * std::pow(1500 / ref, beta);
+  EXPECT_NEAR(one.gemm(s).seconds, a, 1e-9 * secs);
+  EXPECT_NEAR(two.gemm(s).seconds, 0.5 * (a + b), 1e-9 * secs);
+}
+
 // Time grows with k at fixed m, n (aligned k). At m = 1 launch-bound cells can be out of order,
 // which the model reproduces at grid points: there only the ends are compared. int8 is left out
 // of the step-by-step check: its measured m = 64, n = 8192 row drops from 55.6 µs at k = 11584 to

@@ -21,12 +21,14 @@ Writes into the profile:
                             listed shapes in one shuffled order, by the legacy time (median per half
                             decade with at least 100 pairs)
   tables.gemm_rows          the listed shapes as rows along their token axis (m for tn / nn, k for nt):
-                            the graph-timed seconds of the run that has them with its clock reading
-                            (the model refers it to the reference clock), scaled to the machines'
-                            median by the same point's legacy times on every machine (referred)
+                            the graph-timed seconds of each run that has them, each a repeat of the
+                            point with its clock reading (the model refers each to the reference clock
+                            and takes their median), scaled to the machines' median by the same
+                            point's legacy times on every machine (referred) where runs have them
   spread                    {gemm, attention, memory: {low, high, samples}, method}: 10th and 90th
                             percentiles of every measurement's deviation from the median over the
-                            machines that timed it the same way
+                            machines that timed it the same way (graph-timed rows without legacy
+                            times: referred to the reference clock first)
 
 Only calibration data goes in; the PyTorch GEMM times of the same calls are validation data and are
 not read (their spread points, SDPA and copies, are).
@@ -250,14 +252,19 @@ def main():
                 continue
             f = statistics.median([referred(x) for x in lg]) / referred(lp[key]) if key in lp else 1.0
             adj.append((gp[key]["seconds"] * f, gp[key]["clock_mhz"][0]))
-        adj.sort()
-        t, clk = adj[len(adj) // 2]
+        # Every machine's value is a repeat of the point with its own clock reading: the model refers
+        # each to the reference clock and takes their median (graph-timed runs without legacy times
+        # have nothing else to bring them to one level).
+        adj.sort(key=lambda x: x[0] * (0.5 * (x[1][0] + x[1][1]) / a.reference_clock_mhz) ** rows_beta)
         dt, layout, m, n, k = key
         fixed = (m, n) if layout == "nt" else (n, k)
-        rows.setdefault((dt, layout) + fixed, []).append((k if layout == "nt" else m, t, clk))
+        rows.setdefault((dt, layout) + fixed, []).append((k if layout == "nt" else m, adj))
         v = [x["seconds"] for x in lg]
         if len(v) > 1 and min(v) >= MIN_SECONDS:
             gemm_dev += deviations(v)
+        elif not lg and len(adj) > 1 and min(t for t, _ in adj) >= MIN_SECONDS:
+            # Graph-timed only: the starts' times referred to one clock, as the model compares them.
+            gemm_dev += deviations([t * (0.5 * (c[0] + c[1]) / a.reference_clock_mhz) ** rows_beta for t, c in adj])
     new_rows = []
     for (dt, layout, f0, f1), pts in sorted(rows.items()):
         pts.sort()
@@ -266,8 +273,9 @@ def main():
         axis = "k" if layout == "nt" else "m"
         entry = {"dtype": dt, "layout": layout, "api": "cublas", "timing": "graph"}
         entry.update({"m": f0, "n": f1} if layout == "nt" else {"n": f0, "k": f1})
-        entry["points"] = [{axis: tok, "seconds": float("%.6g" % s), "repeats": [float("%.6g" % s)],
-                            "clock_mhz": [clk]} for tok, s, clk in pts]
+        entry["points"] = [{axis: tok, "seconds": float("%.6g" % adj[len(adj) // 2][0]),
+                            "repeats": [float("%.6g" % t) for t, _ in adj], "clock_mhz": [c for _, c in adj]}
+                           for tok, adj in pts]
         new_rows.append(entry)
     old = [r for r in prof["tables"].get("gemm_rows", [])
            if not any(r.get("dtype") == e["dtype"] and r.get("layout", "tn") == e["layout"] and
