@@ -54,6 +54,30 @@ void draw_refs(Canvas& c, const std::vector<RefLine>& refs, const Scale& x, cons
 
 void chart_title(Canvas& c, const std::string& t) { c.text(12, 20, t, "start", 14, "font-weight=\"600\""); }
 
+/// Where a chart's legend goes: at x over width w, below the title; `gap` is the space between it
+/// and the plot frame.
+struct LegendPlace {
+  double x, w, gap;
+};
+
+/// A chart's canvas, `height` tall plus the legend's height, with its title and legend drawn; sets
+/// the frame's top below the legend.
+Canvas titled_canvas(const std::string& title, const std::vector<LegendItem>& legend, LegendPlace at,
+                     double height, Frame& f) {
+  const double lh = legend_height(at.w, legend);
+  f.top = 30 + lh + at.gap;
+  Canvas c(kWidth, height + lh, title, "");
+  chart_title(c, title);
+  draw_legend(c, at.x, 30 + 12, at.w, legend);
+  return c;
+}
+
+/// The legend over the frame's width (line, scatter and column charts).
+LegendPlace over_frame(const Frame& f, double gap) { return {f.left, kWidth - f.left - f.right, gap}; }
+
+/// The legend over the canvas's width (bar and timeline charts, whose frame leaves room for labels).
+LegendPlace over_canvas(double gap) { return {12, kWidth - 24 - 12, gap}; }
+
 }  // namespace
 
 std::string line_chart(const LineChart& ch) {
@@ -62,11 +86,7 @@ std::string line_chart(const LineChart& ch) {
   for (const auto& r : ch.refs)
     if (!r.label.empty()) legend.push_back({r.label, ref_color(r), "dash"});
   Frame f;
-  const double lh = legend_height(kWidth - f.left - f.right, legend);
-  f.top = 30 + lh + 8;
-  Canvas c(kWidth, ch.height + lh, ch.title, "");
-  chart_title(c, ch.title);
-  draw_legend(c, f.left, 30 + 12, kWidth - f.left - f.right, legend);
+  Canvas c = titled_canvas(ch.title, legend, over_frame(f, 8), ch.height, f);
   Range rx, ry;
   for (const auto& s : ch.series) {
     for (double v : s.x) rx.add(v, ch.x.log);
@@ -115,13 +135,9 @@ std::string stacked_bars(const StackedBars& ch) {
   Frame f;
   f.left = std::min(label_w, 260.0);
   f.right = ch.bar_notes.empty() ? 24 : 130;
-  const double lh = legend_height(kWidth - 24 - 12, legend);
-  f.top = 30 + lh + 10;
   const double bar_h = ch.bar_labels.size() > 16 ? 14 : 26, gap = ch.bar_labels.size() > 16 ? 4 : 10;
   const double plot_h = double(ch.bar_labels.size()) * (bar_h + gap) + gap;
-  Canvas c(kWidth, f.top + plot_h + f.bottom, ch.title, "");
-  chart_title(c, ch.title);
-  draw_legend(c, 12, 30 + 12, kWidth - 24 - 12, legend);
+  Canvas c = titled_canvas(ch.title, legend, over_canvas(10), 30 + 10 + plot_h + f.bottom, f);
   Range r;
   r.add(0, false);
   for (const auto& bar : ch.values) {
@@ -173,13 +189,9 @@ std::string grouped_columns(const GroupedColumns& ch) {
   for (const auto& r : ch.refs)
     if (!r.label.empty()) legend.push_back({r.label, ref_color(r), "dash"});
   Frame f;
-  const double lh = legend_height(kWidth - f.left - f.right, legend);
-  f.top = 30 + lh + 10;
   const bool rotate = ch.labels.size() > 12;
   f.bottom = rotate ? 90 : 56;
-  Canvas c(kWidth, 300 + lh + (rotate ? 34 : 0), ch.title, "");
-  chart_title(c, ch.title);
-  draw_legend(c, f.left, 30 + 12, kWidth - f.left - f.right, legend);
+  Canvas c = titled_canvas(ch.title, legend, over_frame(f, 10), 300 + (rotate ? 34 : 0), f);
   Range r;
   r.add(0, false);
   for (const auto& s : ch.values)
@@ -232,13 +244,9 @@ std::string timeline(const Timeline& ch) {
   double label_w = 60;
   for (const auto& l : ch.rows) label_w = std::max(label_w, 7.0 * double(l.size()) + 12);
   f.left = std::min(label_w, 200.0);
-  const double lh = legend_height(kWidth - 24 - 12, legend);
-  f.top = 30 + lh + 10;
   const double row_h = ch.rows.size() > 16 ? 12 : 28, gap = ch.rows.size() > 16 ? 3 : 8;
   const double plot_h = double(ch.rows.size()) * (row_h + gap) + gap;
-  Canvas c(kWidth, f.top + plot_h + f.bottom, ch.title, "");
-  chart_title(c, ch.title);
-  draw_legend(c, 12, 30 + 12, kWidth - 24 - 12, legend);
+  Canvas c = titled_canvas(ch.title, legend, over_canvas(10), 30 + 10 + plot_h + f.bottom, f);
   Range r;
   r.add(0, false);
   for (const auto& s : ch.spans) r.add(s.end, false);
@@ -280,11 +288,7 @@ std::string scatter(const Scatter& ch) {
   std::vector<LegendItem> legend;
   for (const auto& g : ch.groups) legend.push_back({g.name, g.color, g.connect ? "line" : "dot"});
   Frame f;
-  const double lh = legend_height(kWidth - f.left - f.right, legend);
-  f.top = 30 + lh + 8;
-  Canvas c(kWidth, ch.height + lh, ch.title, "");
-  chart_title(c, ch.title);
-  draw_legend(c, f.left, 30 + 12, kWidth - f.left - f.right, legend);
+  Canvas c = titled_canvas(ch.title, legend, over_frame(f, 8), ch.height, f);
   Range rx, ry;
   for (const auto& g : ch.groups) {
     for (double v : g.x) rx.add(v, ch.x.log);
