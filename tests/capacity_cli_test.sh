@@ -2,36 +2,7 @@
 # End-to-end checks of capacity planning at scale: goodput and cost in simulate/plan train, cost in
 # plan serve, uneven and zero-bubble pipeline schedules, HSDP, and their input errors.
 # Run by ctest with INFRAPLAN set to the binary; from the repository root.
-set -u
-bin=${INFRAPLAN:-build/bin/infraplan}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-# expect RC NEEDLE -- ARGS...: runs infraplan ARGS, checks the exit code and that stdout+stderr
-# contains NEEDLE.
-expect() {
-  local rc=$1 needle=$2
-  shift 3
-  local out got
-  out=$("$bin" "$@" 2>&1)
-  got=$?
-  if [ "$got" != "$rc" ]; then
-    echo "FAIL: infraplan $* -> exit $got, expected $rc"; echo "$out" | head -5; fails=$((fails + 1)); return
-  fi
-  if ! grep -qF -- "$needle" <<<"$out"; then
-    echo "FAIL: infraplan $* -> output lacks: $needle"; echo "$out" | head -5; fails=$((fails + 1)); return
-  fi
-  echo "ok: infraplan $*"
-}
-
-# json_check FILE PYTHON-EXPR: the expression over `d` (the parsed JSON) must be true.
-json_check() {
-  if ! python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert $2, 'false'" "$1" 2>"$tmp/err"; then
-    echo "FAIL: $2"; head -3 "$tmp/err"; fails=$((fails + 1)); return
-  fi
-  echo "ok: $2"
-}
+source "$(dirname "$0")/cli_test_lib.sh"
 
 llama3=scenarios/train_llama3_405b_16k_h100.json
 # Goodput and cost in simulate train (estimate and simulation), with the price override.

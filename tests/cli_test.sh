@@ -1,28 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of the infraplan CLI: outputs, exit codes and error messages for bad input.
 # Run by ctest with INFRAPLAN set to the binary; from the repository root.
-set -u
-bin=${INFRAPLAN:-build/bin/infraplan}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-# expect RC NEEDLE -- ARGS...: runs infraplan ARGS, checks the exit code and that stdout+stderr
-# contains NEEDLE.
-expect() {
-  local rc=$1 needle=$2
-  shift 3
-  local out got
-  out=$("$bin" "$@" 2>&1)
-  got=$?
-  if [ "$got" != "$rc" ]; then
-    echo "FAIL: infraplan $* -> exit $got, expected $rc"; echo "$out" | head -5; fails=$((fails + 1)); return
-  fi
-  if ! grep -qF -- "$needle" <<<"$out"; then
-    echo "FAIL: infraplan $* -> output lacks: $needle"; echo "$out" | head -5; fails=$((fails + 1)); return
-  fi
-  echo "ok: infraplan $*"
-}
+source "$(dirname "$0")/cli_test_lib.sh"
 
 expect 0 "llama2-7b" -- models
 expect 0 '"total": 6738415616' -- models show llama2-7b --json
