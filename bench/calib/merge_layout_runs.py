@@ -233,12 +233,12 @@ def main():
             key = (e["dtype"], e["layout"], e["m"], e["n"], e["k"])
             (graph_pts if e.get("timing", "legacy") == "graph" else legacy_pts)[ri][key] = e
 
-    def clock(e):
-        return 0.5 * (e["clock_mhz"][0][0] + e["clock_mhz"][0][1])
+    def referred_time(seconds, clock_pair):
+        """As the model refers a measurement: to the reference clock by its own clock reading."""
+        return seconds * (0.5 * (clock_pair[0] + clock_pair[1]) / a.reference_clock_mhz) ** rows_beta
 
     def referred(e):
-        """As the model refers a measurement: to the reference clock by its own clock reading."""
-        return e["seconds"] * (clock(e) / a.reference_clock_mhz) ** rows_beta
+        return referred_time(e["seconds"], e["clock_mhz"][0])
 
     rows, gemm_dev = {}, []
     for key in set().union(*[set(gp) for gp in graph_pts]):
@@ -255,7 +255,7 @@ def main():
         # Every machine's value is a repeat of the point with its own clock reading: the model refers
         # each to the reference clock and takes their median (graph-timed runs without legacy times
         # have nothing else to bring them to one level).
-        adj.sort(key=lambda x: x[0] * (0.5 * (x[1][0] + x[1][1]) / a.reference_clock_mhz) ** rows_beta)
+        adj.sort(key=lambda x: referred_time(*x))
         dt, layout, m, n, k = key
         fixed = (m, n) if layout == "nt" else (n, k)
         rows.setdefault((dt, layout) + fixed, []).append((k if layout == "nt" else m, adj))
@@ -264,7 +264,7 @@ def main():
             gemm_dev += deviations(v)
         elif not lg and len(adj) > 1 and min(t for t, _ in adj) >= MIN_SECONDS:
             # Graph-timed only: the starts' times referred to one clock, as the model compares them.
-            gemm_dev += deviations([t * (0.5 * (c[0] + c[1]) / a.reference_clock_mhz) ** rows_beta for t, c in adj])
+            gemm_dev += deviations([referred_time(t, c) for t, c in adj])
     new_rows = []
     for (dt, layout, f0, f1), pts in sorted(rows.items()):
         pts.sort()
