@@ -146,6 +146,28 @@ Answers answers(const CalibratedCostModel& cm, const GemmShape& sh) {
   return a;
 }
 
+/// The model's three answers for every shape a run timed, by shape.
+struct AnswerMaps {
+  std::map<Key, double> reference, top, held;
+};
+
+AnswerMaps answers_for(const CalibratedCostModel& cm, const std::map<Key, double>& run) {
+  AnswerMaps out;
+  for (const auto& [k, t] : run) {
+    const Answers a = answers(cm, shape_of(k));
+    out.reference[k] = a.reference, out.top[k] = a.top, out.held[k] = a.held;
+  }
+  return out;
+}
+
+/// The derived H100 profile with the calibrator rows of `start` merged in
+/// (docs/data/calib/START/h100_profile_with_rows.json, bench/calib/merge_layout_runs.py).
+std::unique_ptr<CalibratedCostModel> rows_profile(const std::string& start) {
+  return make_calibrated_cost_model(
+      "h100-sxm5-80gb",
+      std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/calib/" + start + "/h100_profile_with_rows.json");
+}
+
 // A benchmark that holds each shape (60 ms of replays, the second half kept; two more H100 starts,
 // GPU-327e0b76 and GPU-60e52477, docs/data/calib/h100_held_probe*/): the order stops mattering, and
 // the model's answer at the clock its power law gives the GEMM held alone is what such a benchmark
@@ -164,11 +186,8 @@ void check_held_start(const char* s) {
   EXPECT_LT(orders.p90, 0.09);
   EXPECT_GT(state.p90, orders.p90);
   ASSERT_NE(h100().power_model(), nullptr) << s;
-  std::map<Key, double> ref, top, law;
-  for (const auto& [k, t] : held) {
-    const Answers a = answers(h100(), shape_of(k));
-    ref[k] = a.reference, top[k] = a.top, law[k] = a.held;
-  }
+  const AnswerMaps priced = answers_for(h100(), held);
+  const auto &ref = priced.reference, &top = priced.top, &law = priced.held;
   for (const auto& [name, run] : {std::pair{"~2 ms, listed", &short_a}, std::pair{"held, listed", &held},
                                   std::pair{"held, shuffled", &held_shuffled}}) {
     print(s, (std::string("H100 profile at its reference clock vs ") + name).c_str(), gap(*run, ref));
@@ -232,17 +251,13 @@ TEST(GemmBenchmarkOrder, HeldAnswerAgainstTheH200PowerProbe) {
 // PyTorch at ~2 ms and held 60 ms per shape. The PyTorch times are validation data only.
 TEST(GemmBenchmarkOrder, HeldAnswerWithTheStartsOwnRows) {
   const char* s = "h100_rows_held";
-  const auto own = make_calibrated_cost_model(
-      "h100-sxm5-80gb",
-      std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/calib/h100_rows_held/h100_profile_with_rows.json");
+  const auto own = rows_profile(s);
   ASSERT_NE(own->power_model(), nullptr);
   const auto held = load(s, "torch_held", true), short_run = load(s, "torch_short", true);
   ASSERT_GE(held.size(), 600u);
-  std::map<Key, double> ref, law, derived_ref, derived_law;
-  for (const auto& [k, t] : held) {
-    const Answers a = answers(*own, shape_of(k)), d = answers(h100(), shape_of(k));
-    ref[k] = a.reference, law[k] = a.held, derived_ref[k] = d.reference, derived_law[k] = d.held;
-  }
+  const AnswerMaps with_rows = answers_for(*own, held), derived = answers_for(h100(), held);
+  const auto &ref = with_rows.reference, &law = with_rows.held;
+  const auto &derived_ref = derived.reference, &derived_law = derived.held;
   const Gap own_held = gap(held, law), own_ref = gap(held, ref), derived_held = gap(held, derived_law);
   print(s, "validation half, held: own rows, --clock held", own_held);
   print(s, "validation half, held: own rows, reference", own_ref);
@@ -270,10 +285,7 @@ TEST(GemmBenchmarkOrder, HeldAnswerWithAnotherStartsRows) {
   const char* const starts[] = {"h100_rows_held", "h100_rows_held_run2"};
   const char* const rows[] = {"h100_rows_held", "h100_rows_held_run2", "h100_rows_held_both"};
   std::vector<std::unique_ptr<CalibratedCostModel>> own;
-  for (const char* s : rows)
-    own.push_back(make_calibrated_cost_model(
-        "h100-sxm5-80gb",
-        std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/calib/" + s + "/h100_profile_with_rows.json"));
+  for (const char* s : rows) own.push_back(rows_profile(s));
   // The two starts' held benchmarks against each other: the fleet spread the answer meets.
   const auto held_a = load(starts[0], "torch_held", true), held_b = load(starts[1], "torch_held", true);
   const Gap across = gap(held_a, held_b);
@@ -282,12 +294,8 @@ TEST(GemmBenchmarkOrder, HeldAnswerWithAnotherStartsRows) {
   for (std::size_t r = 0; r < 3; ++r)
     for (std::size_t h = 0; h < 2; ++h) {
       const auto& held = h == 0 ? held_a : held_b;
-      std::map<Key, double> law, ref;
-      for (const auto& [k, t] : held) {
-        const Answers a = answers(*own[r], shape_of(k));
-        law[k] = a.held, ref[k] = a.reference;
-      }
-      const Gap g = gap(held, law), g_ref = gap(held, ref);
+      const AnswerMaps priced = answers_for(*own[r], held);
+      const Gap g = gap(held, priced.held), g_ref = gap(held, priced.reference);
       const std::string what = std::string("rows ") + rows[r] + ", held " + starts[h];
       print("", (what + ": --clock held").c_str(), g);
       print("", (what + ": reference").c_str(), g_ref);
