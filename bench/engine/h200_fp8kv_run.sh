@@ -7,30 +7,9 @@
 # 64 with bf16 and fp8 KV. Run from a folder holding bin/ (infraplan, infraplan-bench,
 # engine_gpu_tests; or bin.tgz), optionally lib/ (shared libraries the GPU machine lacks) and
 # scenarios/. Results go to $OUT (default ./out): run.log, gpu_tests.txt and results.tgz (every JSON
-# report, updated after each stage).
-set -u
-cd "$(dirname "$0")"
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
-res=$(mktemp -d)
-[ -f bin.tgz ] && { rm -rf bin; tar xzf bin.tgz; }
-[ -f lib.tgz ] && [ ! -d lib ] && tar xzf lib.tgz
-export LD_LIBRARY_PATH=$PWD/lib:/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
-export CUBLASLT_LOG_LEVEL=${CUBLASLT_LOG_LEVEL:-1}  # cuBLASLt prints the reason of any failing call
-log="$OUT/run.log"
-stage() {
-  tar czf "$OUT/results.tgz" -C "$res" .
-  echo "=== $* ($(date -u '+%F %T') UTC)" | tee -a "$log"
-}
-
-stage "device"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit,memory.used \
-  --format=csv 2>&1 | tee -a "$log"
-nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 250 > "$res/smi.csv" 2>&1 &
-smi=$!
-stage "GPU tests"
-timeout 240 bin/engine_gpu_tests > "$OUT/gpu_tests.txt" 2>&1
-echo "rc $?" | tee -a "$log"
+# report, updated after each stage). fp8_run_common.sh (next to this script) does the set-up.
+GPU_TESTS_TIMEOUT=${GPU_TESTS_TIMEOUT:-240}
+source "$(dirname "$0")/fp8_run_common.sh"
 grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) |^\[(engine|fp8)|Failure" "$OUT/gpu_tests.txt" | tee -a "$log"
 for w in bf16 fp8; do
   for kv in fp8 bf16; do
@@ -50,5 +29,4 @@ for kv in fp8 bf16; do
     --reps 10 --kernels --json-out "$res/kernels_llama2-7b_kv$kv.json" > "$res/kernels_llama2-7b_kv$kv.txt" 2>&1
   echo "rc $?" | tee -a "$log"
 done
-kill "$smi"
-stage "done"
+fp8_run_end
