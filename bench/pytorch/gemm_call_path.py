@@ -120,9 +120,9 @@ def main():
             paths[name] = (bound, g)
         times = {"torch": [], "gemmex": [], "gemmex_strict": []}
         for _ in range(a.rounds):
-            times["torch"].append(graph_time(lambda j: f(*ops[j]), copies, est))
+            times["torch"].append(graph_time(lambda j: f(*ops[j]), copies, est)[0])
             for name, (bound, _) in paths.items():
-                times[name].append(graph_time(bound, copies, est))
+                times[name].append(graph_time(bound, copies, est)[0])
         # correctness of the direct call against PyTorch's
         ref = f(*ops[0])
         paths["gemmex"][0](0)

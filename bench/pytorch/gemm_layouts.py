@@ -54,7 +54,9 @@ def graph_time(fn, copies, est_seconds, hold_ms=0.0):
     """Median seconds per call over replays of a graph of max(copies, ~100 µs of calls) calls; each
     sample starts behind a ~30 µs spin kernel, so the host's graph launch is not idle GPU time in it.
     With hold_ms > 0 the shape is replayed until hold_ms of GPU time and the median is taken over the
-    second half of the samples: the shape held until the board's power limiter has settled on it."""
+    second half of the samples: the shape held until the board's power limiter has settled on it.
+    Returns (seconds, duty): duty is, for a held shape, the share of the second half's wall time its
+    graphs took (the spin and the host's gaps are the rest), None otherwise."""
     calls = max(copies, min(128, int(math.ceil(100e-6 / max(est_seconds, 1e-6)))))
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -70,20 +72,26 @@ def graph_time(fn, copies, est_seconds, hold_ms=0.0):
     g.replay()
     torch.cuda.synchronize()
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out, total = [], 0.0
+    out, graph_ms, ends, total = [], [], [], 0.0
     for it in range(30 if hold_ms <= 0 else 1000000):
         torch.cuda._sleep(LEAD_IN_CYCLES)
         a.record()
         g.replay()
         b.record()
         b.synchronize()
+        ends.append(time.perf_counter())
         ms = a.elapsed_time(b)
         out.append(ms / calls / 1e3)
+        graph_ms.append(ms)
         total += ms
         if it >= 4 and total > max(2.0, hold_ms):
             break
     del g
-    return statistics.median(out if hold_ms <= 0 else out[len(out) // 2:])
+    if hold_ms <= 0:
+        return statistics.median(out), None
+    h = len(out) // 2
+    duty = sum(graph_ms[h + 1:]) / 1e3 / (ends[-1] - ends[h]) if len(out) - h >= 2 else None
+    return statistics.median(out[h:]), duty
 
 
 def time_shapes(shapes, dev, dtype, hold_ms=0.0):
@@ -96,9 +104,11 @@ def time_shapes(shapes, dev, dtype, hold_ms=0.0):
         ops = [operands(layout, m, n, k, dev, dtype) for _ in range(copies)]
         f = call(layout)
         est = max(2.0 * m * n * k / 600e12, per / 3.5e12, 3e-6)
-        t = graph_time(lambda j: f(*ops[j]), copies, est, hold_ms)
+        t, duty = graph_time(lambda j: f(*ops[j]), copies, est, hold_ms)
         r = {kk: sh[kk] for kk in ("dtype", "layout", "m", "n", "k", "tokens", "linear") if kk in sh}
         r["seconds"] = t
+        if duty is not None:
+            r["hold_duty"] = round(duty, 4)
         rows.append(r)
         del ops
         if i % 200 == 199:
@@ -217,6 +227,9 @@ def main():
     if not 0 <= a.hold_ms <= 10000:
         raise SystemExit("gemm_layouts.py: --hold-ms must be in [0, 10000]")
     res["hold_ms"] = a.hold_ms
+    if a.hold_ms > 0:
+        res["hold_duty_is"] = ("per shape: the share of the kept samples' wall time spent in its GEMM graphs "
+                               "(the 30 us spin before each sample and the host's gaps are the rest)")
     res["shapes"] = time_shapes(shapes, dev, torch.bfloat16, a.hold_ms)
     res["run_seconds"] = time.time() - t0
     with open(a.out, "w") as f:
