@@ -46,6 +46,9 @@ const std::vector<OptionSpec> kSpec = {
      "gemm: reference (default: the clock the profile's tables refer to), top (the board's highest clock: "
      "a short benchmark after rest) or held (the clock the profile's power law gives this GEMM run back "
      "to back on its own: a benchmark that holds each shape)"},
+    {"duty", true,
+     "gemm with --clock held: the share of the time the GEMM runs, the GPU idle the rest (a benchmark's "
+     "gaps between samples, a GEMM between lighter work), in [0.001, 1] (default 1: back to back)"},
     {"profile", true, "hardware profile JSON (default: the GPU's embedded profile)"},
     {"roofline", false, "datasheet roofline instead of the profile"},
     {"json", false, "machine-readable output"},
@@ -81,7 +84,7 @@ int cmd_cost(const std::vector<std::string>& argv) {
   if (a.help()) {
     std::printf(
         "Usage: infraplan cost --gpu G --op gemm --m M --n N --k K [--dtype bf16] [--layout tn|nn|nt] "
-        "[--clock reference|top|held | --clock-mhz F] [--json]\n"
+        "[--clock reference|top|held [--duty F] | --clock-mhz F] [--json]\n"
         "       infraplan cost --gpu G --op attention_prefill --seq S [--batch B] [--heads H --kv-heads K "
         "--head-dim D] [--attention-kernel default|flash2]\n"
         "       infraplan cost --gpu G --op attention_decode --context C [--batch B] [--kv-dtype bf16]\n"
@@ -102,7 +105,7 @@ int cmd_cost(const std::vector<std::string>& argv) {
   std::string shape, unit = "TFLOP/s", clock_note;
   double clock_mhz = 0;  // the clock a gemm was asked at (0: the reference clock)
   if (op == "gemm")
-    refuse_others(a, op, {"m", "n", "k", "batch", "dtype", "clock-mhz", "clock", "layout"});
+    refuse_others(a, op, {"m", "n", "k", "batch", "dtype", "clock-mhz", "clock", "layout", "duty"});
   else if (op == "attention_prefill")
     refuse_others(a, op,
                   {"seq", "kv-len", "batch", "heads", "kv-heads", "head-dim", "non-causal", "dtype",
@@ -136,6 +139,11 @@ int cmd_cost(const std::vector<std::string>& argv) {
       throw Error(unknown_name_message("--clock", clock, {"reference", "top", "held"}));
     if (a.given("clock") && a.given("clock-mhz"))
       throw Error("--clock and --clock-mhz both set the clock: give one of them");
+    if (a.given("duty") && clock != "held")
+      throw Error(
+          "--duty applies to --clock held only (the clock the power law gives a GEMM that runs that "
+          "share of the time)");
+    const double duty = a.get_number("duty", 1e-3, 1.0).value_or(1.0);
     if (a.get("clock-mhz").has_value() || clock != "reference") {
       const auto* cal = dynamic_cast<const hw::CalibratedCostModel*>(&cm);
       if (!cal || !(cal->reference_clock_mhz() > 0))
@@ -150,8 +158,10 @@ int cmd_cost(const std::vector<std::string>& argv) {
         clock_mhz = cal->power_model()->max_clock_mhz();
         why = ", the board's highest";
       } else if (clock == "held") {
-        clock_mhz = cal->gemm_held_clock_mhz(g);
-        why = ", where the power law holds this GEMM run back to back on its own";
+        clock_mhz = cal->gemm_held_clock_mhz(g, duty);
+        why = duty < 1 ? ", where the power law holds this GEMM run " + fmt(100 * duty, 1) +
+                             "% of the time, the GPU idle the rest"
+                       : ", where the power law holds this GEMM run back to back on its own";
       } else {
         clock_mhz = *a.get_number("clock-mhz", 100, 10000);
       }

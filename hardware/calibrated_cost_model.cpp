@@ -380,7 +380,8 @@ double CalibratedCostModel::clock_factor(Dtype d, double mhz) const {
   return std::pow(mhz / reference_clock_mhz_, clock_exponent(d));
 }
 
-double CalibratedCostModel::gemm_held_clock_mhz(const GemmShape& s) const {
+double CalibratedCostModel::gemm_held_clock_mhz(const GemmShape& s, double duty) const {
+  if (!(duty > 0 && duty <= 1)) throw Error("GEMM duty must be in (0, 1], got " + std::to_string(duty));
   if (!power_ || !(reference_clock_mhz_ > 0)) return 0.0;
   const double top_mhz = power_->max_clock_mhz();
   const double top_s = gemm(s).seconds / clock_factor(s.dtype, top_mhz);
@@ -388,13 +389,13 @@ double CalibratedCostModel::gemm_held_clock_mhz(const GemmShape& s) const {
   const bool eight_bit = s.dtype == Dtype::FP8 || s.dtype == Dtype::INT8;  // their own energy per operation
   const double in = dtype_bytes(s.dtype), out = eight_bit ? 2.0 : in;      // 8-bit GEMMs write bf16
   const double batch = double(s.batch), m = double(s.m), n = double(s.n), k = double(s.k);
-  const double tflops = 2.0 * batch * m * n * k / top_s * 1e-12;
+  const double tflops = duty * 2.0 * batch * m * n * k / top_s * 1e-12;
   PowerDemand d;
   if (eight_bit)
     d.tflops8 = tflops;
   else
     d.tflops16 = tflops;
-  d.TBps = batch * (m * k * in + n * k * in + m * n * out) / top_s * 1e-12;
+  d.TBps = duty * batch * (m * k * in + n * k * in + m * n * out) / top_s * 1e-12;
   return std::min(top_mhz, power_->sustained_clock_mhz(d));
 }
 

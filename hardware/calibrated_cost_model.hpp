@@ -110,8 +110,10 @@ class CalibratedCostModel final : public CostModel {
   /// The SM clock (MHz) the power law gives `s` run back to back on its own, as a benchmark that
   /// holds each shape measures it: the clock at which its draw (its FLOPs and operand bytes at its
   /// predicted rate) meets the board's limit, the top clock when it draws less; 0 without a power
-  /// law or a reference clock.
-  double gemm_held_clock_mhz(const GemmShape& s) const;
+  /// law or a reference clock. With `duty` < 1 the GEMM runs that share of the time and the GPU idles
+  /// the rest (a benchmark's gaps between samples, a GEMM between lighter work): the limiter averages
+  /// the draw, so the demand is scaled by it. `duty` must be in (0, 1].
+  double gemm_held_clock_mhz(const GemmShape& s, double duty = 1.0) const;
   /// The fastest HBM streaming (bytes/s) the table of `d` measured (cells of at least 4× the L2, as
   /// timed); 0 without one. Corrected GEMM predictions whose operands exceed the L2 never beat it.
   double gemm_stream_Bps(Dtype d) const;

@@ -790,3 +790,24 @@ TEST(CalibratedCostModel, HeldClockOfAGemmFollowsItsDraw) {
   EXPECT_LT(cm->gemm(tiny).seconds / cm->clock_factor(Dtype::BF16, top), cm->gemm(tiny).seconds);
   EXPECT_EQ(hw::make_calibrated_cost_model("a100-sxm4-80gb")->gemm_held_clock_mhz(big), 0.0);
 }
+
+// A GEMM that runs part of the time draws the time average: the less it runs, the higher the clock
+// the limiter leaves it, up to the top clock; a duty outside (0, 1] is refused.
+TEST(CalibratedCostModel, HeldClockRisesAsTheGemmRunsLessOfTheTime) {
+  using namespace infraplan;
+  const auto cm = hw::make_calibrated_cost_model("h200-sxm-141gb");
+  const double top = cm->power_model()->max_clock_mhz();
+  hw::GemmShape big;
+  big.m = big.n = big.k = 8192;
+  EXPECT_DOUBLE_EQ(cm->gemm_held_clock_mhz(big, 1.0), cm->gemm_held_clock_mhz(big));
+  double last = 0;
+  for (double duty : {1.0, 0.9, 0.75, 0.6}) {
+    const double mhz = cm->gemm_held_clock_mhz(big, duty);
+    EXPECT_GT(mhz, last) << duty;
+    EXPECT_LE(mhz, top) << duty;
+    last = mhz;
+  }
+  EXPECT_DOUBLE_EQ(cm->gemm_held_clock_mhz(big, 0.05), top);
+  for (double bad : {0.0, -0.5, 1.5, std::nan("")})
+    EXPECT_THROW(cm->gemm_held_clock_mhz(big, bad), Error) << bad;
+}

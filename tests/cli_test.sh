@@ -113,6 +113,9 @@ expect 0 "run back to back on its own" -- cost --gpu h200-sxm-141gb --op gemm --
 expect 0 '"clock_mhz": 1980' -- cost --gpu h200-sxm-141gb --op gemm --m 4096 --n 4096 --k 4096 --clock top --json
 expect 2 "valid: reference, top, held" -- cost --gpu h200-sxm-141gb --op gemm --m 64 --n 64 --k 64 --clock hot
 expect 2 "give one of them" -- cost --gpu h200-sxm-141gb --op gemm --m 64 --n 64 --k 64 --clock held --clock-mhz 1500
+expect 0 "run 77.0% of the time" -- cost --gpu h200-sxm-141gb --op gemm --m 1024 --n 4096 --k 4096 --clock held --duty 0.77
+expect 2 "applies to --clock held only" -- cost --gpu h200-sxm-141gb --op gemm --m 64 --n 64 --k 64 --duty 0.5
+expect 2 "must be in [0.001, 1]" -- cost --gpu h200-sxm-141gb --op gemm --m 64 --n 64 --k 64 --clock held --duty 1.5
 expect 2 "has none" -- cost --gpu a100-sxm4-80gb --op gemm --m 64 --n 64 --k 64 --clock held
 expect 2 "applies to --op gemm only" -- cost --gpu h200-sxm-141gb --op memory --bytes 1GiB --clock top
 # training.attention_kernel / cost --attention-kernel: the FlashAttention-2 tables on Hopper, the
