@@ -502,5 +502,47 @@ TEST(GemmBenchmarkOrder, HeldAnswerAtTheMeasuredDutyAcrossTokenCounts) {
   EXPECT_LT(v_duty.p90, 0.10);
 }
 
+// The duty changed on purpose (an eighth H100 start, GPU-9bee9919, 2026-12-06 18:25 UTC,
+// docs/data/calib/h100_hold_spin_probe/): the 1,024-token shapes held 60 ms with the script's spin
+// (60,000 cycles), with a spin four times as long (the script with LEAD_IN_CYCLES = 240000), and with
+// the script's spin again. The longer spin lowers each shape's duty; the law at the two measured
+// duties says how much faster its GEMMs should then run.
+TEST(GemmBenchmarkOrder, ALongerSpinLowersTheDutyAndSpeedsTheGemms) {
+  const char* s = "h100_hold_spin_probe";
+  const auto spin1 = load(s, "h60_spin1"), spin4 = load(s, "h60_spin4"), spin1b = load(s, "h60_spin1b");
+  const auto duty1 = load_duty(s, "h60_spin1"), duty4 = load_duty(s, "h60_spin4");
+  const auto both = rows_profile("h100_rows_held_both");
+  const auto at1 = held_at_duties(*both, spin1, duty1), at4 = held_at_duties(*both, spin4, duty4);
+  print(s, "script's spin, twice", gap(spin1, spin1b));
+  print(s, "script's spin vs four times as long", gap(spin1, spin4));
+  print(s, "script's spin: law at the measured duty", gap(spin1, at1));
+  print(s, "four times the spin: law at the measured duty", gap(spin4, at4));
+  const double bins[] = {10e-6, 30e-6, 100e-6, 300e-6, 1e-3, 1.0};
+  std::vector<double> err;  // |predicted change - measured change| per shape, in log
+  for (std::size_t b = 0; b + 1 < std::size(bins); ++b) {
+    std::vector<double> measured, predicted, d1, d4;
+    for (const auto& [k, t] : spin1) {
+      if (t < bins[b] || t >= bins[b + 1] || !spin4.count(k)) continue;
+      measured.push_back(std::log(spin4.at(k) / t));
+      predicted.push_back(std::log(at4.at(k) / at1.at(k)));
+      d1.push_back(duty1.at(k)), d4.push_back(duty4.at(k));
+      err.push_back(std::fabs(measured.back() - predicted.back()));
+    }
+    for (auto* v : {&measured, &predicted, &d1, &d4}) std::sort(v->begin(), v->end());
+    const auto mid = [](const std::vector<double>& v) { return v.empty() ? 0.0 : v[v.size() / 2]; };
+    std::printf(
+        "%-24s kernels %6.0f-%7.0f us: duty %.2f -> %.2f, time %+5.1f%% measured, %+5.1f%% by the law\n", s,
+        1e6 * bins[b], 1e6 * bins[b + 1], mid(d1), mid(d4), 100 * mid(measured), 100 * mid(predicted));
+  }
+  std::sort(err.begin(), err.end());
+  ASSERT_GE(err.size(), 200u);
+  const double err_median = err[err.size() / 2], err_p90 = err[std::size_t(0.9 * double(err.size() - 1))];
+  std::printf("%-24s the law's change against the measured change, per shape: median %.1f%%  p90 %.1f%%\n", s,
+              100 * err_median, 100 * err_p90);
+  // 2026-12-06: see docs/accuracy.md ("The duty changed on purpose").
+  EXPECT_LT(gap(spin1, spin1b).median, 0.015);
+  EXPECT_GT(gap(spin1, spin4).median, 2 * gap(spin1, spin1b).median);
+}
+
 }  // namespace
 }  // namespace infraplan::hw
