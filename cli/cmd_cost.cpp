@@ -165,12 +165,16 @@ int cmd_cost(const std::vector<std::string>& argv) {
       } else {
         clock_mhz = *a.get_number("clock-mhz", 100, 10000);
       }
-      const double f = cal->clock_factor(g.dtype, clock_mhz);
+      // A held GEMM's time follows its clock as the power probe's held GEMMs measured.
+      const bool held = clock == "held";
+      const double f =
+          held ? cal->held_clock_factor(g.dtype, clock_mhz) : cal->clock_factor(g.dtype, clock_mhz);
       e.seconds /= f;
       e.achieved *= f;
       clock_note = fmt(clock_mhz, 0) + " MHz" + why + " (the table refers to " +
                    fmt(cal->reference_clock_mhz(), 0) + " MHz; time x (reference / clock)^" +
-                   fmt(cal->clock_exponent(g.dtype), 2) + ")";
+                   fmt(held ? cal->held_clock_exponent(g.dtype) : cal->clock_exponent(g.dtype), 2) +
+                   (held ? ", the exponent the power probe's held GEMMs measured" : "") + ")";
     }
     shape = std::string(dtype_name(g.dtype)) + " " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
             std::to_string(g.k) + (g.batch > 1 ? " x" + std::to_string(g.batch) : "") + " " +

@@ -268,6 +268,17 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
   }
   if (profile_.power && reference_clock_mhz_ > 0) {
     power_.emplace(*profile_.power);
+    std::vector<double> b16, b8;
+    for (const auto& q : profile_.power->points) {
+      if (q.role != "fit" || q.label.rfind("gemm ", 0) != 0 || !(q.burst_clock_mhz > 0) ||
+          !(q.clock_mhz < 0.97 * q.burst_clock_mhz))
+        continue;
+      const double b =
+          std::log(q.sustained_seconds / q.burst_seconds) / std::log(q.burst_clock_mhz / q.clock_mhz);
+      if (std::isfinite(b)) (q.eight_bit ? b8 : b16).push_back(std::clamp(b, 0.0, 2.0));
+    }
+    if (!b16.empty()) held_exponent16_ = median_of(b16);
+    if (!b8.empty()) held_exponent8_ = median_of(b8);
     limiter_tau_s_ = PowerLimiter::fit_time_constant(*power_, *profile_.power, &limiter_checks_).value_or(0.0);
   }
   if (profile_.serving_attention && !profile_.serving_attention->prefill.empty())
@@ -380,11 +391,21 @@ double CalibratedCostModel::clock_factor(Dtype d, double mhz) const {
   return std::pow(mhz / reference_clock_mhz_, clock_exponent(d));
 }
 
+double CalibratedCostModel::held_clock_exponent(Dtype d) const {
+  const double b = d == Dtype::FP8 || d == Dtype::INT8 ? held_exponent8_ : held_exponent16_;
+  return b >= 0 ? b : clock_exponent(d);
+}
+
+double CalibratedCostModel::held_clock_factor(Dtype d, double mhz) const {
+  if (!(mhz > 0) || !(reference_clock_mhz_ > 0)) return 1.0;
+  return std::pow(mhz / reference_clock_mhz_, held_clock_exponent(d));
+}
+
 double CalibratedCostModel::gemm_held_clock_mhz(const GemmShape& s, double duty) const {
   if (!(duty > 0 && duty <= 1)) throw Error("GEMM duty must be in (0, 1], got " + std::to_string(duty));
   if (!power_ || !(reference_clock_mhz_ > 0)) return 0.0;
   const double top_mhz = power_->max_clock_mhz();
-  const double top_s = gemm(s).seconds / clock_factor(s.dtype, top_mhz);
+  const double top_s = gemm(s).seconds / held_clock_factor(s.dtype, top_mhz);
   if (!(top_s > 0)) return top_mhz;
   const bool eight_bit = s.dtype == Dtype::FP8 || s.dtype == Dtype::INT8;  // their own energy per operation
   const double in = dtype_bytes(s.dtype), out = eight_bit ? 2.0 : in;      // 8-bit GEMMs write bf16

@@ -107,6 +107,13 @@ class CalibratedCostModel final : public CostModel {
   /// (mhz / reference)^β: how a time measured at `mhz` compares with the prediction (1 when either
   /// clock is unknown). A GEMM measured at `mhz` is predicted as gemm(s).seconds / clock_factor.
   double clock_factor(Dtype d, double mhz) const;
+  /// The exponent a GEMM's time follows between its burst and its held clock, measured by the power
+  /// section's fit GEMMs of the format's width (16- or 8-bit): each one's log(held / burst time) over
+  /// log(burst / held clock), where its held clock is at least 3% below its burst clock; their median.
+  /// The table's clock_exponent(d) where no such point exists.
+  double held_clock_exponent(Dtype d) const;
+  /// (mhz / reference)^held_clock_exponent(d): clock_factor for a GEMM held at `mhz`.
+  double held_clock_factor(Dtype d, double mhz) const;
   /// The SM clock (MHz) the power law gives `s` run back to back on its own, as a benchmark that
   /// holds each shape measures it: the clock at which its draw (its FLOPs and operand bytes at its
   /// predicted rate) meets the board's limit, the top clock when it draws less; 0 without a power
@@ -128,6 +135,8 @@ class CalibratedCostModel final : public CostModel {
   GpuSpec gpu_;
   std::vector<double> offgrid_factor_;  ///< per profile_.gemm table, fitted on its fit points
   std::vector<double> clock_exponent_;  ///< per profile_.gemm table, fitted on its fit points
+  /// held_clock_exponent of 16- and 8-bit GEMMs (< 0: no power point measured it).
+  double held_exponent16_ = -1, held_exponent8_ = -1;
   /// Per profile_.gemm table: the fastest rate (bytes/s) at which its cells read and wrote their
   /// operands from HBM (cells of at least 4× the L2); 0 = none. The fleet and timing corrections
   /// never make a GEMM move its operands faster than this.

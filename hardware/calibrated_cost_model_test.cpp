@@ -791,6 +791,24 @@ TEST(CalibratedCostModel, HeldClockOfAGemmFollowsItsDraw) {
   EXPECT_EQ(hw::make_calibrated_cost_model("a100-sxm4-80gb")->gemm_held_clock_mhz(big), 0.0);
 }
 
+// A held GEMM's time follows its clock with the exponent the power probe's held fit GEMMs measured
+// between their burst and held times (H200: 8192³ 0.63, 4096³ 0.67, 2048³ 0.55, 512×8192×8192 0.58;
+// fp8 8192³ 0.52), not the grid's fitted ½; a profile without a power section keeps the grid's.
+TEST(CalibratedCostModel, HeldExponentIsWhatThePowerProbesHeldGemmsMeasured) {
+  using namespace infraplan;
+  const auto cm = hw::make_calibrated_cost_model("h200-sxm-141gb");
+  const double b16 = cm->held_clock_exponent(Dtype::BF16), b8 = cm->held_clock_exponent(Dtype::FP8);
+  EXPECT_NEAR(b16, (0.58 + 0.63) / 2, 0.01);
+  EXPECT_NEAR(b8, 0.52, 0.01);
+  EXPECT_NE(b16, cm->clock_exponent(Dtype::BF16));
+  const double ref = cm->reference_clock_mhz();
+  EXPECT_NEAR(cm->held_clock_factor(Dtype::BF16, 1500), std::pow(1500 / ref, b16), 1e-12);
+  EXPECT_DOUBLE_EQ(cm->held_clock_factor(Dtype::BF16, ref), 1.0);
+  // The grid's exponent where the profile has no power section.
+  const auto a100 = hw::make_calibrated_cost_model("a100-sxm4-80gb");
+  EXPECT_DOUBLE_EQ(a100->held_clock_exponent(Dtype::BF16), a100->clock_exponent(Dtype::BF16));
+}
+
 // A GEMM that runs part of the time draws the time average: the less it runs, the higher the clock
 // the limiter leaves it, up to the top clock; a duty outside (0, 1] is refused.
 TEST(CalibratedCostModel, HeldClockRisesAsTheGemmRunsLessOfTheTime) {

@@ -226,7 +226,7 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
         ref.push_back(t / r.measured - 1);
         top.push_back(t / h200().clock_factor(r.shape.dtype, kMaxClockMhz) / r.measured - 1);
         if (has_power)
-          law.push_back(t / h200().clock_factor(r.shape.dtype, law_mhz(r.shape)) / r.measured - 1);
+          law.push_back(t / h200().held_clock_factor(r.shape.dtype, law_mhz(r.shape)) / r.measured - 1);
       }
       const Stats a = stats(ref), c = stats(top), w = stats(law);
       std::printf("%5.0f-%-5.0f us %5.1f%% / %5.1f%% (%+5.1f%%)   %5.1f%% / %5.1f%% (%+5.1f%%)   %5.1f%% / %5.1f%% (%+5.1f%%)\n",
@@ -244,7 +244,7 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
             r.validation ? "val" : "fit", gemm_layout_name(r.shape.layout), (long long)r.shape.m,
             (long long)r.shape.n, (long long)r.shape.k, 1e6 * r.measured, 1e6 * e.seconds,
             1e6 * e.seconds / h200().clock_factor(r.shape.dtype, kMaxClockMhz),
-            1e6 * e.seconds / h200().clock_factor(r.shape.dtype, law_mhz(r.shape)), law_mhz(r.shape),
+            1e6 * e.seconds / h200().held_clock_factor(r.shape.dtype, law_mhz(r.shape)), law_mhz(r.shape),
             1e6 * replayed.at(&r), 1e6 * h200().gemm_from_grid(r.shape).seconds, e.detail.c_str());
       }
   }

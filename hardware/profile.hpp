@@ -327,6 +327,7 @@ struct Profile {
     double bytes = 0;          ///< operand / copy bytes per unit
     double elementwise_bytes = 0;  ///< bytes of elementwise kernels (fp32 math per element) per unit
     double burst_seconds = 0;  ///< per unit, timed as the grids time a cell, after an idle GPU
+    double burst_clock_mhz = 0;  ///< the SM clock read around the burst (0: not recorded)
     double sustained_seconds = 0;
     double clock_mhz = 0;      ///< sustained SM clock
     double power_w = 0;        ///< sustained board power

@@ -86,6 +86,8 @@ void parse_power_section(const Json& j, const std::string& origin, Profile& p) {
     const Json& b = need(q, "burst", f, origin);
     const Json& su = need(q, "sustained", f, origin);
     pt.burst_seconds = number(need(b, "seconds", f + ".burst", origin), f + ".burst.seconds", origin, 1e-9);
+    if (b.contains("clock_mhz") && !b["clock_mhz"].is_null())
+      pt.burst_clock_mhz = number(b["clock_mhz"], f + ".burst.clock_mhz", origin, 1);
     pt.sustained_seconds =
         number(need(su, "seconds", f + ".sustained", origin), f + ".sustained.seconds", origin, 1e-9);
     pt.clock_mhz =
