@@ -319,6 +319,8 @@ TEST(Profile, ErrorsNameTheField) {
     EXPECT_NE(e.find("power.points[1].kind"), std::string::npos) << e;
     e = power_error([](Json& p) { p["points"][0]["burst"]["seconds"] = 0; });
     EXPECT_NE(e.find("power.points[0].burst.seconds"), std::string::npos) << e;
+    e = power_error([](Json& p) { p["points"][0]["burst"]["clock_mhz"] = "fast"; });
+    EXPECT_NE(e.find("power.points[0].burst.clock_mhz"), std::string::npos) << e;
     e = power_error([](Json& p) { p["points"][15]["mix_with"] = "sleep"; });
     EXPECT_NE(e.find("power.points[15].mix_with"), std::string::npos) << e;
     e = power_error([](Json& p) { p["points"][15]["gemms_per_period"] = -3; });
