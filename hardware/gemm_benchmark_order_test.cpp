@@ -138,11 +138,17 @@ struct Answers {
   double reference = 0, top = 0, held = 0;
 };
 
+/// The model's answer for `sh` at the clock its power law gives the GEMM when it runs `duty` of the
+/// time (`infraplan cost --clock held [--duty F]`).
+double held_answer(const CalibratedCostModel& cm, const GemmShape& sh, double duty = 1.0) {
+  return cm.gemm(sh).seconds / cm.held_clock_factor(sh.dtype, cm.gemm_held_clock_mhz(sh, duty));
+}
+
 Answers answers(const CalibratedCostModel& cm, const GemmShape& sh) {
   Answers a;
   a.reference = cm.gemm(sh).seconds;
   a.top = a.reference / cm.clock_factor(sh.dtype, cm.power_model()->max_clock_mhz());
-  a.held = a.reference / cm.held_clock_factor(sh.dtype, cm.gemm_held_clock_mhz(sh));
+  a.held = held_answer(cm, sh);
   return a;
 }
 
@@ -336,13 +342,6 @@ double benchmark_duty(const Key& k, double seconds) {
   return graph / (graph + spin);
 }
 
-/// The model's answer for `k` at the clock its power law gives the GEMM when it runs `duty` of the
-/// time (`infraplan cost --clock held --duty F`).
-double held_at_duty(const CalibratedCostModel& cm, const Key& k, double duty) {
-  const GemmShape sh = shape_of(k);
-  return cm.gemm(sh).seconds / cm.held_clock_factor(sh.dtype, cm.gemm_held_clock_mhz(sh, duty));
-}
-
 // Does a benchmark that holds each shape longer reach another state? (a fifth H100 start,
 // GPU-c5c81f55, 2026-12-06 17:41 UTC, docs/data/calib/h100_hold_window_probe/): the 255 LLaMA-shape
 // GEMMs of 1,024 tokens through PyTorch held 60 ms, then 600 ms, then 60 ms again per shape, listed
@@ -380,7 +379,7 @@ TEST(GemmBenchmarkOrder, HoldingTenTimesLongerChangesLittle) {
   // time the law's back-to-back answer does not have.
   std::map<Key, double> at_duty, duty;
   for (const auto& [k, t] : h600)
-    duty[k] = benchmark_duty(k, t), at_duty[k] = held_at_duty(*both, k, duty[k]);
+    duty[k] = benchmark_duty(k, t), at_duty[k] = held_answer(*both, shape_of(k), duty[k]);
   print(s, "all shapes, held 600 ms: law at the benchmark's duty", gap(h600, at_duty));
   for (std::size_t b = 0; b + 1 < std::size(bins); ++b) {
     std::vector<double> dv;
@@ -415,7 +414,7 @@ std::map<Key, double> load_duty(const std::string& start, const std::string& run
 std::map<Key, double> held_at_duties(const CalibratedCostModel& cm, const std::map<Key, double>& run,
                                      const std::map<Key, double>& duty) {
   std::map<Key, double> out;
-  for (const auto& [k, t] : run) out[k] = held_at_duty(cm, k, duty.at(k));
+  for (const auto& [k, t] : run) out[k] = held_answer(cm, shape_of(k), duty.at(k));
   return out;
 }
 
