@@ -68,6 +68,21 @@ double median_of(std::vector<double>& v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
+/// The median exponent the power section's fit GEMMs of one width (`eight_bit`) measured between
+/// their burst and held times (held clock at least 3% below the burst's); -1 without such a point.
+double held_exponent(const Profile::PowerSection& power, bool eight_bit) {
+  std::vector<double> b;
+  for (const auto& q : power.points) {
+    if (q.role != "fit" || q.eight_bit != eight_bit || q.label.rfind("gemm ", 0) != 0 ||
+        !(q.burst_clock_mhz > 0) || !(q.clock_mhz < 0.97 * q.burst_clock_mhz))
+      continue;
+    const double e =
+        std::log(q.sustained_seconds / q.burst_seconds) / std::log(q.burst_clock_mhz / q.clock_mhz);
+    if (std::isfinite(e)) b.push_back(std::clamp(e, 0.0, 2.0));
+  }
+  return b.empty() ? -1.0 : median_of(b);
+}
+
 std::string fmt_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
   std::ostringstream o;
   o << m << "x" << n << "x" << k;
@@ -268,17 +283,8 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
   }
   if (profile_.power && reference_clock_mhz_ > 0) {
     power_.emplace(*profile_.power);
-    std::vector<double> b16, b8;
-    for (const auto& q : profile_.power->points) {
-      if (q.role != "fit" || q.label.rfind("gemm ", 0) != 0 || !(q.burst_clock_mhz > 0) ||
-          !(q.clock_mhz < 0.97 * q.burst_clock_mhz))
-        continue;
-      const double b =
-          std::log(q.sustained_seconds / q.burst_seconds) / std::log(q.burst_clock_mhz / q.clock_mhz);
-      if (std::isfinite(b)) (q.eight_bit ? b8 : b16).push_back(std::clamp(b, 0.0, 2.0));
-    }
-    if (!b16.empty()) held_exponent16_ = median_of(b16);
-    if (!b8.empty()) held_exponent8_ = median_of(b8);
+    held_exponent16_ = held_exponent(*profile_.power, false);
+    held_exponent8_ = held_exponent(*profile_.power, true);
     limiter_tau_s_ = PowerLimiter::fit_time_constant(*power_, *profile_.power, &limiter_checks_).value_or(0.0);
   }
   if (profile_.serving_attention && !profile_.serving_attention->prefill.empty())

@@ -27,9 +27,10 @@ namespace {
 
 using Key = std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t>;  // layout, m, n, k
 
-/// A run's times by shape; with `validation_only`, the shapes of the validation half's weights only
-/// (hardware/gemm_split_test_support.hpp).
-std::map<Key, double> load(const std::string& start, const std::string& run, bool validation_only = false) {
+/// A run's times by shape (or another per-shape `field`, e.g. "hold_duty"); with `validation_only`,
+/// the shapes of the validation half's weights only (hardware/gemm_split_test_support.hpp).
+std::map<Key, double> load(const std::string& start, const std::string& run, bool validation_only = false,
+                           const char* field = "seconds") {
   const Json j =
       read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/calib/" + start + "/" + run + ".json");
   const std::set<LinearWeight> val = validation_only ? validation_weights(j) : std::set<LinearWeight>{};
@@ -37,9 +38,12 @@ std::map<Key, double> load(const std::string& start, const std::string& run, boo
   for (const auto& e : j.at("shapes"))
     if (!validation_only || val.count(linear_weight(e)))
       out[{e.at("layout").get<std::string>(), e.at("m").get<std::int64_t>(), e.at("n").get<std::int64_t>(),
-           e.at("k").get<std::int64_t>()}] = e.at("seconds").get<double>();
+           e.at("k").get<std::int64_t>()}] = e.at(field).get<double>();
   return out;
 }
+
+/// Kernel-time bins (seconds) of the held probes' tables.
+constexpr double kBins[] = {10e-6, 30e-6, 100e-6, 300e-6, 1e-3, 1.0};
 
 struct Gap {
   std::size_t n = 0;
@@ -317,6 +321,17 @@ TEST(GemmBenchmarkOrder, HeldAnswerWithAnotherStartsRows) {
     }
 }
 
+/// Median of `value` over the shapes `run` timed in [lo, hi) seconds (0 when none).
+double bin_median(const std::map<Key, double>& run, const std::map<Key, double>& value, double lo,
+                  double hi) {
+  std::vector<double> v;
+  for (const auto& [k, t] : run)
+    if (auto it = value.find(k); it != value.end() && t >= lo && t < hi) v.push_back(it->second);
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 /// Median of log(model / measured) over the shapes `run` timed in [lo, hi) seconds.
 double signed_median(const std::map<Key, double>& run, const std::map<Key, double>& model, double lo,
                      double hi) {
@@ -362,7 +377,7 @@ TEST(GemmBenchmarkOrder, HoldingTenTimesLongerChangesLittle) {
   const AnswerMaps priced = answers_for(*both, h600);
   print(s, "all shapes, held 600 ms: --clock held", gap(h600, priced.held));
   print(s, "all shapes, held 600 ms: reference", gap(h600, priced.reference));
-  const double bins[] = {10e-6, 30e-6, 100e-6, 300e-6, 1e-3, 1.0};
+  const auto& bins = kBins;
   double first = 0, last = 0;
   for (std::size_t b = 0; b + 1 < std::size(bins); ++b) {
     const double at600 = signed_median(h600, priced.held, bins[b], bins[b + 1]);
@@ -381,15 +396,10 @@ TEST(GemmBenchmarkOrder, HoldingTenTimesLongerChangesLittle) {
   for (const auto& [k, t] : h600)
     duty[k] = benchmark_duty(k, t), at_duty[k] = held_answer(*both, shape_of(k), duty[k]);
   print(s, "all shapes, held 600 ms: law at the benchmark's duty", gap(h600, at_duty));
-  for (std::size_t b = 0; b + 1 < std::size(bins); ++b) {
-    std::vector<double> dv;
-    for (const auto& [k, t] : h600)
-      if (t >= bins[b] && t < bins[b + 1]) dv.push_back(duty[k]);
-    std::sort(dv.begin(), dv.end());
+  for (std::size_t b = 0; b + 1 < std::size(bins); ++b)
     std::printf("%-24s law at the benchmark's duty (median %.2f), kernels %6.0f-%7.0f us: signed %+5.1f%%\n",
-                s, dv.empty() ? 0.0 : dv[dv.size() / 2], 1e6 * bins[b], 1e6 * bins[b + 1],
+                s, bin_median(h600, duty, bins[b], bins[b + 1]), 1e6 * bins[b], 1e6 * bins[b + 1],
                 100 * signed_median(h600, at_duty, bins[b], bins[b + 1]));
-  }
   // 2026-12-06: the spin alone (duty 0.85 for the 10-30 us kernels) takes their bias from +8.9% to
   // +5.7% and all shapes from 6.2% / 11.2% to 3.9% / 8.5%; the host's gaps (not timed) add idle time.
   EXPECT_LT(signed_median(h600, at_duty, bins[0], bins[1]), first - 0.02);
@@ -398,14 +408,11 @@ TEST(GemmBenchmarkOrder, HoldingTenTimesLongerChangesLittle) {
 
 /// The measured duty of every held shape of a run (`hold_duty`, bench/pytorch/gemm_layouts.py).
 std::map<Key, double> load_duty(const std::string& start, const std::string& run) {
-  const Json j =
-      read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/calib/" + start + "/" + run + ".json");
-  std::map<Key, double> duty;
-  for (const auto& e : j.at("shapes")) {
-    const double d = e.at("hold_duty").get<double>();
-    EXPECT_TRUE(d > 0 && d <= 1) << e.dump();
-    duty[{e.at("layout").get<std::string>(), e.at("m").get<std::int64_t>(), e.at("n").get<std::int64_t>(),
-          e.at("k").get<std::int64_t>()}] = std::clamp(d, 1e-3, 1.0);
+  std::map<Key, double> duty = load(start, run, false, "hold_duty");
+  for (auto& [k, d] : duty) {
+    EXPECT_TRUE(d > 0 && d <= 1) << run << " " << std::get<0>(k) << " " << std::get<1>(k) << "x"
+                                 << std::get<2>(k) << "x" << std::get<3>(k);
+    d = std::clamp(d, 1e-3, 1.0);
   }
   return duty;
 }
@@ -437,18 +444,13 @@ TEST(GemmBenchmarkOrder, HeldAnswerAtTheBenchmarksMeasuredDuty) {
   const auto val = load(s, "h600", true);
   print(s, "validation half, held 600 ms: --clock held", gap(val, priced.held));
   print(s, "validation half, held 600 ms: law at the measured duty", gap(val, at_duty));
-  const double bins[] = {10e-6, 30e-6, 100e-6, 300e-6, 1e-3, 1.0};
-  for (std::size_t b = 0; b + 1 < std::size(bins); ++b) {
-    std::vector<double> dv;
-    for (const auto& [k, t] : h600)
-      if (t >= bins[b] && t < bins[b + 1]) dv.push_back(duty.at(k));
-    std::sort(dv.begin(), dv.end());
+  const auto& bins = kBins;
+  for (std::size_t b = 0; b + 1 < std::size(bins); ++b)
     std::printf(
         "%-24s kernels %6.0f-%7.0f us (duty %.2f): signed %+5.1f%% back to back, %+5.1f%% at the duty\n", s,
-        1e6 * bins[b], 1e6 * bins[b + 1], dv.empty() ? 0.0 : dv[dv.size() / 2],
+        1e6 * bins[b], 1e6 * bins[b + 1], bin_median(h600, duty, bins[b], bins[b + 1]),
         100 * signed_median(h600, priced.held, bins[b], bins[b + 1]),
         100 * signed_median(h600, at_duty, bins[b], bins[b + 1]));
-  }
   ASSERT_GE(measured.n, 200u);
   // 2026-12-06: see docs/accuracy.md ("Held ten times longer").
   EXPECT_LT(measured.median, back_to_back.median);
@@ -490,7 +492,7 @@ TEST(GemmBenchmarkOrder, HeldAnswerAtTheMeasuredDutyAcrossTokenCounts) {
   print(s, "five token counts: reference", gap(all, all_ref));
   print(s, "validation half: --clock held", v_back);
   print(s, "validation half: at the measured duty", v_duty);
-  const double bins[] = {10e-6, 30e-6, 100e-6, 300e-6, 1e-3, 1.0};
+  const auto& bins = kBins;
   for (std::size_t b = 0; b + 1 < std::size(bins); ++b)
     std::printf("%-24s kernels %6.0f-%7.0f us: signed %+5.1f%% back to back, %+5.1f%% at the duty\n", s,
                 1e6 * bins[b], 1e6 * bins[b + 1], 100 * signed_median(all, all_back, bins[b], bins[b + 1]),
@@ -519,22 +521,20 @@ TEST(GemmBenchmarkOrder, ALongerSpinLowersTheDutyAndSpeedsTheGemms) {
   print(s, "script's spin vs four times as long", gap(spin1, spin4));
   print(s, "script's spin: law at the measured duty", gap(spin1, at1));
   print(s, "four times the spin: law at the measured duty", gap(spin4, at4));
-  const double bins[] = {10e-6, 30e-6, 100e-6, 300e-6, 1e-3, 1.0};
-  std::vector<double> err;  // |predicted change - measured change| per shape, in log
+  const auto& bins = kBins;
+  std::map<Key, double> measured, predicted;  // log of the time change per shape
+  std::vector<double> err;                    // |predicted change - measured change| per shape, in log
+  for (const auto& [k, t] : spin1) {
+    if (t < bins[0] || t >= bins[std::size(bins) - 1] || !spin4.count(k)) continue;
+    measured[k] = std::log(spin4.at(k) / t), predicted[k] = std::log(at4.at(k) / at1.at(k));
+    err.push_back(std::fabs(measured[k] - predicted[k]));
+  }
   for (std::size_t b = 0; b + 1 < std::size(bins); ++b) {
-    std::vector<double> measured, predicted, d1, d4;
-    for (const auto& [k, t] : spin1) {
-      if (t < bins[b] || t >= bins[b + 1] || !spin4.count(k)) continue;
-      measured.push_back(std::log(spin4.at(k) / t));
-      predicted.push_back(std::log(at4.at(k) / at1.at(k)));
-      d1.push_back(duty1.at(k)), d4.push_back(duty4.at(k));
-      err.push_back(std::fabs(measured.back() - predicted.back()));
-    }
-    for (auto* v : {&measured, &predicted, &d1, &d4}) std::sort(v->begin(), v->end());
-    const auto mid = [](const std::vector<double>& v) { return v.empty() ? 0.0 : v[v.size() / 2]; };
+    const double lo = bins[b], hi = bins[b + 1];
     std::printf(
         "%-24s kernels %6.0f-%7.0f us: duty %.2f -> %.2f, time %+5.1f%% measured, %+5.1f%% by the law\n", s,
-        1e6 * bins[b], 1e6 * bins[b + 1], mid(d1), mid(d4), 100 * mid(measured), 100 * mid(predicted));
+        1e6 * lo, 1e6 * hi, bin_median(spin1, duty1, lo, hi), bin_median(spin1, duty4, lo, hi),
+        100 * bin_median(spin1, measured, lo, hi), 100 * bin_median(spin1, predicted, lo, hi));
   }
   std::sort(err.begin(), err.end());
   ASSERT_GE(err.size(), 200u);
