@@ -1,6 +1,7 @@
 #include "hardware/gpu_spec.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "common/error.hpp"
 
@@ -156,6 +157,17 @@ const GpuSpec& find_gpu(const std::string& name) {
   throw Error(unknown_name_message("GPU", name, gpu_names()));
 }
 
+bool device_name_fits(const GpuSpec& g, const std::string& device_name) {
+  auto upper = [](std::string s) {
+    for (char& c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string dev = upper(device_name), cat = upper(g.display_name);
+  for (const char* board : {"NVL", "PCIE", "GH200", "GB200"})
+    if (dev.find(board) != std::string::npos && cat.find(board) == std::string::npos) return false;
+  return true;
+}
+
 const GpuSpec* find_gpu_by_device_name(const std::string& device_name, double memory_bytes) {
   auto has = [&](const char* token) { return device_name.find(token) != std::string::npos; };
   const char* name = nullptr;
@@ -171,7 +183,7 @@ const GpuSpec* find_gpu_by_device_name(const std::string& device_name, double me
     name = has("40GB") || (memory_bytes > 0 && memory_bytes < 60e9) ? "a100-sxm4-40gb" : "a100-sxm4-80gb";
   if (!name) return nullptr;
   for (const auto& g : gpu_catalog())
-    if (g.name == name) return &g;
+    if (g.name == name) return device_name_fits(g, device_name) ? &g : nullptr;
   return nullptr;
 }
 

@@ -41,9 +41,14 @@ const std::vector<GpuSpec>& gpu_catalog();
 const GpuSpec& find_gpu(const std::string& name);
 /// Catalog names.
 std::vector<std::string> gpu_names();
+/// False when the driver's device name names a board the catalog entry is not: an NVL (PCIe card
+/// with an NVLink bridge, lower power limit), a PCIe card, or a Grace superchip (GH200, GB200) share
+/// a chip, SM count and memory size with an SXM entry but not its power, clocks or links. Tokens
+/// are compared without case ("NVIDIA H200 NVL" is not "NVIDIA H200 SXM 141GB"; "NVIDIA H200" is).
+bool device_name_fits(const GpuSpec& g, const std::string& device_name);
 /// The catalog entry of a GPU as its driver names it ("NVIDIA H200", "NVIDIA H100 80GB HBM3",
 /// "NVIDIA A100-SXM4-80GB", ...), told apart by `memory_bytes` where the name alone is not enough;
-/// nullptr when the catalog has no such GPU.
+/// nullptr when the catalog has no such GPU (or only another board of its chip: device_name_fits).
 const GpuSpec* find_gpu_by_device_name(const std::string& device_name, double memory_bytes = 0);
 
 }  // namespace infraplan::hw

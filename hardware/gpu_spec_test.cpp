@@ -48,3 +48,25 @@ TEST(GpuCatalog, UnknownGpuSuggests) {
     EXPECT_NE(w.find("h100-sxm5-80gb"), std::string::npos) << w;
   }
 }
+
+TEST(GpuCatalog, DeviceNamesMapToTheirOwnBoardOnly) {
+  auto named = [](const char* device, double bytes = 0) {
+    const GpuSpec* g = find_gpu_by_device_name(device, bytes);
+    return g ? g->name : std::string("(none)");
+  };
+  EXPECT_EQ(named("NVIDIA H200"), "h200-sxm-141gb");
+  EXPECT_EQ(named("NVIDIA H100 80GB HBM3"), "h100-sxm5-80gb");
+  EXPECT_EQ(named("NVIDIA H100 PCIe"), "h100-pcie-80gb");
+  EXPECT_EQ(named("NVIDIA A100-SXM4-80GB"), "a100-sxm4-80gb");
+  EXPECT_EQ(named("NVIDIA A100-SXM4-40GB"), "a100-sxm4-40gb");
+  EXPECT_EQ(named("NVIDIA B200"), "b200-sxm-180gb");
+  // Same chip, another board (power limit, clocks, links): not the SXM entry.
+  EXPECT_EQ(named("NVIDIA H200 NVL"), "(none)");
+  EXPECT_EQ(named("NVIDIA H100 NVL"), "(none)");
+  EXPECT_EQ(named("NVIDIA GH200 480GB"), "(none)");
+  EXPECT_EQ(named("NVIDIA GB200"), "(none)");
+  EXPECT_EQ(named("NVIDIA A100-PCIE-40GB"), "(none)");
+  EXPECT_EQ(named("NVIDIA A100 80GB PCIe"), "(none)");
+  EXPECT_TRUE(device_name_fits(find_gpu("h100-pcie-80gb"), "NVIDIA H100 PCIe"));
+  EXPECT_FALSE(device_name_fits(find_gpu("h200-sxm-141gb"), "nvidia h200 nvl"));
+}

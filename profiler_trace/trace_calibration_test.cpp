@@ -214,6 +214,16 @@ TEST(TraceGpu, FromDevicePropertiesAndAgainstTheUsersChoice) {
   EXPECT_THROW(trace_gpu(none, c.step, ""), Error);
   EXPECT_EQ(trace_gpu(none, c.step, "h100-sxm5-80gb"), "h100-sxm5-80gb");
   EXPECT_THROW(trace_gpu(c.trace, c.step, "h900"), Error);
+  // The H200 NVL (600 W card) has the SXM's chip, SMs and memory: its trace is not the SXM's.
+  KinetoTrace nvl = c.trace;
+  for (auto& d : nvl.devices) d.name = "NVIDIA H200 NVL";
+  try {
+    trace_gpu(nvl, c.step, "");
+    FAIL() << "an H200 NVL trace was taken for the SXM board";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NVIDIA H200 NVL"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(trace_gpu(nvl, c.step, "h200-sxm-141gb"), Error);
 }
 
 TEST(TraceProfile, WritesAProfileTheCostModelReads) {

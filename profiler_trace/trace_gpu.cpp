@@ -20,7 +20,8 @@ std::string describe_device(const DeviceProperties& d) {
 namespace {
 
 /// Catalog GPUs with the device's compute capability and SM count and its memory within 5%
-/// (the driver reports slightly less than the datasheet's marketing size on some boards).
+/// (the driver reports slightly less than the datasheet's marketing size on some boards), whose
+/// board the device's name does not contradict (an H200 NVL is not the H200 SXM: hw::device_name_fits).
 std::vector<std::string> catalog_matches(const DeviceProperties& d) {
   std::vector<std::string> out;
   for (const auto& g : hw::gpu_catalog()) {
@@ -29,6 +30,7 @@ std::vector<std::string> catalog_matches(const DeviceProperties& d) {
     if (g.hbm_bytes > 0 && d.total_memory_bytes > 0 &&
         std::abs(d.total_memory_bytes - g.hbm_bytes) > 0.05 * g.hbm_bytes)
       continue;
+    if (!hw::device_name_fits(g, d.name)) continue;
     out.push_back(g.name);
   }
   return out;
