@@ -221,9 +221,13 @@ TEST(TraceGpu, FromDevicePropertiesAndAgainstTheUsersChoice) {
     trace_gpu(nvl, c.step, "");
     FAIL() << "an H200 NVL trace was taken for the SXM board";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("NVIDIA H200 NVL"), std::string::npos) << e.what();
+    const std::string m = e.what();
+    EXPECT_NE(m.find("NVIDIA H200 NVL"), std::string::npos) << m;
+    EXPECT_NE(m.find("--gpu h200-sxm-141gb with --base"), std::string::npos) << m;
   }
-  EXPECT_THROW(trace_gpu(nvl, c.step, "h200-sxm-141gb"), Error);
+  // Named on purpose (with the owner's own base profile), the same chip is accepted; another is not.
+  EXPECT_EQ(trace_gpu(nvl, c.step, "h200-sxm-141gb"), "h200-sxm-141gb");
+  EXPECT_THROW(trace_gpu(nvl, c.step, "h100-sxm5-80gb"), Error);
 }
 
 TEST(TraceProfile, WritesAProfileTheCostModelReads) {

@@ -20,9 +20,10 @@ std::string describe_device(const DeviceProperties& d) {
 namespace {
 
 /// Catalog GPUs with the device's compute capability and SM count and its memory within 5%
-/// (the driver reports slightly less than the datasheet's marketing size on some boards), whose
-/// board the device's name does not contradict (an H200 NVL is not the H200 SXM: hw::device_name_fits).
-std::vector<std::string> catalog_matches(const DeviceProperties& d) {
+/// (the driver reports slightly less than the datasheet's marketing size on some boards); with
+/// `same_board`, only those whose board the device's name does not contradict (an H200 NVL has the
+/// H200 SXM's chip, SMs and memory, not its power limit or clocks: hw::device_name_fits).
+std::vector<std::string> catalog_matches(const DeviceProperties& d, bool same_board) {
   std::vector<std::string> out;
   for (const auto& g : hw::gpu_catalog()) {
     if (g.compute_capability != d.compute_major * 10 + d.compute_minor) continue;
@@ -30,7 +31,7 @@ std::vector<std::string> catalog_matches(const DeviceProperties& d) {
     if (g.hbm_bytes > 0 && d.total_memory_bytes > 0 &&
         std::abs(d.total_memory_bytes - g.hbm_bytes) > 0.05 * g.hbm_bytes)
       continue;
-    if (!hw::device_name_fits(g, d.name)) continue;
+    if (same_board && !hw::device_name_fits(g, d.name)) continue;
     out.push_back(g.name);
   }
   return out;
@@ -57,8 +58,12 @@ std::string trace_gpu(const KinetoTrace& t, const TraceStep& step, const std::st
                   "lists the catalog)");
     return wanted;
   }
-  const auto matches = catalog_matches(*props);
+  const auto matches = catalog_matches(*props, true), same_chip = catalog_matches(*props, false);
   if (!wanted.empty()) {
+    // Named on purpose: a board of the same chip is accepted (its owner's --base profile, measured
+    // on the board, carries its speed); another chip is not.
+    for (const auto& m : same_chip)
+      if (m == wanted && matches.empty()) return wanted;
     bool ok = false;
     for (const auto& m : matches) ok = ok || m == wanted;
     if (!ok)
@@ -68,6 +73,13 @@ std::string trace_gpu(const KinetoTrace& t, const TraceStep& step, const std::st
                   "; calibrate from a trace taken on " + wanted + ", or name the GPU the trace ran on");
     return wanted;
   }
+  if (matches.empty() && !same_chip.empty())
+    throw Error("--from-trace: the trace ran on " + describe_device(*props) +
+                ", a board the catalog does not have (" + join(same_chip) +
+                " has its chip, not its power limit or clocks); to calibrate on it anyway, name --gpu " +
+                same_chip.front() +
+                " with --base a profile measured on this board (infraplan-calibrate --gpu " +
+                same_chip.front() + ")");
   if (matches.empty())
     throw Error("--from-trace: the trace ran on " + describe_device(*props) +
                 ", which matches no GPU of the catalog (infraplan hardware lists them)");
