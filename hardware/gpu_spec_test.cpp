@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 #include "common/error.hpp"
 
 using namespace infraplan;
@@ -50,23 +53,24 @@ TEST(GpuCatalog, UnknownGpuSuggests) {
 }
 
 TEST(GpuCatalog, DeviceNamesMapToTheirOwnBoardOnly) {
-  auto named = [](const char* device, double bytes = 0) {
-    const GpuSpec* g = find_gpu_by_device_name(device, bytes);
-    return g ? g->name : std::string("(none)");
-  };
-  EXPECT_EQ(named("NVIDIA H200"), "h200-sxm-141gb");
-  EXPECT_EQ(named("NVIDIA H100 80GB HBM3"), "h100-sxm5-80gb");
-  EXPECT_EQ(named("NVIDIA H100 PCIe"), "h100-pcie-80gb");
-  EXPECT_EQ(named("NVIDIA A100-SXM4-80GB"), "a100-sxm4-80gb");
-  EXPECT_EQ(named("NVIDIA A100-SXM4-40GB"), "a100-sxm4-40gb");
-  EXPECT_EQ(named("NVIDIA B200"), "b200-sxm-180gb");
-  // Same chip, another board (power limit, clocks, links): not the SXM entry.
-  EXPECT_EQ(named("NVIDIA H200 NVL"), "(none)");
-  EXPECT_EQ(named("NVIDIA H100 NVL"), "(none)");
-  EXPECT_EQ(named("NVIDIA GH200 480GB"), "(none)");
-  EXPECT_EQ(named("NVIDIA GB200"), "(none)");
-  EXPECT_EQ(named("NVIDIA A100-PCIE-40GB"), "(none)");
-  EXPECT_EQ(named("NVIDIA A100 80GB PCIe"), "(none)");
+  // Driver names and the catalog entry each maps to; "" = none: the same chip on another board
+  // (power limit, clocks, links) is not the SXM entry.
+  const std::pair<const char*, const char*> cases[] = {{"NVIDIA H200", "h200-sxm-141gb"},
+                                                       {"NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"},
+                                                       {"NVIDIA H100 PCIe", "h100-pcie-80gb"},
+                                                       {"NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb"},
+                                                       {"NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb"},
+                                                       {"NVIDIA B200", "b200-sxm-180gb"},
+                                                       {"NVIDIA H200 NVL", ""},
+                                                       {"NVIDIA H100 NVL", ""},
+                                                       {"NVIDIA GH200 480GB", ""},
+                                                       {"NVIDIA GB200", ""},
+                                                       {"NVIDIA A100-PCIE-40GB", ""},
+                                                       {"NVIDIA A100 80GB PCIe", ""}};
+  for (const auto& [device, expected] : cases) {
+    const GpuSpec* g = find_gpu_by_device_name(device);
+    EXPECT_EQ(g ? g->name : std::string(), expected) << device;
+  }
   EXPECT_TRUE(device_name_fits(find_gpu("h100-pcie-80gb"), "NVIDIA H100 PCIe"));
   EXPECT_FALSE(device_name_fits(find_gpu("h200-sxm-141gb"), "nvidia h200 nvl"));
 }
