@@ -5,8 +5,9 @@
 // docs/data/h200_pytorch_gemm_layouts_run*.json). Split by weight shape: every other distinct
 // (out, in) linear, in sorted order, is the validation half; the fit half is what calibration
 // choices may look at (docs/accuracy.md, "GEMMs through PyTorch in three layouts").
-// INFRAPLAN_GEMM_ROWS=1 prints every row; INFRAPLAN_GEMM_PROFILE=FILE evaluates that profile instead
-// of the embedded one (e.g. an older one, for comparison).
+// INFRAPLAN_GEMM_ROWS=1 prints every row; INFRAPLAN_GEMM_REPLAY_ISOLATED=1 starts every shape of the
+// harness replay from an idle board (no history of the shapes before it); INFRAPLAN_GEMM_PROFILE=FILE
+// evaluates that profile instead of the embedded one (e.g. an older one, for comparison).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -133,11 +134,12 @@ std::vector<double> harness_replay(const std::vector<Row>& rows, double run_seco
     gemm_seconds += g * (1 + std::min(30.0, std::max(5.0, std::ceil(2e-3 / g)))) + 2 * r.measured;
   }
   const double gap = std::max(0.0, (run_seconds - gemm_seconds) / double(rows.size()));
+  const bool isolated = std::getenv("INFRAPLAN_GEMM_REPLAY_ISOLATED") != nullptr;
   PowerLimiter lim(law.limit_w(), cm.idle_power_w(), cm.power_limiter_tau_s());
   std::vector<double> out;
   for (const Plan& p : plans) {
     const double n = double(p.calls);
-    lim.idle(gap);
+    lim.idle(isolated ? 10.0 : gap);  // 10 s: the limiter's running average back at idle
     lim.run({p.top_w, (2 + n) * p.top_s, (2 + n) * p.capped_s});
     std::vector<double> samples;
     double total = 0;
