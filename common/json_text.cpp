@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/gzip_text.hpp"
 #include "common/input_file.hpp"
 
 namespace infraplan {
@@ -149,7 +150,9 @@ Json parse_json_text(const std::string& text, const std::string& origin) {
 std::string read_text_file(const std::string& path) { return read_input_file(path, kMaxJsonFileBytes, "file"); }
 
 Json read_json_file(const std::string& path) {
-  return parse_json_text(read_input_file(path, kMaxJsonFileBytes, "JSON file"), path);
+  std::string text = read_input_file(path, kMaxJsonFileBytes, "JSON file");
+  if (is_gzip(text)) text = gunzip(text, kMaxJsonFileBytes, path);
+  return parse_json_text(text, path);
 }
 
 }  // namespace infraplan

@@ -17,7 +17,8 @@ inline constexpr int kMaxJsonDepth = 64;
 /// Parses JSON text strictly; throws infraplan::Error naming `origin` (a file name, "inline
 /// JSON", "trace.jsonl:12") on any violation.
 Json parse_json_text(const std::string& text, const std::string& origin);
-/// Reads (a regular file of at most kMaxJsonFileBytes) and parses `path` strictly.
+/// Reads (a regular file of at most kMaxJsonFileBytes) and parses `path` strictly; a gzip'd file
+/// (recognised by its first bytes, whatever its name) is inflated first, to at most kMaxJsonFileBytes.
 Json read_json_file(const std::string& path);
 /// Reads a whole text file (a regular file of at most kMaxJsonFileBytes).
 std::string read_text_file(const std::string& path);

@@ -171,11 +171,11 @@ AnswerMaps answers_for(const CalibratedCostModel& cm, const std::map<Key, double
 }
 
 /// The derived H100 profile with the calibrator rows of `start` merged in
-/// (docs/data/calib/START/h100_profile_with_rows.json, bench/calib/merge_layout_runs.py).
+/// (docs/data/calib/START/h100_profile_with_rows.json.gz, bench/calib/merge_layout_runs.py, gzip'd).
 std::unique_ptr<CalibratedCostModel> rows_profile(const std::string& start) {
   return make_calibrated_cost_model(
       "h100-sxm5-80gb",
-      std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/calib/" + start + "/h100_profile_with_rows.json");
+      std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/calib/" + start + "/h100_profile_with_rows.json.gz");
 }
 
 // A benchmark that holds each shape (60 ms of replays, the second half kept; two more H100 starts,
@@ -258,7 +258,7 @@ TEST(GemmBenchmarkOrder, HeldAnswerAgainstTheH200PowerProbe) {
 
 // The same start's calibrator rows (GPU-4970ffd5, 2026-12-06, bench/calib/rows_held_device.sh): its
 // `infraplan-calibrate layouts` run merged into the derived H100 profile
-// (docs/data/calib/h100_rows_held/h100_profile_with_rows.json, bench/calib/merge_layout_runs.py), then
+// (docs/data/calib/h100_rows_held/h100_profile_with_rows.json.gz, bench/calib/merge_layout_runs.py), then
 // PyTorch at ~2 ms and held 60 ms per shape. The PyTorch times are validation data only.
 TEST(GemmBenchmarkOrder, HeldAnswerWithTheStartsOwnRows) {
   const char* s = "h100_rows_held";
