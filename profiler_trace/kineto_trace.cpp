@@ -1,7 +1,6 @@
 #include "profiler_trace/kineto_trace.hpp"
 
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +9,8 @@
 
 #include "common/error.hpp"
 #include "common/file_kind.hpp"
+#include "common/gzip_text.hpp"
+#include "common/input_file.hpp"
 
 namespace infraplan::ptrace {
 
@@ -48,29 +49,10 @@ std::string read_maybe_gzip(const std::string& path, std::size_t max_bytes) {
   if (!S_ISREG(st.st_mode))
     throw Error("--from-trace: '" + path + "' is " + file_kind_of(st.st_mode) +
                 ", not a regular file; give the JSON (or .json.gz) that torch.profiler exported");
-  // gzread reads gzip data and passes plain files through unchanged.
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw Error("--from-trace: cannot open trace '" + path + "'");
-  std::string out;
-  std::vector<char> buf(std::size_t(1) << 20);
-  for (;;) {
-    int n = gzread(f, buf.data(), unsigned(buf.size()));
-    if (n < 0) {
-      int code = 0;
-      std::string why = gzerror(f, &code);
-      gzclose(f);
-      throw Error("--from-trace: '" + path + "' is not a readable trace (gzip: " + why + ")");
-    }
-    if (n == 0) break;
-    out.append(buf.data(), std::size_t(n));
-    if (out.size() > max_bytes) {
-      gzclose(f);
-      throw Error("--from-trace: '" + path + "' holds more than " + std::to_string(max_bytes >> 20) +
-                  " MiB of trace text; profile one training step (torch.profiler schedule with active=1)");
-    }
-  }
-  gzclose(f);
-  return out;
+  // The bytes as stored, then inflated when they are gzip'd (common/gzip_text.hpp); either way at
+  // most max_bytes of trace text.
+  const std::string raw = read_input_file(path, max_bytes, "trace");
+  return is_gzip(raw) ? gunzip(raw, max_bytes, "--from-trace: '" + path + "'") : raw;
 }
 
 namespace {
