@@ -8,6 +8,7 @@
 //                                                          (exact GEMM shapes of a workload)
 //   infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json] [--api cublaslt|cublas|both]
 //                          [--passes N] [--order shuffled|listed] [--no-grid] [--legacy-too] [--quick]
+//                          [--fill uniform|normal]
 //                                                          (GEMMs in the tn / nn / nt layouts: one run
 //                                                           file per machine start, docs/calibration.md)
 //   infraplan-calibrate --check                            (correctness checks only)
@@ -52,7 +53,7 @@ void usage() {
       "       infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]\n"
       "       infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json]\n"
       "                 [--api cublaslt|cublas|both] [--passes N] [--order shuffled|listed] [--no-grid]\n"
-      "                 [--legacy-too] [--quick]\n"
+      "                 [--legacy-too] [--quick] [--fill uniform|normal]\n"
       "       infraplan-calibrate --check\n"
       "       infraplan-calibrate gemm-probe --out FILE.json\n"
       "       infraplan-calibrate --gemm\n"
@@ -237,6 +238,13 @@ int main(int argc, char** argv) {
         return 2;
       }
       lopt.listed_order = v == "listed";
+    } else if (a == "--fill") {
+      std::string v = value("--fill");
+      if (v != "uniform" && v != "normal") {
+        std::fprintf(stderr, "infraplan-calibrate: --fill %s: expected uniform or normal\n", v.c_str());
+        return 2;
+      }
+      lopt.fill = v == "normal" ? FillDistribution::Normal : FillDistribution::Uniform;
     } else if (a == "--api") {
       std::string v = value("--api");
       if (v == "cublaslt")

@@ -182,13 +182,14 @@ void LtPlan::run(const void* X, const void* W, void* Y, cudaStream_t stream) con
                               h_.workspace_bytes(), stream));
 }
 
-void fill_gemm_operand(void* p, std::size_t elements, GemmDtype d, std::uint64_t seed, cudaStream_t stream) {
+void fill_gemm_operand(void* p, std::size_t elements, GemmDtype d, std::uint64_t seed, cudaStream_t stream,
+                       FillDistribution dist) {
   const Elem e = d == GemmDtype::BF16   ? Elem::BF16
                  : d == GemmDtype::FP16 ? Elem::F16
                  : d == GemmDtype::TF32 ? Elem::F32
                  : d == GemmDtype::FP8  ? Elem::FP8E4M3
                                         : Elem::INT8;
-  fill_random(p, elements, e, seed, d == GemmDtype::INT8 ? 8.f : 1.f, stream);
+  fill_random(p, elements, e, seed, d == GemmDtype::INT8 ? 8.f : 1.f, stream, dist);
 }
 
 }  // namespace infraplan::calib

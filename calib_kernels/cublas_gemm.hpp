@@ -11,6 +11,7 @@
 #include <string>
 
 #include "calib_kernels/gemm_layout.hpp"
+#include "calib_kernels/kernels.hpp"
 
 namespace infraplan::calib {
 
@@ -23,8 +24,10 @@ const char* gemm_dtype_name(GemmDtype d);
 double gemm_in_bytes(GemmDtype d);
 double gemm_out_bytes(GemmDtype d);
 /// Fills `elements` operand elements of format `d` with deterministic random values from `seed`
-/// (in ±1; int8 in ±8; never zeros only), as every GEMM measurement and check does.
-void fill_gemm_operand(void* p, std::size_t elements, GemmDtype d, std::uint64_t seed, cudaStream_t stream);
+/// (scale 1, int8 8; never zeros only), as every GEMM measurement and check does: uniform by
+/// default, normal as a framework's torch.randn operands (`infraplan-calibrate layouts --fill`).
+void fill_gemm_operand(void* p, std::size_t elements, GemmDtype d, std::uint64_t seed, cudaStream_t stream,
+                       FillDistribution dist = FillDistribution::Uniform);
 /// Leading dimension used for a row of `cols` input elements: cols for bf16/fp16/tf32 (what a
 /// framework passes), rounded up to 16 for fp8/int8 (which need 16-byte aligned rows).
 std::int64_t gemm_ld(GemmDtype d, std::int64_t cols);

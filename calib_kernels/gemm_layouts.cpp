@@ -301,6 +301,8 @@ json run_layouts(const LayoutRunOptions& opt) {
   for (const auto& r : opt.shapes) arena = std::max(arena, largest_operand(r.dtype, r.m, r.n, r.k));
   arena += std::size_t(64) << 20;
   GemmTimer timer(stream.get(), double(prop.l2CacheSize), arena);
+  timer.set_fill(opt.fill);
+  run["fill"] = fill_distribution_name(opt.fill);
   if (opt.grid) {
     std::fprintf(stderr, "[layouts %5.1fs] bf16 layout sub-grid (tn, nn, nt)\n", since());
     LtHandle lt64(std::size_t(64) << 20);

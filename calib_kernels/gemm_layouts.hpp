@@ -56,6 +56,9 @@ struct LayoutRunOptions {
   /// Also time the sub-grid's TN cells and the listed shapes with TimingMethod::Legacy, interleaved
   /// with the graph timings: the method's effect on this machine, apart from the machine's.
   bool legacy_too = false;
+  /// Operand values of the listed shapes and the sub-grid: uniform in ±1 (the calibration's) or
+  /// normal (σ 1, as torch.randn), for how a GEMM's power and clock depend on its data.
+  FillDistribution fill = FillDistribution::Uniform;
   std::string command;     ///< echoed into the file
   std::uint64_t seed = 20261201;
 };

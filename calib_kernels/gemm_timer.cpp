@@ -16,8 +16,8 @@ GemmTimer::GemmTimer(cudaStream_t stream, double l2_bytes, std::size_t arena_byt
 
 void GemmTimer::fill(GemmDtype d, std::uint64_t seed) {
   const double ib = gemm_in_bytes(d);
-  fill_gemm_operand(x_.get(), std::size_t(double(arena_) / ib), d, seed, s_);
-  fill_gemm_operand(w_.get(), std::size_t(double(arena_) / ib), d, seed + 1, s_);
+  fill_gemm_operand(x_.get(), std::size_t(double(arena_) / ib), d, seed, s_, fill_);
+  fill_gemm_operand(w_.get(), std::size_t(double(arena_) / ib), d, seed + 1, s_, fill_);
   CALIB_CUDA(cudaStreamSynchronize(s_));
 }
 

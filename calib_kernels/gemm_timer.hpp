@@ -53,8 +53,12 @@ class GemmTimer {
  public:
   /// Three operand arenas of `arena_bytes` each on `stream`; `l2_bytes` sizes the rotation.
   GemmTimer(cudaStream_t stream, double l2_bytes, std::size_t arena_bytes);
-  /// Fills the arenas with random operands of format `d` (never zeros; int8 in ±8).
+  /// Fills the arenas with random operands of format `d` (never zeros; int8 scale 8) drawn from the
+  /// timer's fill distribution.
   void fill(GemmDtype d, std::uint64_t seed);
+  /// The distribution of the following fills (uniform by default).
+  void set_fill(FillDistribution f) { fill_ = f; }
+  FillDistribution fill_distribution() const { return fill_; }
   /// Times Y = op(X)·op(W) of `layout` through cuBLASLt's first heuristic on `lt`.
   GemmTiming time_lt(const LtHandle& lt, GemmDtype d, GemmLayout layout, std::int64_t m, std::int64_t n,
                      std::int64_t k);
@@ -77,6 +81,7 @@ class GemmTimer {
   DeviceBuffer<unsigned char> x_, w_, y_;
   DeviceBuffer<unsigned long long> clk_;
   TimingMethod method_ = TimingMethod::Graph;
+  FillDistribution fill_ = FillDistribution::Uniform;
 };
 
 }  // namespace infraplan::calib

@@ -15,9 +15,18 @@ using bf16 = __nv_bfloat16;
 
 /// Element formats the random fill knows.
 enum class Elem { F32, BF16, F16, FP8E4M3, INT8, I32 };
-/// Fills `n` elements with deterministic pseudo-random values in [-scale, scale] (integers in
-/// [-scale, scale] for INT8/I32) from `seed`. Never zeros only: the tests rely on that.
-void fill_random(void* p, std::size_t n, Elem e, std::uint64_t seed, float scale, cudaStream_t stream);
+/// How the random fill draws its values.
+enum class FillDistribution {
+  Uniform,  ///< uniform in [-scale, scale) (the calibration's operands)
+  Normal,   ///< normal with standard deviation `scale`, clipped to ±6σ (torch.randn's operands)
+};
+/// "uniform", "normal".
+const char* fill_distribution_name(FillDistribution d);
+/// Fills `n` elements with deterministic pseudo-random values drawn from `dist` (rounded to
+/// integers for INT8/I32, clamped to ±127 for INT8) from `seed`. Never zeros only: the tests rely
+/// on that.
+void fill_random(void* p, std::size_t n, Elem e, std::uint64_t seed, float scale, cudaStream_t stream,
+                 FillDistribution dist = FillDistribution::Uniform);
 
 // ---- bandwidth (bandwidth.cu) ----
 /// out[i] = in[i] for n float4 elements (16-byte loads and stores, grid-stride with

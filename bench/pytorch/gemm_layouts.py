@@ -12,11 +12,14 @@ explicit calls and a real F.linear forward + backward), and the preferred BLAS b
 tables, for the run-to-run / machine-to-machine spread of those kinds.
 
     python3 bench/pytorch/gemm_layouts.py --shapes shapes.json --out torch_gemms.json [--kernels] [--spread]
-        [--order listed|shuffled] [--seed N] [--hold-ms MS]
+        [--order listed|shuffled] [--seed N] [--hold-ms MS] [--fill randn|uniform]
 
 The shapes run in the file's order unless --order shuffled: a shape's time depends on the clock the
 board holds it at, which depends on what ran before it (docs/accuracy.md, "Does the order decide
-the tail?").
+the tail?"). --fill uniform draws the operands uniform in ±1, as the calibrator does, instead of
+torch.randn's normal values: a GEMM's power, so its clock under the power limit, depends on its data
+(docs/accuracy.md, "Does the operands' distribution move the clock?"). A held shape records the
+median SM clock read (NVML) after each kept sample when nvidia-ml-py is installed.
 """
 import argparse
 import json
@@ -31,12 +34,32 @@ import torch.nn.functional as F
 L2_BYTES = 60e6
 
 
+FILL = "randn"
+
+
+def draw(rows, cols, dev, dtype):
+    if FILL == "uniform":
+        return torch.rand(rows, cols, device=dev, dtype=torch.float32).mul_(2).sub_(1).to(dtype)
+    return torch.randn(rows, cols, device=dev, dtype=dtype)
+
+
 def operands(layout, m, n, k, dev, dtype):
     if layout == "tn":
-        return torch.randn(m, k, device=dev, dtype=dtype), torch.randn(n, k, device=dev, dtype=dtype)
+        return draw(m, k, dev, dtype), draw(n, k, dev, dtype)
     if layout == "nn":
-        return torch.randn(m, k, device=dev, dtype=dtype), torch.randn(k, n, device=dev, dtype=dtype)
-    return torch.randn(k, m, device=dev, dtype=dtype), torch.randn(k, n, device=dev, dtype=dtype)
+        return draw(m, k, dev, dtype), draw(k, n, dev, dtype)
+    return draw(k, m, dev, dtype), draw(k, n, dev, dtype)
+
+
+def clock_reader():
+    """A function returning the SM clock in MHz (NVML), or None without nvidia-ml-py."""
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+        return lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)
+    except Exception:  # noqa: BLE001 - no NVML: no clock column
+        return None
 
 
 def call(layout):
@@ -50,13 +73,14 @@ def call(layout):
 LEAD_IN_CYCLES = 60000  # torch.cuda._sleep before each sample: ~30 µs at 1980 MHz
 
 
-def graph_time(fn, copies, est_seconds, hold_ms=0.0):
+def graph_time(fn, copies, est_seconds, hold_ms=0.0, clock=None):
     """Median seconds per call over replays of a graph of max(copies, ~100 µs of calls) calls; each
     sample starts behind a ~30 µs spin kernel, so the host's graph launch is not idle GPU time in it.
     With hold_ms > 0 the shape is replayed until hold_ms of GPU time and the median is taken over the
     second half of the samples: the shape held until the board's power limiter has settled on it.
-    Returns (seconds, duty): duty is, for a held shape, the share of the second half's wall time its
-    graphs took (the spin and the host's gaps are the rest), None otherwise."""
+    Returns (seconds, duty, clock_mhz): duty is, for a held shape, the share of the second half's wall
+    time its graphs took (the spin and the host's gaps are the rest), None otherwise; clock_mhz the
+    median of `clock()` read after each sample of the second half (held shapes with a reader)."""
     calls = max(copies, min(128, int(math.ceil(100e-6 / max(est_seconds, 1e-6)))))
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -72,7 +96,7 @@ def graph_time(fn, copies, est_seconds, hold_ms=0.0):
     g.replay()
     torch.cuda.synchronize()
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out, graph_ms, ends, total = [], [], [], 0.0
+    out, graph_ms, ends, clocks, total = [], [], [], [], 0.0
     for it in range(30 if hold_ms <= 0 else 1000000):
         torch.cuda._sleep(LEAD_IN_CYCLES)
         a.record()
@@ -80,6 +104,8 @@ def graph_time(fn, copies, est_seconds, hold_ms=0.0):
         b.record()
         b.synchronize()
         ends.append(time.perf_counter())
+        if clock is not None and hold_ms > 0:
+            clocks.append(clock())
         ms = a.elapsed_time(b)
         out.append(ms / calls / 1e3)
         graph_ms.append(ms)
@@ -88,14 +114,16 @@ def graph_time(fn, copies, est_seconds, hold_ms=0.0):
             break
     del g
     if hold_ms <= 0:
-        return statistics.median(out), None
+        return statistics.median(out), None, None
     h = len(out) // 2
     duty = sum(graph_ms[h + 1:]) / 1e3 / (ends[-1] - ends[h]) if len(out) - h >= 2 else None
-    return statistics.median(out[h:]), duty
+    mhz = statistics.median(clocks[h:]) if clocks[h:] else None
+    return statistics.median(out[h:]), duty, mhz
 
 
 def time_shapes(shapes, dev, dtype, hold_ms=0.0):
     rows = []
+    clock = clock_reader() if hold_ms > 0 else None
     t0 = time.time()
     for i, sh in enumerate(shapes):
         layout, m, n, k = sh["layout"], sh["m"], sh["n"], sh["k"]
@@ -104,11 +132,13 @@ def time_shapes(shapes, dev, dtype, hold_ms=0.0):
         ops = [operands(layout, m, n, k, dev, dtype) for _ in range(copies)]
         f = call(layout)
         est = max(2.0 * m * n * k / 600e12, per / 3.5e12, 3e-6)
-        t, duty = graph_time(lambda j: f(*ops[j]), copies, est, hold_ms)
+        t, duty, mhz = graph_time(lambda j: f(*ops[j]), copies, est, hold_ms, clock)
         r = {kk: sh[kk] for kk in ("dtype", "layout", "m", "n", "k", "tokens", "linear") if kk in sh}
         r["seconds"] = t
         if duty is not None:
             r["hold_duty"] = round(duty, 4)
+        if mhz is not None:
+            r["clock_mhz"] = mhz
         rows.append(r)
         del ops
         if i % 200 == 199:
@@ -202,7 +232,11 @@ def main():
     ap.add_argument("--hold-ms", type=float, default=0.0,
                     help="hold each shape this long (GPU ms) and keep the second half of its samples "
                          "(default 0: ~2 ms per shape, every sample)")
+    ap.add_argument("--fill", choices=("randn", "uniform"), default="randn",
+                    help="operand values: torch.randn (default) or uniform in ±1 (the calibrator's)")
     a = ap.parse_args()
+    global FILL
+    FILL = a.fill
     dev = torch.device("cuda")
     torch.manual_seed(0)
     with open(a.shapes) as f:
@@ -217,7 +251,7 @@ def main():
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "torch": torch.__version__,
            "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(0),
            "uuid": str(getattr(torch.cuda.get_device_properties(0), "uuid", "")),
-           "order": a.order if a.order == "listed" else "shuffled (seed %d)" % a.seed}
+           "order": a.order if a.order == "listed" else "shuffled (seed %d)" % a.seed, "fill": a.fill}
     t0 = time.time()
     if a.kernels:
         res["kernels"] = kernel_names(dev, torch.bfloat16)
