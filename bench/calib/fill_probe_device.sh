@@ -9,17 +9,21 @@
 #   cal    the calibrator (cublasGemmEx, listed order, no grid) with --fill uniform / normal.
 # docs/accuracy.md, "Does the operands' distribution move the clock?"; summary:
 # bench/calib/fill_probe_summary.py.
+# With SNAPSHOT=FILE.tgz set, OUT is packed into FILE after every run (what a cut-short call keeps).
 source "$(dirname "$0")/probe_common.sh"
+snapshot() { [ -n "${SNAPSHOT:-}" ] && tar czf "$SNAPSHOT" -C "$(dirname "$OUT")" "$(basename "$OUT")"; return 0; }
 torch_run() {  # NAME FILL [extra gemm_layouts.py arguments]
   local name=$1 fill=$2; shift 2
   step "$name"
   PYTHONUNBUFFERED=1 timeout 90 python3 gemm_layouts.py --shapes llama_exact.json --fill "$fill" \
     --out "$OUT/$name.json" "$@" > /dev/null || echo "$name rc=$?"
+  snapshot
 }
 cal_run() {  # NAME FILL
   step "$1"
   timeout 90 ./infraplan-calibrate layouts --out "$OUT/$1.json" --shapes llama_exact.json --api cublas \
     --no-grid --order listed --fill "$2" >> "$OUT/cal_log.txt" 2>&1 || echo "$1 rc=$?"
+  snapshot
 }
 torch_run short_randn_a randn
 torch_run short_uniform_a uniform
@@ -34,3 +38,4 @@ cal_run cal_normal_a normal
 cal_run cal_normal_b normal
 cal_run cal_uniform_b uniform
 probe_end
+snapshot
