@@ -62,13 +62,11 @@ def pct(xs, q):
     return xs[i]
 
 
-def ratios(num, den, by):
-    """Ratio num/den − 1 of the shapes both have, grouped by the kernel-time band of `by`."""
+def ratios(num, den):
+    """Ratio num/den − 1 of the shapes both have, grouped by the kernel-time band of den's time."""
     rows = {}
     for k in num.keys() & den.keys():
-        t = by[k]["seconds"] if k in by else den[k]["seconds"]
-        if t < 10e-6:
-            continue
+        t = den[k]["seconds"]
         band = next((name for lo, hi, name in BANDS if lo <= t < hi), None)
         if band is None:
             continue
@@ -102,7 +100,7 @@ def main():
             print(f"{stem}: missing ({e.filename})")
             continue
         normal, uniform = (runs[stem][f] for f in fills)
-        res = ratios(uniform, normal, normal)
+        res = ratios(uniform, normal)
         out[f"{stem}_uniform_over_normal"] = res
         show(f"{stem}: uniform / normal − 1 (same shapes, same order)", res)
         rep = [v["repeat"] for v in normal.values() if v["seconds"] >= 10e-6]
@@ -116,7 +114,7 @@ def main():
             print(f"  SM clock uniform / normal − 1: median {100 * statistics.median(dc):+.2f}% over {len(dc)}")
     if "cal" in runs and "short" in runs:
         for cf, tf in (("uniform", "uniform"), ("normal", "randn"), ("uniform", "randn")):
-            res = ratios(runs["cal"][cf], runs["short"][tf], runs["short"][tf])
+            res = ratios(runs["cal"][cf], runs["short"][tf])
             out[f"calibrator_{cf}_over_pytorch_{tf}"] = res
             show(f"calibrator ({cf}) / PyTorch ({tf}) − 1, listed order", res)
     if a.json:

@@ -34,21 +34,18 @@ import torch.nn.functional as F
 L2_BYTES = 60e6
 
 
-FILL = "randn"
-
-
-def draw(rows, cols, dev, dtype):
-    if FILL == "uniform":
+def draw(rows, cols, dev, dtype, fill):
+    if fill == "uniform":
         return torch.rand(rows, cols, device=dev, dtype=torch.float32).mul_(2).sub_(1).to(dtype)
     return torch.randn(rows, cols, device=dev, dtype=dtype)
 
 
-def operands(layout, m, n, k, dev, dtype):
+def operands(layout, m, n, k, dev, dtype, fill="randn"):
     if layout == "tn":
-        return draw(m, k, dev, dtype), draw(n, k, dev, dtype)
+        return draw(m, k, dev, dtype, fill), draw(n, k, dev, dtype, fill)
     if layout == "nn":
-        return draw(m, k, dev, dtype), draw(k, n, dev, dtype)
-    return draw(k, m, dev, dtype), draw(k, n, dev, dtype)
+        return draw(m, k, dev, dtype, fill), draw(k, n, dev, dtype, fill)
+    return draw(k, m, dev, dtype, fill), draw(k, n, dev, dtype, fill)
 
 
 def clock_reader():
@@ -104,7 +101,7 @@ def graph_time(fn, copies, est_seconds, hold_ms=0.0, clock=None):
         b.record()
         b.synchronize()
         ends.append(time.perf_counter())
-        if clock is not None and hold_ms > 0:
+        if clock is not None:
             clocks.append(clock())
         ms = a.elapsed_time(b)
         out.append(ms / calls / 1e3)
@@ -121,7 +118,7 @@ def graph_time(fn, copies, est_seconds, hold_ms=0.0, clock=None):
     return statistics.median(out[h:]), duty, mhz
 
 
-def time_shapes(shapes, dev, dtype, hold_ms=0.0):
+def time_shapes(shapes, dev, dtype, hold_ms=0.0, fill="randn"):
     rows = []
     clock = clock_reader() if hold_ms > 0 else None
     t0 = time.time()
@@ -129,7 +126,7 @@ def time_shapes(shapes, dev, dtype, hold_ms=0.0):
         layout, m, n, k = sh["layout"], sh["m"], sh["n"], sh["k"]
         per = (m * k + n * k + m * n) * 2
         copies = max(1, min(16, int(3 * L2_BYTES / per) + 1))
-        ops = [operands(layout, m, n, k, dev, dtype) for _ in range(copies)]
+        ops = [operands(layout, m, n, k, dev, dtype, fill) for _ in range(copies)]
         f = call(layout)
         est = max(2.0 * m * n * k / 600e12, per / 3.5e12, 3e-6)
         t, duty, mhz = graph_time(lambda j: f(*ops[j]), copies, est, hold_ms, clock)
@@ -235,8 +232,6 @@ def main():
     ap.add_argument("--fill", choices=("randn", "uniform"), default="randn",
                     help="operand values: torch.randn (default) or uniform in ±1 (the calibrator's)")
     a = ap.parse_args()
-    global FILL
-    FILL = a.fill
     dev = torch.device("cuda")
     torch.manual_seed(0)
     with open(a.shapes) as f:
@@ -264,7 +259,7 @@ def main():
     if a.hold_ms > 0:
         res["hold_duty_is"] = ("per shape: the share of the kept samples' wall time spent in its GEMM graphs "
                                "(the 30 us spin before each sample and the host's gaps are the rest)")
-    res["shapes"] = time_shapes(shapes, dev, torch.bfloat16, a.hold_ms)
+    res["shapes"] = time_shapes(shapes, dev, torch.bfloat16, a.hold_ms, a.fill)
     res["run_seconds"] = time.time() - t0
     with open(a.out, "w") as f:
         json.dump(res, f, indent=1)
