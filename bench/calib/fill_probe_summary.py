@@ -76,6 +76,28 @@ def ratios(num, den):
             for b, v in rows.items()}
 
 
+def capped_clock(stem, uniform, normal, out):
+    """What the power law needs: the clock a power-capped GEMM settles at with normal operands over
+    the clock with uniform ones (shapes of >= 0.1 ms below the top clock under both), and whether the
+    cycles per GEMM (time x clock) moved at all."""
+    top = max(max(v["clock_mhz"] or 0 for v in d.values()) for d in (uniform, normal))
+    both = [k for k in uniform.keys() & normal.keys()
+            if uniform[k]["clock_mhz"] and normal[k]["clock_mhz"] and normal[k]["seconds"] >= 100e-6]
+    cyc = [uniform[k]["seconds"] * uniform[k]["clock_mhz"] / (normal[k]["seconds"] * normal[k]["clock_mhz"]) - 1
+           for k in both]
+    capped = [normal[k]["clock_mhz"] / uniform[k]["clock_mhz"] for k in both
+              if max(normal[k]["clock_mhz"], uniform[k]["clock_mhz"]) < top - 40]
+    if cyc:
+        print(f"  cycles per GEMM (time x clock) uniform / normal − 1, >= 0.1 ms: median "
+              f"{100 * statistics.median(cyc):+.2f}%, p10 {100 * pct(cyc, 0.1):+.2f}%, p90 {100 * pct(cyc, 0.9):+.2f}%")
+    if capped:
+        r = statistics.median(capped)
+        out[f"{stem}_capped_clock_normal_over_uniform"] = {"n": len(capped), "median": r, "p10": pct(capped, 0.1),
+                                                           "p90": pct(capped, 0.9), "top_clock_mhz": top}
+        print(f"  power-capped GEMMs (>= 0.1 ms, both below {top - 40:.0f} MHz): clock normal / uniform "
+              f"median {r:.4f} (p10 {pct(capped, 0.1):.4f}, p90 {pct(capped, 0.9):.4f}) over {len(capped)}")
+
+
 def show(title, res):
     print(title)
     for band in [b for _, _, b in BANDS] + ["all"]:
@@ -112,6 +134,7 @@ def main():
             dc = [u / n - 1 for u, n in clk]
             out[f"{stem}_clock_uniform_over_normal"] = {"n": len(dc), "median": statistics.median(dc)}
             print(f"  SM clock uniform / normal − 1: median {100 * statistics.median(dc):+.2f}% over {len(dc)}")
+            capped_clock(stem, uniform, normal, out)
     if "cal" in runs and "short" in runs:
         for cf, tf in (("uniform", "uniform"), ("normal", "randn"), ("uniform", "randn")):
             res = ratios(runs["cal"][cf], runs["short"][tf])
