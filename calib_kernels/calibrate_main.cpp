@@ -1,6 +1,7 @@
 // infraplan-calibrate: measures this GPU and writes a profile (docs/calibration.md).
 //   infraplan-calibrate --out FILE.json [--quick] [--gpu NAME] [--comm] [--verbose]
-//     (--no-power: without stage 9, the sustained-clock probe, ~6 minutes; `--only power` prints it)
+//     (--no-power: without stage 9, the sustained-clock probe, ~6 minutes; `--only power` prints it;
+//      --fill uniform|normal: the operands of its GEMMs, and of `layouts`)
 //   infraplan-calibrate comm --out FILE.json [--quick]   (adds/replaces the "comm" section)
 //   mpirun|srun ... infraplan-calibrate comm --out CLUSTER.json [...]
 //                                       (one process per GPU: handed over to infraplan-calibrate-mpi)
@@ -18,7 +19,7 @@
 //   infraplan-calibrate --only kernels                     (the own kernels' tables, printed)
 //   infraplan-calibrate --only rmsnorm                     (RMSNorm configurations, wide rows)
 //   infraplan-calibrate --only launch                      (launch and kernel-gap ceilings, printed)
-//   infraplan-calibrate --only power                       (sustained clock and power per workload, JSON)
+//   infraplan-calibrate --only power [--fill uniform|normal] (sustained clock and power per workload, JSON)
 #include <unistd.h>
 
 #include <cstdio>
@@ -46,6 +47,7 @@ void usage() {
   std::fprintf(
       stderr,
       "usage: infraplan-calibrate --out FILE.json [--quick] [--no-power] [--gpu NAME] [--comm] [--verbose]\n"
+      "                 [--fill uniform|normal]\n"
       "       infraplan-calibrate comm --out FILE.json [--quick]\n"
       "       mpirun|srun ... infraplan-calibrate comm --out CLUSTER.json [--quick]\n"
       "                 [--transport nccl|host] [--ops a,b] [--min-bytes B] [--max-bytes B]\n"
@@ -58,7 +60,8 @@ void usage() {
       "       infraplan-calibrate gemm-probe --out FILE.json\n"
       "       infraplan-calibrate --gemm\n"
       "       infraplan-calibrate --only\n"
-      "                 transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm|launch|power\n");
+      "                 transpose|gemm_mma|gemm_wgmma|attention|kernels|rmsnorm|launch|power\n"
+      "       (--fill: the GEMM operands of `layouts` and of the power probe, uniform in +-1 or normal)\n");
 }
 
 /// Writes the profile safely (common/output_files.hpp: mkstemp beside the target, never through a
@@ -244,7 +247,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "infraplan-calibrate: --fill %s: expected uniform or normal\n", v.c_str());
         return 2;
       }
-      lopt.fill = v == "normal" ? FillDistribution::Normal : FillDistribution::Uniform;
+      lopt.fill = opt.power_fill = v == "normal" ? FillDistribution::Normal : FillDistribution::Uniform;
     } else if (a == "--api") {
       std::string v = value("--api");
       if (v == "cublaslt")

@@ -561,7 +561,7 @@ bool Calibrator::run_only(const std::string& what) {
     std::printf("%s\n", profile_["ceilings"].dump(2).c_str());
   } else if (what == "power") {
     const json p = measure_power(*lt_, stream_.get(), double(prop_.l2CacheSize), default_power_workloads(),
-                                 opt_.quick ? 1.0 : 3.0, 0.5, opt_.seed);
+                                 opt_.quick ? 1.0 : 3.0, 0.5, opt_.seed, opt_.power_fill);
     std::printf("%s\n", json{{"power", p}}.dump(2).c_str());
   } else if (what == "kernels") {
     bandwidth();
@@ -603,8 +603,8 @@ nlohmann::ordered_json Calibrator::run() {
   gemm_sweeps();
   if (!opt_.quick && opt_.power) {
     stage("sustained clock and power under back-to-back load");
-    profile_["power"] = measure_power(*lt_, stream_.get(), double(prop_.l2CacheSize), default_power_workloads(),
-                                      3.0, 0.5, opt_.seed);
+    profile_["power"] = measure_power(*lt_, stream_.get(), double(prop_.l2CacheSize),
+                                      default_power_workloads(), 3.0, 0.5, opt_.seed, opt_.power_fill);
   }
   json ks = json::array();
   for (const auto& r : results_) {

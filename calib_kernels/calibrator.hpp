@@ -33,6 +33,8 @@ struct CalibrateOptions {
   /// Exact GEMM shapes to time after the sweeps ("tables.gemm_shapes"); with shapes_only, nothing else.
   std::vector<GemmShapeRequest> shapes;
   bool shapes_only = false;
+  /// The power probe's GEMM operands (`--fill`): uniform in ±1, or normal as a framework's.
+  FillDistribution power_fill = FillDistribution::Uniform;
 };
 
 /// One row of the summary table and of the profile's "kernels" list.

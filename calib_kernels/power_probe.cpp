@@ -40,7 +40,9 @@ json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr
 /// Holds a GPU buffer set and enqueues a workload's unit (rotated operands).
 class Unit {
  public:
-  Unit(const LtHandle& lt, cudaStream_t s, double l2, const PowerWorkload& w, std::uint64_t seed) : w_(w), s_(s) {
+  Unit(const LtHandle& lt, cudaStream_t s, double l2, const PowerWorkload& w, std::uint64_t seed,
+       FillDistribution fill)
+      : w_(w), s_(s) {
     if (w.kind == "gemm" || w.kind == "mixed") {
       plan_ = std::make_unique<LtPlan>(lt, w.dtype, w.m, w.n, w.k, w.layout);
       if (!plan_->ok()) throw CudaError("power probe: cuBLASLt has no algorithm for " + describe());
@@ -53,8 +55,8 @@ class Unit {
       x_ = DeviceBuffer<unsigned char>(xb_ * copies_);
       wt_ = DeviceBuffer<unsigned char>(wb_ * copies_);
       y_ = DeviceBuffer<unsigned char>(yb_ * copies_);
-      fill_gemm_operand(x_.get(), std::size_t(double(x_.bytes()) / ib), w.dtype, seed + 1, s);
-      fill_gemm_operand(wt_.get(), std::size_t(double(wt_.bytes()) / ib), w.dtype, seed + 2, s);
+      fill_gemm_operand(x_.get(), std::size_t(double(x_.bytes()) / ib), w.dtype, seed + 1, s, fill);
+      fill_gemm_operand(wt_.get(), std::size_t(double(wt_.bytes()) / ib), w.dtype, seed + 2, s, fill);
     }
     if (w.kind == "attention") {
       // Causal prefill attention, batch kAttB × kAttS tokens, 32 query / 8 KV heads of 128 (the
@@ -281,8 +283,9 @@ std::vector<PowerWorkload> default_power_workloads() {
   return v;
 }
 
-json measure_power(const LtHandle& lt, cudaStream_t s, double l2_bytes, const std::vector<PowerWorkload>& workloads,
-                   double hold_s, double rest_s, std::uint64_t seed) {
+json measure_power(const LtHandle& lt, cudaStream_t s, double l2_bytes,
+                   const std::vector<PowerWorkload>& workloads, double hold_s, double rest_s,
+                   std::uint64_t seed, FillDistribution fill) {
   int dev = 0;
   CALIB_CUDA(cudaGetDevice(&dev));
   NvmlReader nvml(dev);
@@ -294,7 +297,7 @@ json measure_power(const LtHandle& lt, cudaStream_t s, double l2_bytes, const st
   json points = json::array();
   std::uint64_t k = 0;
   for (const PowerWorkload& w : workloads) {
-    Unit u(lt, s, l2_bytes, w, seed + 16 * ++k);
+    Unit u(lt, s, l2_bytes, w, seed + 16 * ++k, fill);
     // Burst: after rest_s idle, as a grid cell is timed (for mixtures: one GEMM and one copy, to
     // size the period).
     std::this_thread::sleep_for(std::chrono::duration<double>(rest_s));
@@ -435,6 +438,7 @@ json measure_power(const LtHandle& lt, cudaStream_t s, double l2_bytes, const st
   out["limit_w"] = finite_or_null(nvml.limit_w());
   out["idle_w"] = finite_or_null(idle_w);
   out["max_clock_mhz"] = finite_or_null(nvml.max_sm_clock_mhz());
+  out["gemm_operands"] = fill_distribution_name(fill);
   out["points"] = points;
   return out;
 }

@@ -18,6 +18,7 @@
 
 #include "calib_kernels/cublas_gemm.hpp"
 #include "calib_kernels/gemm_layout.hpp"
+#include "calib_kernels/kernels.hpp"
 
 namespace infraplan::calib {
 
@@ -45,16 +46,17 @@ struct PowerWorkload {
 std::vector<PowerWorkload> default_power_workloads();
 
 /// Holds each workload for `hold_s` seconds (the first half settles, the second is measured) and
-/// times it in a burst after `rest_s` of idle GPU. Returns the profile's "power" section:
-/// {limit_w, idle_w, max_clock_mhz, hold_s, nvml, points: [{kind, role, dtype, layout, m, n, k,
-/// copy_bytes, gemm_share, mix_with, burst: {seconds, clock_mhz}, sustained: {seconds, clock_mhz,
-/// nvml_clock_mhz, power_w, temperature_c, clock_event_reasons}, flops, bytes}]}; seconds are per
-/// launch of the workload's unit (one GEMM, one copy, or one period of a mixture). A mixture also
-/// has {period_s, gemms_per_period, gemm_burst_seconds (one GEMM), other_burst_seconds (the copies
-/// or the idle wait of one period)}: how much its GEMMs slowed under sustained load, and so the
-/// power limiter's averaging time, follow from them.
+/// times it in a burst after `rest_s` of idle GPU, the GEMMs' operands drawn from `fill`. Returns the
+/// profile's "power" section: {limit_w, idle_w, max_clock_mhz, hold_s, nvml, gemm_operands, points: [{kind,
+/// role, dtype, layout, m, n, k, copy_bytes, gemm_share, mix_with, burst: {seconds, clock_mhz}, sustained:
+/// {seconds, clock_mhz, nvml_clock_mhz, power_w, temperature_c, clock_event_reasons}, flops, bytes}]};
+/// seconds are per launch of the workload's unit (one GEMM, one copy, or one period of a mixture). A mixture
+/// also has {period_s, gemms_per_period, gemm_burst_seconds (one GEMM), other_burst_seconds (the copies or
+/// the idle wait of one period)}: how much its GEMMs slowed under sustained load, and so the power limiter's
+/// averaging time, follow from them.
 nlohmann::ordered_json measure_power(const LtHandle& lt, cudaStream_t stream, double l2_bytes,
-                                     const std::vector<PowerWorkload>& workloads, double hold_s, double rest_s,
-                                     std::uint64_t seed);
+                                     const std::vector<PowerWorkload>& workloads, double hold_s,
+                                     double rest_s, std::uint64_t seed,
+                                     FillDistribution fill = FillDistribution::Uniform);
 
 }  // namespace infraplan::calib

@@ -173,9 +173,17 @@ PowerModel::PowerModel(const Profile::PowerSection& s) : limit_w_(s.limit_w), ma
     };
     params_.w_per_attn_tflops16 = golden_section_min(f, 0.0, 4 * std::max(params_.w_per_tflops16, 1e-3), 100);
   }
+  // The checks compare the points with the law of their own operands.
   for (const auto& p : s.points)
     checks_.push_back(
         {p.label, p.role, p.clock_mhz, sustained_clock_mhz(burst_demand(p)), p.power_w, phase_is_averaged(p)});
+  fitted_ = params_;
+  if (s.gemm_operands == "uniform" && s.normal_operand_clock_ratio > 0) {
+    operand_factor_ = std::pow(s.normal_operand_clock_ratio, -params_.exponent);
+    params_.w_per_tflops16 *= operand_factor_;
+    params_.w_per_tflops8 *= operand_factor_;
+    if (!attention_) params_.w_per_attn_tflops16 = params_.w_per_tflops16;
+  }
 }
 
 double PowerModel::power_w(const PowerDemand& d, double mhz) const {

@@ -15,6 +15,13 @@
 // that kept the top clock. A step of many kernels draws the time average of its kernels' draw (the
 // power limiter averages over far longer than a kernel: a GEMM alternating with an idle GPU every
 // few ms keeps the top clock where the GEMM alone is capped), so its work is summed over the step.
+//
+// Operands: a GEMM's switching energy depends on its data. With normal operands (torch.randn, and
+// roughly a training step's activations) a power-capped GEMM settles at a lower clock than with the
+// uniform ±1 operands the calibrator's power probe used (cycles per GEMM unchanged: the data moves the
+// draw, not the work). When the section's GEMM points are uniform and it records that clock ratio
+// ("normal_operands.clock_ratio", c), the law prices matmul work (16-bit, 8-bit, and attention's where no
+// attention points fitted its own) with e · c^(−γ): the energy that puts a capped GEMM c times lower.
 #include <string>
 #include <vector>
 
@@ -55,7 +62,12 @@ class PowerModel {
   /// Fits the law on `p`'s fit points (at least 3, one of them power-capped); throws Error otherwise.
   explicit PowerModel(const Profile::PowerSection& p);
 
+  /// The law's parameters for framework workloads (e16 for normal operands when the section says so).
   const Params& params() const { return params_; }
+  /// The parameters as fitted on the section's points (their operands' e16).
+  const Params& fitted_params() const { return fitted_; }
+  /// e16 of normal operands over e16 of the fit points' operands (1 when the same or not measured).
+  double normal_operand_factor() const { return operand_factor_; }
   double limit_w() const { return limit_w_; }
   double max_clock_mhz() const { return max_mhz_; }
   /// P(f) for demand `d` (rates at the top clock).
@@ -75,7 +87,8 @@ class PowerModel {
   /// Sum of squared residuals of `points` under `p` (the fit's objective).
   double residuals(const Params& p, const std::vector<const Profile::PowerPoint*>& points) const;
 
-  Params params_;
+  Params params_, fitted_;
+  double operand_factor_ = 1;
   double limit_w_ = 0, max_mhz_ = 0;
   bool elementwise_ = false;
   bool attention_ = false;

@@ -24,11 +24,15 @@ const CalibratedCostModel& h200() {
 TEST(PowerModel, FitsTheH200SustainedLoadPoints) {
   const PowerModel* pm = h200().power_model();
   ASSERT_NE(pm, nullptr);
-  const auto& p = pm->params();
+  const auto& p = pm->fitted_params();
   std::printf("law: P = %.0f W + (%.3f W per TFLOP/s 16-bit + %.3f per TFLOP/s 8-bit + %.1f W per TB/s copied + "
               "%.1f W per TB/s elementwise) x (f / %.0f MHz)^%.2f, limit %.0f W\n",
               p.base_w, p.w_per_tflops16, p.w_per_tflops8, p.w_per_TBps, p.w_per_ew_TBps, pm->max_clock_mhz(),
               p.exponent, pm->limit_w());
+  std::printf(
+      "with normal operands (normal_operands.clock_ratio): %.3f W per TFLOP/s 16-bit, %.3f per TFLOP/s 8-bit "
+      "(x %.4f)\n",
+      pm->params().w_per_tflops16, pm->params().w_per_tflops8, pm->normal_operand_factor());
   std::printf("attention: %.3f W per TFLOP/s 16-bit (%s)\n", p.w_per_attn_tflops16,
               pm->knows_attention() ? "fitted on the attention fit points, the rest held"
                                     : "no attention points: e16");
@@ -182,6 +186,46 @@ TEST(PowerModel, AttentionHasItsOwnDrawPerFlop) {
   EXPECT_DOUBLE_EQ(without.params().w_per_attn_tflops16, without.params().w_per_tflops16);
   EXPECT_DOUBLE_EQ(without.params().base_w, p.base_w);
   EXPECT_DOUBLE_EQ(without.params().exponent, p.exponent);
+}
+
+// Operands (docs/accuracy.md, "Does the operands' distribution move the clock?"): the H200 section's
+// GEMM points are uniform ±1 and it records the clock ratio a capped GEMM keeps with normal operands;
+// the law prices framework GEMMs with e16 · c^(−γ), so a GEMM-only demand that the fitted law caps
+// settles about c times lower, while the checks keep the fit points' own law. A section whose points
+// were normal, or without the ratio, is priced as fitted.
+TEST(PowerModel, NormalOperandsDrawMoreThanTheProbesUniformOnes) {
+  const PowerModel* pm = h200().power_model();
+  ASSERT_NE(pm, nullptr);
+  Profile::PowerSection s = h200().measured_profile()->power.value();
+  ASSERT_EQ(s.gemm_operands, "uniform");
+  const double c = s.normal_operand_clock_ratio;
+  ASSERT_GT(c, 0.9);
+  ASSERT_LT(c, 1.0);
+  const auto& fit = pm->fitted_params();
+  const auto& law = pm->params();
+  EXPECT_NEAR(pm->normal_operand_factor(), std::pow(c, -fit.exponent), 1e-12);
+  EXPECT_NEAR(law.w_per_tflops16 / fit.w_per_tflops16, pm->normal_operand_factor(), 1e-12);
+  EXPECT_DOUBLE_EQ(law.base_w, fit.base_w);
+  EXPECT_DOUBLE_EQ(law.w_per_TBps, fit.w_per_TBps);
+  EXPECT_DOUBLE_EQ(law.w_per_attn_tflops16, fit.w_per_attn_tflops16);  // fitted on framework attention
+  EXPECT_NEAR(law.w_per_tflops8 / fit.w_per_tflops8, pm->normal_operand_factor(), 1e-12);
+
+  s.normal_operand_clock_ratio = 0;
+  const PowerModel as_fitted(s);
+  EXPECT_DOUBLE_EQ(as_fitted.normal_operand_factor(), 1.0);
+  EXPECT_DOUBLE_EQ(as_fitted.params().w_per_tflops16, fit.w_per_tflops16);
+  PowerDemand gemm;
+  gemm.tflops16 = 700;
+  const double f_uniform = as_fitted.sustained_clock_mhz(gemm), f_normal = pm->sustained_clock_mhz(gemm);
+  ASSERT_LT(f_uniform, pm->max_clock_mhz() - 50);
+  EXPECT_NEAR(f_normal / f_uniform, c, 0.004);
+  ASSERT_EQ(as_fitted.checks().size(), pm->checks().size());
+  for (std::size_t i = 0; i < pm->checks().size(); ++i)
+    EXPECT_DOUBLE_EQ(as_fitted.checks()[i].modelled_mhz, pm->checks()[i].modelled_mhz);
+
+  s.normal_operand_clock_ratio = c;
+  s.gemm_operands = "normal";
+  EXPECT_DOUBLE_EQ(PowerModel(s).normal_operand_factor(), 1.0);
 }
 
 TEST(PowerModel, RefusesTooFewOrUncappedPoints) {

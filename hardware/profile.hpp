@@ -360,6 +360,15 @@ struct Profile {
     double idle_w = 0;         ///< board power with nothing to run (0: not read)
     std::vector<PowerPoint> points;
     std::vector<EngineStepPoint> engine_steps;  ///< "engine_steps" (optional)
+    /// What the GEMM points' operands were drawn from ("gemm_operands": "uniform" in ±1, as every
+    /// probe before the choice existed, or "normal" as torch.randn and roughly a training step's
+    /// activations).
+    std::string gemm_operands = "uniform";
+    /// "normal_operands.clock_ratio": the clock a power-capped GEMM settles at with normal operands
+    /// over its clock with uniform ones, measured on the same shapes (0: not measured). The power law
+    /// prices framework GEMMs with normal operands (hardware/power_model.hpp).
+    double normal_operand_clock_ratio = 0;
+    std::string normal_operand_source;  ///< "normal_operands.source"
   };
   std::optional<PowerSection> power;
   /// The clock the GEMM tables refer to, for profiles whose tables carry no clock readings (derived

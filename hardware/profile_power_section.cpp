@@ -23,6 +23,25 @@ void parse_power_section(const Json& j, const std::string& origin, Profile& p) {
   if (ps.max_clock_mhz > 1e5) fail(origin, pp + ".max_clock_mhz", "expected a clock below 100 GHz");
   if (pj.contains("idle_w") && pj["idle_w"].is_number())
     ps.idle_w = number(pj["idle_w"], pp + ".idle_w", origin, 0);
+  if (pj.contains("gemm_operands")) {
+    const Json& g = pj["gemm_operands"];
+    if (!g.is_string() || (g.get<std::string>() != "uniform" && g.get<std::string>() != "normal"))
+      fail(origin, pp + ".gemm_operands", "expected \"uniform\" or \"normal\", got " + shown(g));
+    ps.gemm_operands = g.get<std::string>();
+  }
+  if (pj.contains("normal_operands")) {
+    const Json& no = pj["normal_operands"];
+    const std::string f = pp + ".normal_operands";
+    if (!no.is_object()) fail(origin, f, "expected {\"clock_ratio\": number, \"source\": text}");
+    ps.normal_operand_clock_ratio =
+        number(need(no, "clock_ratio", f, origin), f + ".clock_ratio", origin, 0.5);
+    if (ps.normal_operand_clock_ratio > 1.5)
+      fail(origin, f + ".clock_ratio", "expected a clock ratio in [0.5, 1.5] (normal over uniform operands)");
+    if (no.contains("source")) {
+      if (!no["source"].is_string()) fail(origin, f + ".source", "expected a string");
+      ps.normal_operand_source = no["source"].get<std::string>();
+    }
+  }
   const Json& pts = need(pj, "points", pp, origin);
   if (!pts.is_array()) fail(origin, pp + ".points", "expected an array of measured workloads");
   for (std::size_t i = 0; i < pts.size(); ++i) {

@@ -327,6 +327,15 @@ TEST(Profile, ErrorsNameTheField) {
     EXPECT_NE(e.find("power.points[15].gemms_per_period"), std::string::npos) << e;
     e = power_error([](Json& p) { p["points"][15]["other_burst_seconds"] = 1e9; });
     EXPECT_NE(e.find("power.points[15]"), std::string::npos) << e;
+    e = power_error([](Json& p) { p["gemm_operands"] = "gaussian"; });
+    EXPECT_NE(e.find("power.gemm_operands"), std::string::npos) << e;
+    EXPECT_NE(e.find("\"uniform\" or \"normal\""), std::string::npos) << e;
+    e = power_error([](Json& p) { p["normal_operands"]["clock_ratio"] = 3.0; });
+    EXPECT_NE(e.find("power.normal_operands.clock_ratio"), std::string::npos) << e;
+    e = power_error([](Json& p) { p["normal_operands"]["clock_ratio"] = 0.1; });
+    EXPECT_NE(e.find("power.normal_operands.clock_ratio"), std::string::npos) << e;
+    e = power_error([](Json& p) { p["normal_operands"] = 0.98; });
+    EXPECT_NE(e.find("power.normal_operands"), std::string::npos) << e;
   }
   {
     Json j = h200_json();

@@ -20,6 +20,11 @@ def main(argv):
         raise SystemExit(f"{power_path}: no power readings (NVML was not available where it ran)")
     section = {"source": source, **section}
     profile = read_profile(profile_path)
+    # The clock ratio of normal over uniform GEMM operands is the chip's, measured apart
+    # (bench/calib/fill_probe_device.sh): kept for a new uniform probe.
+    kept = (profile.get("power") or {}).get("normal_operands")
+    if kept and section.get("gemm_operands", "uniform") == "uniform" and "normal_operands" not in section:
+        section["normal_operands"] = kept
     profile["power"] = section
     write_profile(profile_path, profile)
     return 0
