@@ -288,6 +288,33 @@ TEST(GemmBenchmarkOrder, HeldAnswerWithTheStartsOwnRows) {
   EXPECT_LT(own_held.p90, own_ref.p90);
 }
 
+// The embedded H200 profile (rows from two other starts) against a seventh H200 start's PyTorch
+// benchmarks (2026-12-07, GPU-b79992bc, bench/calib/rows_held_device.sh: held 60 ms per shape and
+// ~2 ms per shape, listed order; docs/data/calib/h200_rows_held), validation half: the held answer
+// against the held benchmark, the reference clock against both.
+TEST(GemmBenchmarkOrder, HeldAnswerOnAnH200Start) {
+  static const auto h200 = make_calibrated_cost_model("h200-sxm-141gb");
+  const char* s = "h200_rows_held";
+  const auto held = load(s, "torch_held", true), short_run = load(s, "torch_short", true);
+  ASSERT_GE(held.size(), 600u);
+  const AnswerMaps a = answers_for(*h200, held);
+  const Gap held_law = gap(held, a.held), held_ref = gap(held, a.reference);
+  const Gap short_law = gap(short_run, a.held), short_ref = gap(short_run, a.reference);
+  const Gap state = gap(short_run, held);
+  print(s, "PyTorch ~2 ms vs held 60 ms", state);
+  print(s, "validation half, held: --clock held", held_law);
+  print(s, "validation half, held: reference", held_ref);
+  print(s, "validation half, ~2 ms: --clock held", short_law);
+  print(s, "validation half, ~2 ms: reference", short_ref);
+  ASSERT_GE(held_law.n, 600u);
+  // 2026-12-07: --clock held 6.5% / 11.9% against the held benchmark (reference 5.5% / 12.2%); against
+  // ~2 ms per shape the reference clock 7.0% / 12.1% (held 11.1% / 15.9%): the 5% / 10% target is not
+  // met on this start by either answer (docs/accuracy.md, "A seventh H200 start").
+  EXPECT_LT(held_law.median, 0.075);
+  EXPECT_LT(held_law.p90, 0.14);
+  EXPECT_LT(short_ref.median, 0.085);
+}
+
 // Calibrate on one machine start, run on another: the rows of each of two H100 starts
 // (h100_rows_held: GPU-4970ffd5; h100_rows_held_run2: GPU-db6ab04d, both 2026-12-06,
 // bench/calib/rows_held_device.sh), each merged into the derived profile alone, and both merged
