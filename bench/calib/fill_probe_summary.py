@@ -16,6 +16,8 @@ import math
 import os
 import statistics
 
+from profile_io import write_json
+
 BANDS = ((10e-6, 100e-6, "10-100 us"), (100e-6, 1e-3, "0.1-1 ms"), (1e-3, 1.0, "> 1 ms"))
 
 
@@ -141,9 +143,7 @@ def main():
             out[f"calibrator_{cf}_over_pytorch_{tf}"] = res
             show(f"calibrator ({cf}) / PyTorch ({tf}) − 1, listed order", res)
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(out, f, indent=1)
-            f.write("\n")
+        write_json(a.json, out)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import math
 import os
 import statistics
 
+from profile_io import write_json
+
 
 def points(path):
     with open(path) as f:
@@ -61,9 +63,7 @@ def main():
     rep = [abs(r[k]) for r in rows for k in ("repeat_uniform", "repeat_normal")]
     print(f"repeat of the same fill: |b / a − 1| median {100 * statistics.median(rep):.2f}%, max {100 * max(rep):.2f}%")
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(out, f, indent=1)
-            f.write("\n")
+        write_json(a.json, out)
 
 
 if __name__ == "__main__":

@@ -13,11 +13,16 @@ def read_profile(path):
 
 
 def write_profile(path, profile):
+    write_json(path, profile)
+
+
+def write_json(path, data):
+    """Any JSON result of the scripts (a profile, a probe's summary) in the same format, atomically."""
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".profile-", suffix=".json", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(profile, f, indent=1, ensure_ascii=False)
+            json.dump(data, f, indent=1, ensure_ascii=False)
             f.write("\n")
         os.replace(tmp, path)
     except BaseException:
