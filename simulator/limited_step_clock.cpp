@@ -79,6 +79,7 @@ StepClock limited_step_clock(const hw::PowerModel& law, const hw::CostModel& cos
   c.reference_mhz = cost.reference_clock_mhz();
   c.max_mhz = top_mhz;
   c.limit_w = law.limit_w();
+  c.operand_energy_factor = law.normal_operand_factor();
   c.time_constant_s = tau;
   c.mhz = top_mhz;
   c.power_w = idle_w;

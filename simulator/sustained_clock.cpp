@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace infraplan::sim {
 
@@ -11,6 +12,7 @@ StepClock step_clock(const hw::PowerModel& pm, double reference_mhz, double flop
   c.reference_mhz = reference_mhz;
   c.max_mhz = pm.max_clock_mhz();
   c.limit_w = pm.limit_w();
+  c.operand_energy_factor = pm.normal_operand_factor();
   if (seconds > 0) {
     (eight_bit ? c.demand.tflops8 : c.demand.tflops16) = flops * 1e-12 / seconds;
     // A training step's memory-bound kernels are norms, activations, casts and optimizer updates:
@@ -23,29 +25,33 @@ StepClock step_clock(const hw::PowerModel& pm, double reference_mhz, double flop
 }
 
 Json StepClock::to_json() const {
-  return {
-      {"clock_mhz", mhz},
-      {"reference_clock_mhz", reference_mhz},
-      {"max_clock_mhz", max_mhz},
-      {"power_w", power_w},
-      {"limit_w", limit_w},
-      {"power_capped", capped()},
-      {"demand",
-       {{"tflops16", demand.tflops16},
-        {"tflops8", demand.tflops8},
-        {"attention_tflops16", demand.attn_tflops16},
-        {"TBps", demand.TBps},
-        {"elementwise_TBps", demand.ew_TBps}}},
-      {"time_constant_s", time_constant_s},
-      {"source",
-       time_constant_s > 0
-           ? "the board's power limiter (running average of power, time constant from the profile's power "
-             "probe mixtures) walking the busiest GPU's compute ops of the step priced at the top clock, "
-             "each op drawing what the profile's power law gives its matmul FLOPs (attention's at the law's "
-             "attention rate) and memory-bound bytes; "
-             "the one clock that gives the lane's compute the limiter's time"
-           : "the profile's power law (power section, hardware/power_model.hpp) on the busiest GPU's matmul "
-             "FLOPs and memory-bound bytes over the step priced at the top clock"}};
+  return {{"clock_mhz", mhz},
+          {"reference_clock_mhz", reference_mhz},
+          {"max_clock_mhz", max_mhz},
+          {"power_w", power_w},
+          {"limit_w", limit_w},
+          {"power_capped", capped()},
+          {"demand",
+           {{"tflops16", demand.tflops16},
+            {"tflops8", demand.tflops8},
+            {"attention_tflops16", demand.attn_tflops16},
+            {"TBps", demand.TBps},
+            {"elementwise_TBps", demand.ew_TBps}}},
+          {"time_constant_s", time_constant_s},
+          {"operand_energy_factor", operand_energy_factor},
+          {"source",
+           std::string(
+               time_constant_s > 0
+                   ? "the board's power limiter (running average of power, time constant from the profile's "
+                     "power probe mixtures) walking the busiest GPU's compute ops of the step priced at the "
+                     "top clock, each op drawing what the profile's power law gives its matmul FLOPs "
+                     "(attention's at the law's attention rate) and memory-bound bytes; "
+                     "the one clock that gives the lane's compute the limiter's time"
+                   : "the profile's power law (power section, hardware/power_model.hpp) on the busiest GPU's "
+                     "matmul FLOPs and memory-bound bytes over the step priced at the top clock") +
+               (operand_energy_factor != 1 ? "; matmul energy for a framework's normal operands "
+                                             "(power.normal_operands: the probe's GEMMs were uniform)"
+                                           : "")}};
 }
 
 std::string StepClock::summary() const {

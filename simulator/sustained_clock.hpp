@@ -21,9 +21,12 @@ struct StepClock {
   /// > 0: the clock came from the power limiter walking the step's timeline with this averaging
   /// time (limited_step_clock.hpp); 0: from the law on the step's average demand.
   double time_constant_s = 0;
+  /// The law's matmul energy for a framework's normal operands over its fitted value (1: the same;
+  /// hw::PowerModel::normal_operand_factor).
+  double operand_energy_factor = 1;
   bool capped() const { return mhz < max_mhz - 0.5; }
   /// {clock_mhz, reference_clock_mhz, max_clock_mhz, power_w, limit_w, power_capped, demand:
-  /// {tflops16, tflops8, TBps, elementwise_TBps}, source}.
+  /// {tflops16, tflops8, TBps, elementwise_TBps}, time_constant_s, operand_energy_factor, source}.
   Json to_json() const;
   /// One line for tables: "1,512 MHz sustained (power-capped: 700 W; tables at 1,759 MHz)".
   std::string summary() const;

@@ -42,11 +42,19 @@ TEST(SustainedClock, HeavyStepsCappedLightStepsAtTheTopClock) {
   EXPECT_LT(r.clock->mhz, r.clock->reference_mhz);
   EXPECT_GT(r.clock->time_constant_s, 0.0);
   EXPECT_NEAR(r.clock->power_w, r.clock->limit_w, 10.0);
+  // The law prices the step's matmul work with a framework's normal operands (power.normal_operands),
+  // and the JSON says so.
+  EXPECT_NEAR(r.clock->operand_energy_factor, h.cost->power_model()->normal_operand_factor(), 1e-12);
+  EXPECT_GT(r.clock->operand_energy_factor, 1.0);
+  const Json cj = r.clock->to_json();
+  EXPECT_DOUBLE_EQ(cj.at("operand_energy_factor").get<double>(), r.clock->operand_energy_factor);
+  EXPECT_NE(cj.at("source").get<std::string>().find("normal operands"), std::string::npos);
   // Slower GEMMs: the step takes longer than at the tables' clock.
   EXPECT_GT(r.iteration_time_s, simulate_training(big, h.c, t, *h.cost, h.comm).iteration_time_s);
   const TrainingEstimate e = estimate_training(big, h.c, t, *h.cost, h.comm, nullptr, true);
   ASSERT_TRUE(e.clock.has_value());
   EXPECT_EQ(e.clock->time_constant_s, 0.0);
+  EXPECT_DOUBLE_EQ(e.clock->operand_energy_factor, r.clock->operand_energy_factor);
   EXPECT_LE(r.clock->mhz, e.clock->mhz + 1.0);
   EXPECT_NEAR(e.clock->mhz / r.clock->mhz, 1.0, 0.10);
   // Deterministic.
