@@ -62,11 +62,11 @@ class PowerModel {
   /// Fits the law on `p`'s fit points (at least 3, one of them power-capped); throws Error otherwise.
   explicit PowerModel(const Profile::PowerSection& p);
 
-  /// The law's parameters for framework workloads (e16 for normal operands when the section says so).
+  /// The law's parameters for framework workloads (e16 and e8 for normal operands when the section says so).
   const Params& params() const { return params_; }
-  /// The parameters as fitted on the section's points (their operands' e16).
+  /// The parameters as fitted on the section's points (their own operands' e16 and e8).
   const Params& fitted_params() const { return fitted_; }
-  /// e16 of normal operands over e16 of the fit points' operands (1 when the same or not measured).
+  /// Matmul energy (e16, e8) of normal operands over the fit points' (1 when the same or not measured).
   double normal_operand_factor() const { return operand_factor_; }
   double limit_w() const { return limit_w_; }
   double max_clock_mhz() const { return max_mhz_; }

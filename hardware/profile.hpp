@@ -368,7 +368,6 @@ struct Profile {
     /// over its clock with uniform ones, measured on the same shapes (0: not measured). The power law
     /// prices framework GEMMs with normal operands (hardware/power_model.hpp).
     double normal_operand_clock_ratio = 0;
-    std::string normal_operand_source;  ///< "normal_operands.source"
   };
   std::optional<PowerSection> power;
   /// The clock the GEMM tables refer to, for profiles whose tables carry no clock readings (derived

@@ -37,10 +37,7 @@ void parse_power_section(const Json& j, const std::string& origin, Profile& p) {
         number(need(no, "clock_ratio", f, origin), f + ".clock_ratio", origin, 0.5);
     if (ps.normal_operand_clock_ratio > 1.5)
       fail(origin, f + ".clock_ratio", "expected a clock ratio in [0.5, 1.5] (normal over uniform operands)");
-    if (no.contains("source")) {
-      if (!no["source"].is_string()) fail(origin, f + ".source", "expected a string");
-      ps.normal_operand_source = no["source"].get<std::string>();
-    }
+    if (no.contains("source") && !no["source"].is_string()) fail(origin, f + ".source", "expected a string");
   }
   const Json& pts = need(pj, "points", pp, origin);
   if (!pts.is_array()) fail(origin, pp + ".points", "expected an array of measured workloads");
