@@ -70,13 +70,15 @@ TEST(GemmClockSensitivity, FollowsTheTensorBusyShare) {
   const GpuSpec& gpu = find_gpu("h100-sxm5-80gb");
   const double per_mhz = double(gpu.sms) * kBf16FlopsPerSmClock * 1e6;
   // The first three starts are where the relation was found; the fourth (2026-12-06 22:27 UTC) was
-  // run after it, its second pair in the opposite sequence (shuffled first).
+  // run after it, its second pair in the opposite sequence (shuffled first); the fifth (2026-12-07
+  // 09:50 UTC) is the whole order probe again, on another H100.
   const std::tuple<const char*, const char*, const char*> pairs_of_runs[] = {
       {"h100_order_probe", "listed_a", "shuffled_a"},
       {"h100_order_probe_run2", "listed_a", "shuffled_a"},
       {"h100_order_probe_run3", "listed_a", "shuffled_a"},
       {"h100_order_probe_run4", "listed_a", "shuffled_a"},
-      {"h100_order_probe_run4", "listed_b", "shuffled_b"}};
+      {"h100_order_probe_run4", "listed_b", "shuffled_b"},
+      {"h100_order_probe_run5", "listed_a", "shuffled_a"}};
   for (const auto& [start, listed_run, shuffled_run] : pairs_of_runs) {
     const auto listed = load_run(start, listed_run), shuffled = load_run(start, shuffled_run);
     const std::string label = std::string(start) + " " + std::string(listed_run).substr(7);  // "… a" / "… b"
