@@ -507,14 +507,18 @@ TEST(CalibratedCostModel, ClockReferralRecoversAClockBoundTable) {
 TEST(CalibratedCostModel, RowsClockExponentRefersTheRows) {
   Json j = parse_json_text(default_profile_json("h200-sxm-141gb"), "h200");
   j["tables"]["gemm"]["bf16"].erase("rows_clock_exponent");
-  const CalibratedCostModel plain(parse_profile(j, "plain"), find_gpu("h200-sxm-141gb"));
-  const Json* row = nullptr;
-  for (const Json& r : j["tables"]["gemm_rows"])
+  Json* row = nullptr;
+  for (Json& r : j["tables"]["gemm_rows"])
     if (r["dtype"] == "bf16" && r.value("layout", "tn") == "nn") row = &r;
   ASSERT_NE(row, nullptr);
-  const Json& pt = (*row)["points"][1];
-  const double secs = pt["seconds"].get<double>(),
+  Json& pt = (*row)["points"][1];
+  // One start's time with its reading (the profile's points carry one per start).
+  const double secs = pt["repeats"][0].get<double>(),
                mhz = 0.5 * (pt["clock_mhz"][0][0].get<double>() + pt["clock_mhz"][0][1].get<double>());
+  pt["seconds"] = secs;
+  pt["repeats"] = Json::array({secs});
+  pt["clock_mhz"] = Json::array({pt["clock_mhz"][0]});
+  const CalibratedCostModel plain(parse_profile(j, "plain"), find_gpu("h200-sxm-141gb"));
   GemmShape s =
       gemm(pt["m"].get<std::int64_t>(), (*row)["n"].get<std::int64_t>(), (*row)["k"].get<std::int64_t>());
   s.layout = GemmLayout::NN;
@@ -533,30 +537,41 @@ TEST(CalibratedCostModel, RowsClockExponentRefersTheRows) {
   EXPECT_NEAR(cm.gemm(s).seconds, plain.gemm(s).seconds, 1e-9 * secs);
 }
 
-// A row point timed on two machine starts (bench/calib/merge_layout_runs.py keeps each start's time
-// as a repeat with its own clock reading): each is referred to the reference clock, and the point is
-// their median — the mean of the two, not the slower one.
-TEST(CalibratedCostModel, RowPointOfTwoStartsIsTheirMedian) {
+// A row point timed on several machine starts (bench/calib/merge_layout_runs.py keeps each start's
+// time as a repeat with its own clock reading): each is referred to the reference clock, and the
+// point is their median — the mean of the middle two for an even count, not the slower one.
+TEST(CalibratedCostModel, RowPointOfSeveralStartsIsTheirMedian) {
   Json j = parse_json_text(default_profile_json("h200-sxm-141gb"), "h200");
   Json* row = nullptr;
   for (Json& r : j["tables"]["gemm_rows"])
     if (r["dtype"] == "bf16" && r.value("layout", "tn") == "tn") row = &r;
   ASSERT_NE(row, nullptr);
   Json& pt = (*row)["points"][2];
-  const double secs = pt["seconds"].get<double>();
+  ASSERT_GE(pt["repeats"].size(), 3u) << "the embedded rows carry three starts' times";
+  const double secs = pt["repeats"][0].get<double>();
   const Json clock = pt["clock_mhz"][0];
   const double beta = j["tables"]["gemm"]["bf16"]["rows_clock_exponent"]["value"].get<double>();
   GemmShape s =
       gemm(pt["m"].get<std::int64_t>(), (*row)["n"].get<std::int64_t>(), (*row)["k"].get<std::int64_t>());
-  const CalibratedCostModel one(parse_profile(j, "one start"), find_gpu("h200-sxm-141gb"));
-  pt["repeats"] = {secs, 1.2 * secs};
-  pt["clock_mhz"] = {clock, {1500, 1500}};
-  const CalibratedCostModel two(parse_profile(j, "two starts"), find_gpu("h200-sxm-141gb"));
+  auto with = [&](Json repeats, Json clocks, const char* what) {
+    pt["seconds"] = repeats[0];
+    pt["repeats"] = std::move(repeats);
+    pt["clock_mhz"] = std::move(clocks);
+    return CalibratedCostModel(parse_profile(j, what), find_gpu("h200-sxm-141gb"));
+  };
+  const CalibratedCostModel one = with(Json::array({secs}), Json::array({clock}), "one start");
+  const CalibratedCostModel two =
+      with(Json::array({secs, 1.2 * secs}), Json::array({clock, Json::array({1500, 1500})}), "two starts");
+  const CalibratedCostModel three =
+      with(Json::array({secs, 1.2 * secs, 0.9 * secs}),
+           Json::array({clock, Json::array({1500, 1500}), Json::array({1980, 1980})}), "three starts");
   const double ref = two.reference_clock_mhz();
   const double mhz = 0.5 * (clock[0].get<double>() + clock[1].get<double>());
-  const double a = secs * std::pow(mhz / ref, beta), b = 1.2 * secs * std::pow(1500 / ref, beta);
+  const double a = secs * std::pow(mhz / ref, beta), b = 1.2 * secs * std::pow(1500 / ref, beta),
+               c = 0.9 * secs * std::pow(1980 / ref, beta);
   EXPECT_NEAR(one.gemm(s).seconds, a, 1e-9 * secs);
   EXPECT_NEAR(two.gemm(s).seconds, 0.5 * (a + b), 1e-9 * secs);
+  EXPECT_NEAR(three.gemm(s).seconds, std::max(std::min(a, b), std::min(std::max(a, b), c)), 1e-9 * secs);
 }
 
 // Time grows with k at fixed m, n (aligned k). At m = 1 launch-bound cells can be out of order,
