@@ -71,7 +71,7 @@ TEST(GemmClockSensitivity, FollowsTheTensorBusyShare) {
   const double per_mhz = double(gpu.sms) * kBf16FlopsPerSmClock * 1e6;
   // The first three starts are where the relation was found; the fourth (2026-12-06 22:27 UTC) was
   // run after it, its second pair in the opposite sequence (shuffled first); the fifth (2026-12-07
-  // 09:50 UTC) is the whole order probe again, on another H100.
+  // 09:26 UTC) is the whole order probe again, on another H100.
   const std::tuple<const char*, const char*, const char*> pairs_of_runs[] = {
       {"h100_order_probe", "listed_a", "shuffled_a"},
       {"h100_order_probe_run2", "listed_a", "shuffled_a"},
