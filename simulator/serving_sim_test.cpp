@@ -7,8 +7,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "hardware/roofline_cost_model.hpp"
 #include "common/error.hpp"
+#include "common/json_text.hpp"
+#include "hardware/roofline_cost_model.hpp"
 
 using namespace infraplan;
 using namespace infraplan::sim::serve;
@@ -87,6 +88,34 @@ TEST(ServingSim, DisaggregationRunsAndTransfersKv) {
   EXPECT_EQ(r.kv_link, "nvlink");
   EXPECT_GT(trace.size(), 100u);
   EXPECT_NE(trace.str().find("kv_transfer"), std::string::npos);
+}
+
+// Every simulated step in the trace says where its time went: its parts (GEMMs, attention,
+// communication, memory-bound kernels, eager issue, host) add up to the step (no swaps or draft
+// model here, which would add their own time).
+TEST(ServingSim, TraceStepsCarryTheirParts) {
+  hw::RooflineCostModel cm(hw::find_gpu("h100-sxm5-80gb"));
+  SimOptions o;
+  sim::ChromeTrace trace;
+  o.trace = &trace;
+  simulate_serving(small_setup(50, 10), cm, o);
+  const Json t = parse_json_text(trace.str(), "trace");
+  int steps = 0;
+  for (const Json& e : t.at("traceEvents")) {
+    if (e.value("cat", "") != "step") continue;
+    const Json& a = e.at("args");
+    if (a.value("swap_ms", 0.0) > 0) continue;
+    double sum = 0;
+    for (const char* k : {"gemm_ms", "attention_ms", "comm_ms", "other_ms", "launch_ms", "host_ms"}) {
+      ASSERT_TRUE(a.contains(k)) << k;
+      EXPECT_GE(a.at(k).get<double>(), 0.0) << k;
+      sum += a.at(k).get<double>();
+    }
+    EXPECT_GT(a.at("gemm_ms").get<double>(), 0.0);
+    EXPECT_NEAR(sum, e.at("dur").get<double>() / 1e3, 1e-3) << e.dump();
+    ++steps;
+  }
+  EXPECT_GT(steps, 10);
 }
 
 TEST(ServingSim, StaticBatchingAndMultiTurnSessionsFinish) {
