@@ -27,6 +27,10 @@ const std::vector<cli::OptionSpec> kSpec = {
     {"model", true, "model preset or config file (LLaMA architecture, head_dim 128): heads and KV heads"},
     {"json-out", true, "write the cases and their times as JSON"},
     {"prefill-kernel", true, "paged prefill kernel: auto (default: wgmma on a 9.x GPU), mma or wgmma"},
+    {"flush", true,
+     "how each sample clears the L2 first: write (default: a memset, the lines left dirty, as the "
+     "profiles' tables were timed) or read (a read kernel, the lines left clean, as a step's weight "
+     "GEMMs leave them)"},
 };
 
 /// One prefill chunk: `q` new tokens after `cached` tokens already in the cache.
@@ -97,12 +101,13 @@ int attention_bench_main(const std::vector<std::string>& argv) {
   if (a.help()) {
     std::printf(
         "Usage: infraplan-bench attention --model NAME [--prefill-kernel auto|mma|wgmma]\n"
-        "                                 [--json-out F]\n\n%s",
+        "                                 [--flush write|read] [--json-out F]\n\n%s",
         cli::options_help(kSpec).c_str());
     return 0;
   }
   const PrefillKernel prefill_kernel =
       parse_prefill_kernel(a.get("prefill-kernel", "auto"), "--prefill-kernel");
+  const L2Flush flush = parse_l2_flush(a.get("flush", "write"), "--flush");
   const model::ModelSpec spec = model::resolve_model_arg(a.require("model"));
   const LlamaConfig c = llama_config_from_spec(spec);
   const GpuInfo gpu = require_gpu("bench attention");
@@ -142,7 +147,7 @@ int attention_bench_main(const std::vector<std::string>& argv) {
   opt.min_iters = 15;
   opt.max_iters = 60;
   opt.budget_ms = 30;
-  const InStepTimer timer(s, opt);
+  const InStepTimer timer(s, opt, flush);
   auto time_kernel = [&](const std::function<void()>& run) { return timer.seconds(run); };
 
   Json jp = Json::array(), jd = Json::array();
@@ -238,25 +243,28 @@ int attention_bench_main(const std::vector<std::string>& argv) {
   }
   std::printf(
       "%s attention kernels on %s (%s), heads %d, KV heads %d, prefill kernel %s; KV in HBM (L2 "
-      "overwritten), graph replays:\n%s\n%s\n",
+      "flushed by a %s of 2 x L2), graph replays:\n%s\n%s\n",
       c.name.c_str(), gpu.name.c_str(), gpu.driver.c_str(), H, KVH, prefill_kernel_name(ran),
-      tp.str().c_str(), td.str().c_str());
+      l2_flush_name(flush), tp.str().c_str(), td.str().c_str());
   if (auto f = a.get("json-out"))
-    cli::write_file_atomic(*f,
-                           Json{{"source", "infraplan-bench attention --model " + c.name},
-                                {"device", gpu.name},
-                                {"driver", gpu.driver},
-                                {"heads", H},
-                                {"kv_heads", KVH},
-                                {"prefill_kernel", prefill_kernel_name(ran)},
-                                {"decode_tile_tokens", calib::kDecodeTileTokens},
-                                {"method",
-                                 "each sample overwrites 2 x L2 then runs the kernel; the sample without the "
-                                 "kernel is subtracted; CUDA graph replays, median (events)"},
-                                {"paged_prefill", jp},
-                                {"paged_decode", jd}}
-                                   .dump(2) +
-                               "\n");
+    cli::write_file_atomic(
+        *f, Json{{"source", "infraplan-bench attention --model " + c.name},
+                 {"device", gpu.name},
+                 {"driver", gpu.driver},
+                 {"heads", H},
+                 {"kv_heads", KVH},
+                 {"prefill_kernel", prefill_kernel_name(ran)},
+                 {"decode_tile_tokens", calib::kDecodeTileTokens},
+                 {"flush", l2_flush_name(flush)},
+                 {"method", std::string(flush == L2Flush::Read
+                                            ? "each sample reads 2 x L2 of other data (lines left clean)"
+                                            : "each sample overwrites 2 x L2 (lines left dirty)") +
+                                " then runs the kernel; the sample without the kernel is subtracted; CUDA "
+                                "graph replays, median (events)"},
+                 {"paged_prefill", jp},
+                 {"paged_decode", jd}}
+                    .dump(2) +
+                "\n");
   return 0;
 }
 

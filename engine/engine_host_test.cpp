@@ -11,6 +11,7 @@
 #include "engine/bench_support.hpp"
 #include "engine/engine_test_workload.hpp"
 #include "engine/kv_format.hpp"
+#include "engine/l2_flush.hpp"
 #include "engine/llama_config.hpp"
 #include "engine/prefill_kernel.hpp"
 #include "engine/safetensors.hpp"
@@ -648,5 +649,20 @@ TEST(PrefillKernelName, ParsesTheThreeChoicesAndRefusesOthers) {
     const std::string m = e.what();
     EXPECT_NE(m.find("--prefill-kernel"), std::string::npos) << m;
     EXPECT_NE(m.find("auto, mma, wgmma"), std::string::npos) << m;
+  }
+}
+
+// How a kernel timing clears the L2 (infraplan-bench attention --flush): the two names round-trip;
+// anything else is refused naming the option and the choices.
+TEST(L2FlushName, ParsesWriteAndReadAndRefusesOthers) {
+  using namespace infraplan::engine;
+  for (L2Flush f : {L2Flush::Write, L2Flush::Read}) EXPECT_EQ(parse_l2_flush(l2_flush_name(f), "--flush"), f);
+  try {
+    parse_l2_flush("memset", "--flush");
+    ADD_FAILURE() << "accepted memset";
+  } catch (const infraplan::Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--flush='memset'"), std::string::npos) << m;
+    EXPECT_NE(m.find("write or read"), std::string::npos) << m;
   }
 }
