@@ -14,8 +14,7 @@
 #include <vector>
 
 #include "common/json_text.hpp"
-#include "hardware/calibrated_cost_model.hpp"
-#include "simulator/serving_sim.hpp"
+#include "simulator/serving_prediction_test_support.hpp"
 #include "strategies/scenario.hpp"
 
 namespace infraplan::sim::serve {
@@ -39,12 +38,7 @@ TEST(ServingAccuracy, MiniEngineOnAnH100WithTheDerivedProfile) {
     ASSERT_NE(measured.at("device").get<std::string>().find("H100"), std::string::npos) << f;
     const auto sc = strat::scenario_from_json(measured.at("provenance").at("scenario"), f);
     ASSERT_EQ(sc.cluster.gpu.name, "h100-sxm5-80gb") << f;
-    const auto setup = serving_setup_from_scenario(sc);
-    auto cost = hw::make_calibrated_cost_model(sc.cluster.gpu.name);
-    SimOptions o;
-    o.keep_requests = false;
-    o.power_limited = cost->has_power_limiter();
-    const ServingMetrics p = simulate_serving(setup, *cost, o).metrics;
+    const ServingMetrics p = predicted_as_validate_serve(sc);
     const Json& m = measured.at("metrics");
     rows.push_back({sc.name, p.ttft_ms.p50 / m.at("ttft_ms").at("p50").get<double>() - 1,
                     p.tpot_ms.p50 / m.at("tpot_ms").at("p50").get<double>() - 1,

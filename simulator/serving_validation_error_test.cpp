@@ -19,6 +19,7 @@
 #include "hardware/calibrated_cost_model.hpp"
 #include "hardware/profile.hpp"
 #include "hardware/validation_error_test_support.hpp"
+#include "simulator/serving_prediction_test_support.hpp"
 #include "simulator/serving_sim.hpp"
 #include "strategies/scenario.hpp"
 
@@ -32,12 +33,7 @@ const std::string kThirdStart = std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/
 /// predicts it (the scenario's workload and seed, the power limiter where the profile has one).
 std::pair<double, double> ratios(const std::string& name, const std::string& dir = kDir) {
   const auto sc = strat::load_scenario(std::string(INFRAPLAN_SOURCE_DIR) + "/scenarios/" + name + ".json");
-  const auto setup = serving_setup_from_scenario(sc);
-  auto cost = hw::make_calibrated_cost_model(sc.cluster.gpu.name);
-  SimOptions o;
-  o.keep_requests = false;
-  o.power_limited = cost->has_power_limiter();
-  const ServingMetrics p = simulate_serving(setup, *cost, o).metrics;
+  const ServingMetrics p = predicted_as_validate_serve(sc);
   const Json m = read_json_file(dir + name + ".json").at("metrics");
   return {m.at("ttft_ms").at("p50").get<double>() / p.ttft_ms.p50,
           m.at("tpot_ms").at("p50").get<double>() / p.tpot_ms.p50};
