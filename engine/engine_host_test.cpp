@@ -636,20 +636,31 @@ TEST(StepTimingLog, ComparesTheStepModelWithTheMeasuredGpuTime) {
   EXPECT_NE(log.csv().find(",100.0\n"), std::string::npos);  // predicted µs of the 1-sequence step
 }
 
+namespace {
+
+/// The message of the Error `parse` throws; a failure (and "") when it accepts.
+template <class Parse>
+std::string refusal_of(Parse&& parse, const char* what) {
+  try {
+    parse();
+  } catch (const infraplan::Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted " << what;
+  return "";
+}
+
+}  // namespace
+
 // The prefill kernel's spelling on the command line: the three names round-trip; anything else is
 // refused naming the option and the choices.
 TEST(PrefillKernelName, ParsesTheThreeChoicesAndRefusesOthers) {
   using namespace infraplan::engine;
   for (PrefillKernel k : {PrefillKernel::automatic, PrefillKernel::mma_sync, PrefillKernel::wgmma})
     EXPECT_EQ(parse_prefill_kernel(prefill_kernel_name(k), "--prefill-kernel"), k);
-  try {
-    parse_prefill_kernel("wgmma2", "--prefill-kernel");
-    ADD_FAILURE() << "accepted wgmma2";
-  } catch (const infraplan::Error& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("--prefill-kernel"), std::string::npos) << m;
-    EXPECT_NE(m.find("auto, mma, wgmma"), std::string::npos) << m;
-  }
+  const std::string m = refusal_of([] { parse_prefill_kernel("wgmma2", "--prefill-kernel"); }, "wgmma2");
+  EXPECT_NE(m.find("--prefill-kernel"), std::string::npos) << m;
+  EXPECT_NE(m.find("auto, mma, wgmma"), std::string::npos) << m;
 }
 
 // How a kernel timing clears the L2 (infraplan-bench attention --flush): the two names round-trip;
@@ -657,12 +668,7 @@ TEST(PrefillKernelName, ParsesTheThreeChoicesAndRefusesOthers) {
 TEST(L2FlushName, ParsesWriteAndReadAndRefusesOthers) {
   using namespace infraplan::engine;
   for (L2Flush f : {L2Flush::Write, L2Flush::Read}) EXPECT_EQ(parse_l2_flush(l2_flush_name(f), "--flush"), f);
-  try {
-    parse_l2_flush("memset", "--flush");
-    ADD_FAILURE() << "accepted memset";
-  } catch (const infraplan::Error& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("--flush='memset'"), std::string::npos) << m;
-    EXPECT_NE(m.find("write or read"), std::string::npos) << m;
-  }
+  const std::string m = refusal_of([] { parse_l2_flush("memset", "--flush"); }, "memset");
+  EXPECT_NE(m.find("--flush='memset'"), std::string::npos) << m;
+  EXPECT_NE(m.find("write or read"), std::string::npos) << m;
 }

@@ -102,8 +102,7 @@ std::optional<StepInfo> ServingEngine::start_step(double now) {
     info.graph_tokens = c.graph_tokens;
     info.launches = c.launches;
     info.clock_mhz = c.clock_mhz;
-    info.gemm_s = c.gemm_s, info.attention_s = c.attention_s, info.comm_s = c.comm_s;
-    info.other_s = c.other_s, info.launch_s = c.launch_s, info.host_s = c.host_s;
+    info.cost = c;
     if (spec_proposer_) info.duration_s += spec_proposer_->propose_seconds(shape_);
   }
   const double swap_bytes =

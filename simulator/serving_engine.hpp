@@ -42,9 +42,9 @@ struct StepInfo {
   int graph_tokens = 0;  ///< captured size the step replayed (0 = eager)
   int launches = 0;      ///< kernels the step launched
   double clock_mhz = 0;  ///< mean SM clock under the power limiter (0: the tables' clock)
-  /// Where the backend's time went (a simulated backend's parts; a real one reports the total only):
-  /// GEMMs, attention, TP/PP communication, memory-bound kernels, GPU idle for eager issue, host.
-  double gemm_s = 0, attention_s = 0, comm_s = 0, other_s = 0, launch_s = 0, host_s = 0;
+  /// The backend's cost of the step: where its time went (a simulated backend's parts; a real one
+  /// reports the total only).
+  StepCost cost;
 };
 
 class ServingEngine {

@@ -252,16 +252,15 @@ void Simulation::try_start(double now, int inst) {
                  {"launches", info->launches}};
     if (info->clock_mhz > 0) args["clock_mhz"] = std::round(info->clock_mhz);
     // The simulated step's parts (ms, rounded to 0.1 µs); a measured step (real time) has none.
-    const double parts =
-        info->gemm_s + info->attention_s + info->comm_s + info->other_s + info->launch_s + info->host_s;
-    if (!o_.clock && parts > 0) {
+    const StepCost& c = info->cost;
+    if (!o_.clock && c.gemm_s + c.attention_s + c.comm_s + c.other_s + c.launch_s + c.host_s > 0) {
       auto ms = [](double s) { return std::round(s * 1e7) / 1e4; };
-      args["gemm_ms"] = ms(info->gemm_s);
-      args["attention_ms"] = ms(info->attention_s);
-      args["comm_ms"] = ms(info->comm_s);
-      args["other_ms"] = ms(info->other_s);
-      args["launch_ms"] = ms(info->launch_s);
-      args["host_ms"] = ms(info->host_s);
+      args["gemm_ms"] = ms(c.gemm_s);
+      args["attention_ms"] = ms(c.attention_s);
+      args["comm_ms"] = ms(c.comm_s);
+      args["other_ms"] = ms(c.other_s);
+      args["launch_ms"] = ms(c.launch_s);
+      args["host_ms"] = ms(c.host_s);
     }
     o_.trace->span(inst, 0, what, "step", origin_s_ + now, info->duration_s, args);
   }
