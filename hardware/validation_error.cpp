@@ -25,10 +25,15 @@ ValidationError validation_error_of(std::vector<double> fit, const std::vector<d
                                     std::string what) {
   if (fit.empty()) throw Error("validation_error_of: no rows to take quantiles of");
   std::sort(fit.begin(), fit.end());
+  // The quantile f sits at rank f·(n + 1) among the n sorted rows (1-based, interpolated, clamped
+  // to the first and last row): the k-th of n exchangeable rows lies, on average, at the k/(n + 1)
+  // quantile of the rows still to come, so [p10, p90] placed this way holds 80% of later rows on
+  // average for any n. Ranks f·(n − 1) + 1 (the usual interpolation) put the band between rows that
+  // hold only (0.8·(n − 1))/(n + 1) of later rows: 72% for 18 rows, 76% for 40.
   auto q = [&](double f) {
-    const double x = f * double(fit.size() - 1);
-    const std::size_t lo = std::size_t(x), hi = std::min(lo + 1, fit.size() - 1);
-    return fit[lo] + (fit[hi] - fit[lo]) * (x - double(lo));
+    const double rank = std::clamp(f * double(fit.size() + 1), 1.0, double(fit.size()));
+    const std::size_t lo = std::size_t(rank) - 1, hi = std::min(lo + 1, fit.size() - 1);
+    return fit[lo] + (fit[hi] - fit[lo]) * (rank - std::floor(rank));
   };
   ValidationError v;
   v.p10 = q(0.1), v.p50 = q(0.5), v.p90 = q(0.9);

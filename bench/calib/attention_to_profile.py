@@ -4,6 +4,7 @@ file per model shape) into a profile as its "serving_attention" section.
 
     bench/calib/attention_to_profile.py [--prefill-only] PROFILE.json ATTENTION.json [ATTENTION.json ...]
 
+Runs of the same model shape (repeats) are combined point by point at the median of their times.
 --prefill-only replaces the prefill launches and the prefill kernel's geometry only, and keeps the
 profile's decode points (a new prefill kernel; the decode kernel unchanged). The section's `source`
 then names both runs.
@@ -34,6 +35,22 @@ def agreed(runs, key):
     return json.loads(values.pop())
 
 
+def median_of_repeats(points):
+    """Points that several runs timed (the same head shape and every key but `seconds`) become one,
+    at the median of their times; the order of first appearance is kept."""
+    groups = {}
+    for p in points:
+        key = json.dumps({k: v for k, v in p.items() if k != "seconds"}, sort_keys=True)
+        groups.setdefault(key, []).append(p)
+    out = []
+    for same in groups.values():
+        times = sorted(p["seconds"] for p in same)
+        mid = len(times) // 2
+        median = times[mid] if len(times) % 2 else (times[mid - 1] + times[mid]) / 2
+        out.append({**same[0], "seconds": median})
+    return out
+
+
 def main():
     args = sys.argv[1:]
     prefill_only = "--prefill-only" in args
@@ -51,6 +68,7 @@ def main():
         for d in run["paged_decode"]:
             decode.append({"heads": heads, "kv_heads": kv_heads, **{k: d[k] for k in
                           ("batch", "context", "shared_prefix", "groups", "unique_blocks", "seconds")}})
+    prefill, decode = median_of_repeats(prefill), median_of_repeats(decode)
     profile = read_profile(profile_path)
     old = profile.get("serving_attention")
     if prefill_only:

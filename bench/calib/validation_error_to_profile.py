@@ -26,7 +26,9 @@ def main(argv):
     profile_path, records = argv[1], argv[2:]
     profile = read_profile(profile_path)
     section = profile.setdefault("validation_error", {})
-    section["method"] = ("10th / 50th / 90th percentile of measured / predicted over the rows named per kind "
+    section["method"] = ("10th / 50th / 90th percentile of measured / predicted over the rows named per kind, "
+                         "the quantile f at rank f*(n+1) of the n sorted rows, interpolated (a band that holds "
+                         "80% of later rows on average whatever n) "
                          "(the model as it was when written; the tests named in 'command' fail when it moves); "
                          "held_out_coverage: share of later rows, never fitted, inside [p10, p90]")
     for path in records:
