@@ -28,7 +28,7 @@ ValidationError validation_error_of(std::vector<double> fit, const std::vector<d
   // The quantile f sits at rank f·(n + 1) among the n sorted rows (1-based, interpolated, clamped
   // to the first and last row): the k-th of n exchangeable rows lies, on average, at the k/(n + 1)
   // quantile of the rows still to come, so [p10, p90] placed this way holds 80% of later rows on
-  // average for any n. Ranks f·(n − 1) + 1 (the usual interpolation) put the band between rows that
+  // average from 9 rows on (fewer rows: their range, which holds (n − 1)/(n + 1)). Ranks f·(n − 1) + 1 (the usual interpolation) put the band between rows that
   // hold only (0.8·(n − 1))/(n + 1) of later rows: 72% for 18 rows, 76% for 40.
   auto q = [&](double f) {
     const double rank = std::clamp(f * double(fit.size() + 1), 1.0, double(fit.size()));

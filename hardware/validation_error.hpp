@@ -34,8 +34,8 @@ struct ValidationError {
 };
 
 /// The record of measured / predicted ratios: p10 / p50 / p90 of `fit` (the quantile f at rank
-/// f·(n + 1) of the n sorted rows, interpolated: a band that holds 80% of later rows on average
-/// whatever n), its row count, and the share of `held_out` inside [p10, p90]. `fit` non-empty.
+/// f·(n + 1) of the n sorted rows, interpolated, clamped to the first and last: a band that holds 80%
+/// of later rows on average from 9 rows on), its row count, and the share of `held_out` inside [p10, p90]. `fit` non-empty.
 ValidationError validation_error_of(std::vector<double> fit, const std::vector<double>& held_out,
                                     std::string what);
 

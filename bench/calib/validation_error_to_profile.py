@@ -28,7 +28,7 @@ def main(argv):
     section = profile.setdefault("validation_error", {})
     section["method"] = ("10th / 50th / 90th percentile of measured / predicted over the rows named per kind, "
                          "the quantile f at rank f*(n+1) of the n sorted rows, interpolated (a band that holds "
-                         "80% of later rows on average whatever n) "
+                         "80% of later rows on average from 9 rows on) "
                          "(the model as it was when written; the tests named in 'command' fail when it moves); "
                          "held_out_coverage: share of later rows, never fitted, inside [p10, p90]")
     for path in records:
