@@ -351,22 +351,29 @@ TEST(GemmBenchmarkOrder, HeldAnswerWithAnotherStartsRows) {
     }
 }
 
+/// The two earlier H100 starts' rows (h100_rows_held_both) answering the held and ~2 ms benchmarks of
+/// `start` (rows and benchmark from different starts); prints the gaps, with `start`'s held benchmark
+/// against `earlier`'s, and returns the `--clock held` answer's gap on the held benchmark.
+Gap held_answer_on_another_start(const char* start, const char* earlier) {
+  const auto both = rows_profile("h100_rows_held_both");
+  const auto held = load(start, "torch_held", true), short_run = load(start, "torch_short", true);
+  const AnswerMaps on_held = answers_for(*both, held), on_short = answers_for(*both, short_run);
+  const Gap law = gap(held, on_held.held);
+  print(start, (std::string("validation half, held vs ") + earlier + "'s held").c_str(),
+        gap(held, load(earlier, "torch_held", true)));
+  print(start, "validation half, held: --clock held", law);
+  print(start, "validation half, held: reference", gap(held, on_held.reference));
+  print(start, "validation half, ~2 ms: --clock held", gap(short_run, on_short.held));
+  print(start, "validation half, ~2 ms: reference", gap(short_run, on_short.reference));
+  return law;
+}
+
 // A third H100 start run after both of the above (2026-12-07 09:48 UTC, GPU-67262e39,
 // bench/calib/rows_held_device.sh; docs/data/calib/h100_rows_held_run3, its rows never merged into any
-// profile): the two earlier starts' rows (h100_rows_held_both) answering its held and ~2 ms
-// benchmarks — rows and benchmark from different starts, chosen before this start ran.
+// profile): the two earlier starts' rows answering its held and ~2 ms benchmarks — chosen before this
+// start ran.
 TEST(GemmBenchmarkOrder, HeldAnswerOnAThirdH100Start) {
-  const char* s = "h100_rows_held_run3";
-  const auto both = rows_profile("h100_rows_held_both");
-  const auto held = load(s, "torch_held", true), short_run = load(s, "torch_short", true);
-  const auto held_first = load("h100_rows_held", "torch_held", true);
-  const AnswerMaps on_held = answers_for(*both, held), on_short = answers_for(*both, short_run);
-  const Gap across = gap(held, held_first), law = gap(held, on_held.held), ref = gap(held, on_held.reference);
-  print(s, "validation half, held vs the first start's held", across);
-  print(s, "validation half, held: --clock held", law);
-  print(s, "validation half, held: reference", ref);
-  print(s, "validation half, ~2 ms: --clock held", gap(short_run, on_short.held));
-  print(s, "validation half, ~2 ms: reference", gap(short_run, on_short.reference));
+  const Gap law = held_answer_on_another_start("h100_rows_held_run3", "h100_rows_held");
   ASSERT_GE(law.n, 600u);
   // 2026-12-07: --clock held 5.5% / 11.0% (reference 5.2% / 12.5%), as on the two earlier starts with
   // each other's rows (5.5% / 10.7-10.9%); held vs the first start's held 1.0% / 4.1%; against ~2 ms
@@ -379,17 +386,7 @@ TEST(GemmBenchmarkOrder, HeldAnswerOnAThirdH100Start) {
 // A fourth H100 start (GPU-ed454588, 2026-12-07 13:21 UTC, the same rows_held_device.sh): the rows of
 // the first two starts again, on a start none of whose rows were merged.
 TEST(GemmBenchmarkOrder, HeldAnswerOnAFourthH100Start) {
-  const char* s = "h100_rows_held_run4";
-  const auto both = rows_profile("h100_rows_held_both");
-  const auto held = load(s, "torch_held", true), short_run = load(s, "torch_short", true);
-  const AnswerMaps on_held = answers_for(*both, held), on_short = answers_for(*both, short_run);
-  const Gap law = gap(held, on_held.held);
-  print(s, "validation half, held vs the third start's held",
-        gap(held, load("h100_rows_held_run3", "torch_held", true)));
-  print(s, "validation half, held: --clock held", law);
-  print(s, "validation half, held: reference", gap(held, on_held.reference));
-  print(s, "validation half, ~2 ms: --clock held", gap(short_run, on_short.held));
-  print(s, "validation half, ~2 ms: reference", gap(short_run, on_short.reference));
+  const Gap law = held_answer_on_another_start("h100_rows_held_run4", "h100_rows_held_run3");
   ASSERT_GE(law.n, 600u);
   // 2026-12-07: --clock held 4.3% / 9.0% (reference 6.0% / 13.3%); ~2 ms per shape: reference 5.9% /
   // 13.4%, held 7.4% / 13.4%; held vs the third start's held 2.2% / 5.4%. docs/accuracy.md, "A fourth

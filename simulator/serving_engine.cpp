@@ -99,9 +99,6 @@ std::optional<StepInfo> ServingEngine::start_step(double now) {
   if (!current_.empty()) {
     const StepCost c = backend_->step(shape_);
     info.duration_s = c.total_s;
-    info.graph_tokens = c.graph_tokens;
-    info.launches = c.launches;
-    info.clock_mhz = c.clock_mhz;
     info.cost = c;
     if (spec_proposer_) info.duration_s += spec_proposer_->propose_seconds(shape_);
   }

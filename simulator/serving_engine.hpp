@@ -39,11 +39,8 @@ struct StepInfo {
   double duration_s = 0;
   std::int64_t tokens = 0, prefill_tokens = 0, seqs = 0, padding_seqs = 0;
   double swap_s = 0;
-  int graph_tokens = 0;  ///< captured size the step replayed (0 = eager)
-  int launches = 0;      ///< kernels the step launched
-  double clock_mhz = 0;  ///< mean SM clock under the power limiter (0: the tables' clock)
   /// The backend's cost of the step: where its time went (a simulated backend's parts; a real one
-  /// reports the total only).
+  /// reports the total only), the captured size it replayed, its launches and clock.
   StepCost cost;
 };
 

@@ -248,11 +248,11 @@ void Simulation::try_start(double now, int inst) {
                  {"seqs", info->seqs},
                  {"padding_seqs", info->padding_seqs},
                  {"swap_ms", info->swap_s * 1e3},
-                 {"graph_tokens", info->graph_tokens},
-                 {"launches", info->launches}};
-    if (info->clock_mhz > 0) args["clock_mhz"] = std::round(info->clock_mhz);
-    // The simulated step's parts (ms, rounded to 0.1 µs); a measured step (real time) has none.
+                 {"graph_tokens", info->cost.graph_tokens},
+                 {"launches", info->cost.launches}};
     const StepCost& c = info->cost;
+    if (c.clock_mhz > 0) args["clock_mhz"] = std::round(c.clock_mhz);
+    // The simulated step's parts (ms, rounded to 0.1 µs); a measured step (real time) has none.
     if (!o_.clock && c.gemm_s + c.attention_s + c.comm_s + c.other_s + c.launch_s + c.host_s > 0) {
       auto ms = [](double s) { return std::round(s * 1e7) / 1e4; };
       args["gemm_ms"] = ms(c.gemm_s);

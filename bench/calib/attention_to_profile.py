@@ -10,6 +10,7 @@ profile's decode points (a new prefill kernel; the decode kernel unchanged). The
 then names both runs.
 """
 import json
+import statistics
 import sys
 
 from profile_io import read_profile, write_profile
@@ -42,13 +43,7 @@ def median_of_repeats(points):
     for p in points:
         key = json.dumps({k: v for k, v in p.items() if k != "seconds"}, sort_keys=True)
         groups.setdefault(key, []).append(p)
-    out = []
-    for same in groups.values():
-        times = sorted(p["seconds"] for p in same)
-        mid = len(times) // 2
-        median = times[mid] if len(times) % 2 else (times[mid - 1] + times[mid]) / 2
-        out.append({**same[0], "seconds": median})
-    return out
+    return [{**same[0], "seconds": statistics.median(p["seconds"] for p in same)} for same in groups.values()]
 
 
 def main():
