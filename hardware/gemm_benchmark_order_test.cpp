@@ -395,6 +395,15 @@ TEST(GemmBenchmarkOrder, HeldAnswerOnAFourthH100Start) {
   EXPECT_LT(law.p90, 0.13);
 }
 
+// A fifth H100 start (GPU-5e8cf103, 2026-12-07 16:36 UTC, the same rows_held_device.sh;
+// docs/data/calib/h100_rows_held_run5): the rows of the first two starts once more, bounds as above.
+TEST(GemmBenchmarkOrder, HeldAnswerOnAFifthH100Start) {
+  const Gap law = held_answer_on_another_start("h100_rows_held_run5", "h100_rows_held_run4");
+  ASSERT_GE(law.n, 600u);
+  EXPECT_LT(law.median, 0.07);
+  EXPECT_LT(law.p90, 0.13);
+}
+
 /// Median of `value` over the shapes `run` timed in [lo, hi) seconds (0 when none).
 double bin_median(const std::map<Key, double>& run, const std::map<Key, double>& value, double lo,
                   double hi) {
