@@ -141,9 +141,7 @@ TEST(Profile, DerivedH100EagerKernelsAgainstAnH100) {
   std::vector<double> derived, bandwidth_only;
   for (const char* f :
        {"/docs/data/h100_pytorch_framework.json", "/docs/data/h100_pytorch_llama_kernels.json"}) {
-    std::ifstream in(std::string(INFRAPLAN_SOURCE_DIR) + f);
-    ASSERT_TRUE(in) << f;
-    const Json run = Json::parse(in);
+    const Json run = read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + f);
     ASSERT_EQ(run.at("gpu").get<std::string>(), "NVIDIA H100 80GB HBM3") << f;
     const Json& el = run.at("elementwise");
     for (const auto& [op, v] : el.at("ops").items()) {
@@ -181,9 +179,7 @@ TEST(Profile, DerivedH100ContentionAgainstAnH100) {
   ASSERT_GT(derived, 1.0);
   for (const char* f :
        {"/docs/data/h100_gemm_contention_run1.json", "/docs/data/h100_gemm_contention_run2.json"}) {
-    std::ifstream in(std::string(INFRAPLAN_SOURCE_DIR) + f);
-    ASSERT_TRUE(in) << f;
-    const Json run = Json::parse(in);
+    const Json run = read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + f);
     ASSERT_EQ(run.at("gpu").get<std::string>(), "NVIDIA H100 80GB HBM3") << f;
     std::vector<double> r;
     for (const auto& row : run.at("rows"))
