@@ -290,46 +290,38 @@ TEST(GemmBenchmarkOrder, HeldAnswerWithTheStartsOwnRows) {
 
 /// The embedded H200 profile against the PyTorch benchmarks of H200 start `s`
 /// (bench/calib/rows_held_device.sh: held 60 ms per shape and ~2 ms per shape, listed order;
-/// docs/data/calib/S), validation half: the held answer against the held benchmark, the reference clock
-/// against both. Returns {--clock held vs held, reference vs ~2 ms}.
-std::pair<Gap, Gap> h200_start_gaps(const char* s) {
+/// docs/data/calib/S), validation half: prints the held answer against the held benchmark and the reference
+/// clock against both, and holds them to the seventh start's state (the 5% / 10% target is not met by either
+/// answer on any H200 start).
+void check_h200_start(const char* s) {
   static const auto h200 = make_calibrated_cost_model("h200-sxm-141gb");
   const auto held = load(s, "torch_held", true), short_run = load(s, "torch_short", true);
   const AnswerMaps a = answers_for(*h200, held);
-  const Gap held_law = gap(held, a.held), held_ref = gap(held, a.reference);
-  const Gap short_law = gap(short_run, a.held), short_ref = gap(short_run, a.reference);
+  const Gap held_law = gap(held, a.held), short_ref = gap(short_run, a.reference);
   print(s, "PyTorch ~2 ms vs held 60 ms", gap(short_run, held));
   print(s, "validation half, held: --clock held", held_law);
-  print(s, "validation half, held: reference", held_ref);
-  print(s, "validation half, ~2 ms: --clock held", short_law);
+  print(s, "validation half, held: reference", gap(held, a.reference));
+  print(s, "validation half, ~2 ms: --clock held", gap(short_run, a.held));
   print(s, "validation half, ~2 ms: reference", short_ref);
-  return {held_law, short_ref};
+  ASSERT_GE(held_law.n, 600u) << s;
+  EXPECT_LT(held_law.median, 0.075) << s;
+  EXPECT_LT(held_law.p90, 0.14) << s;
+  EXPECT_LT(short_ref.median, 0.085) << s;
 }
 
 // A seventh H200 start (2026-12-07, GPU-b79992bc; docs/data/calib/h200_rows_held): the profile's rows
-// are of four starts since 2026-12-07, this one's among them (before, of two others).
-TEST(GemmBenchmarkOrder, HeldAnswerOnAnH200Start) {
-  const auto [held_law, short_ref] = h200_start_gaps("h200_rows_held");
-  ASSERT_GE(held_law.n, 600u);
-  // 2026-12-07, rows of two other starts: --clock held 6.5% / 11.9% against the held benchmark
-  // (reference 5.5% / 12.2%); against ~2 ms per shape the reference clock 7.0% / 12.1% (held 11.1% /
-  // 15.9%). With the rows of four starts (this one's among them): held 6.3% / 11.3%, reference 5.7% /
-  // 12.0%; ~2 ms: reference 6.6% / 11.5%, held 11.2% / 15.1%. The 5% / 10% target is not met on this
-  // start by either answer (docs/accuracy.md, "A seventh H200 start", "The rows of four starts").
-  EXPECT_LT(held_law.median, 0.075);
-  EXPECT_LT(held_law.p90, 0.14);
-  EXPECT_LT(short_ref.median, 0.085);
-}
+// are of four starts since 2026-12-07, this one's among them (before, of two others). Rows of two
+// other starts: --clock held 6.5% / 11.9% against the held benchmark (reference 5.5% / 12.2%); against
+// ~2 ms per shape the reference clock 7.0% / 12.1% (held 11.1% / 15.9%). With the rows of four starts:
+// held 6.3% / 11.3%, reference 5.7% / 12.0%; ~2 ms: reference 6.6% / 11.5%, held 11.2% / 15.1%
+// (docs/accuracy.md, "A seventh H200 start", "The rows of four starts").
+TEST(GemmBenchmarkOrder, HeldAnswerOnAnH200Start) { check_h200_start("h200_rows_held"); }
 
 // An eighth H200 start (2026-12-07 18:20 UTC, GPU-19b01df2, the same script; docs/data/calib/
-// h200_rows_held_run2), none of whose rows are in the profile; bounds those of the seventh's test.
-TEST(GemmBenchmarkOrder, HeldAnswerOnAnEighthH200Start) {
-  const auto [held_law, short_ref] = h200_start_gaps("h200_rows_held_run2");
-  ASSERT_GE(held_law.n, 600u);
-  EXPECT_LT(held_law.median, 0.075);
-  EXPECT_LT(held_law.p90, 0.14);
-  EXPECT_LT(short_ref.median, 0.085);
-}
+// h200_rows_held_run2), none of whose rows are in the profile; the bounds were the seventh's before it
+// ran. Held 5.9% / 11.4% (reference 5.9% / 11.9%); ~2 ms: reference 6.7% / 12.1%, held 10.4% / 15.3%
+// (docs/accuracy.md, "An eighth H200 start").
+TEST(GemmBenchmarkOrder, HeldAnswerOnAnEighthH200Start) { check_h200_start("h200_rows_held_run2"); }
 
 // Calibrate on one machine start, run on another: the rows of each of two H100 starts
 // (h100_rows_held: GPU-4970ffd5; h100_rows_held_run2: GPU-db6ab04d, both 2026-12-06,
