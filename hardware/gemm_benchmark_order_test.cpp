@@ -318,9 +318,9 @@ void check_h200_start(const char* s) {
 TEST(GemmBenchmarkOrder, HeldAnswerOnAnH200Start) { check_h200_start("h200_rows_held"); }
 
 // An eighth H200 start (2026-12-07 18:20 UTC, GPU-19b01df2, the same script; docs/data/calib/
-// h200_rows_held_run2), none of whose rows are in the profile; the bounds were the seventh's before it
-// ran. Held 5.9% / 11.4% (reference 5.9% / 11.9%); ~2 ms: reference 6.7% / 12.1%, held 10.4% / 15.3%
-// (docs/accuracy.md, "An eighth H200 start").
+// h200_rows_held_run2), none of whose rows are in the profile; the seventh start's bounds. Held 5.9% /
+// 11.4% (reference 5.9% / 11.9%); ~2 ms: reference 6.7% / 12.1%, held 10.4% / 15.3% (docs/accuracy.md,
+// "An eighth H200 start").
 TEST(GemmBenchmarkOrder, HeldAnswerOnAnEighthH200Start) { check_h200_start("h200_rows_held_run2"); }
 
 // Calibrate on one machine start, run on another: the rows of each of two H100 starts
