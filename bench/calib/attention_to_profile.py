@@ -22,6 +22,8 @@ from profile_io import read_profile, write_profile
 # of 64 rows that both walk every tile their CTA loads, taking turns, and a block of at most 64 rows
 # that runs one of them alone: two row groups, the second priced as a fitted share of the first plus
 # a fitted number of tiles for the turns.
+DECODE_SEPARATOR = " | decode: "
+
 GEOMETRY = {
     "mma": {"prefill_key_tile": 64, "prefill_ctas_per_sm": 2, "prefill_row_groups": 1},
     "wgmma": {"prefill_key_tile": 128, "prefill_ctas_per_sm": 1, "prefill_row_groups": 2},
@@ -70,7 +72,9 @@ def main():
         if not old or "decode" not in old:
             sys.exit("--prefill-only: the profile has no serving_attention decode points to keep")
         section = dict(old)
-        section["source"] = "prefill: " + "; ".join(sources) + " | decode: " + old.get("source", "")
+        # The decode points keep their own source: of a section already split this way, its decode part.
+        decode_source = old.get("source", "").rsplit(DECODE_SEPARATOR, 1)[-1]
+        section["source"] = "prefill: " + "; ".join(sources) + DECODE_SEPARATOR + decode_source
         section["prefill"] = prefill
     else:
         section = {"source": "; ".join(sources), "method": json.load(open(runs[0]))["method"],
