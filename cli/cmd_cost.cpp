@@ -244,10 +244,12 @@ int cmd_cost(const std::vector<std::string>& argv) {
   if (!kind.empty())
     if (auto r = cs.spread.range(kind, e.seconds)) has_range = true, range_lo = r->first, range_hi = r->second;
   // How far GEMMs of the validation rows (bf16, >= 10 µs, at the reference clock) fell from the
-  // model: an 80% interval, when the profile records one.
+  // model: an 80% interval, when the profile records one (by band of predicted time where it has them).
+  hw::ValidationError gemm_band;  // (a plain value and a pointer to it, as above)
   const hw::ValidationError* gemm_error = nullptr;
   if (bf16_gemm && clock_note.empty() && e.seconds >= 10e-6)
-    if (auto it = cs.validation_error.find("gemm"); it != cs.validation_error.end()) gemm_error = &it->second;
+    if (auto it = cs.validation_error.find("gemm"); it != cs.validation_error.end())
+      gemm_band = it->second.for_prediction(e.seconds), gemm_error = &gemm_band;
   if (a.flag("json")) {
     Json j = {{"gpu", gpu.name},
               {"op", op},

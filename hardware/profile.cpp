@@ -404,25 +404,54 @@ Profile parse_profile(const Json& j, const std::string& origin) {
   if (j.contains("validation_error")) {
     const Json& ve = j["validation_error"];
     if (!ve.is_object()) fail(origin, "validation_error", "expected an object {kind: {p10, p50, p90, rows}}");
+    // p10 <= p50 <= p90 in [0.001, 100], rows >= 1, held_out_coverage in [0, 1]: of a record or a band.
+    auto read_quantiles = [&](const Json& r, const std::string& f, auto& q) {
+      q.p10 = number(need(r, "p10", f, origin), f + ".p10", origin, 1e-3);
+      q.p50 = number(need(r, "p50", f, origin), f + ".p50", origin, 1e-3);
+      q.p90 = number(need(r, "p90", f, origin), f + ".p90", origin, 1e-3);
+      if (!(q.p10 <= q.p50 && q.p50 <= q.p90))
+        fail(origin, f,
+             "expected p10 <= p50 <= p90, got " + fmt_num(q.p10) + ", " + fmt_num(q.p50) + ", " +
+                 fmt_num(q.p90));
+      if (q.p90 > 100) fail(origin, f + ".p90", "expected a ratio <= 100, got " + fmt_num(q.p90));
+      q.rows = int(integer(need(r, "rows", f, origin), f + ".rows", origin, 1, kIntMax));
+      q.held_out_rows = int(int_or(r, "held_out_rows", 0, f, origin, 0, kIntMax));
+      q.held_out_coverage = num_or(r, "held_out_coverage", 0);
+      if (!(q.held_out_coverage >= 0 && q.held_out_coverage <= 1))
+        fail(origin, f + ".held_out_coverage",
+             "expected a share in [0, 1], got " + fmt_num(q.held_out_coverage));
+    };
     for (const char* kind : {"training_step", "gemm", "serving_ttft", "serving_tpot"}) {
       if (!ve.contains(kind)) continue;
       const std::string f = std::string("validation_error.") + kind;
       ValidationError v;
-      v.p10 = number(need(ve[kind], "p10", f, origin), f + ".p10", origin, 1e-3);
-      v.p50 = number(need(ve[kind], "p50", f, origin), f + ".p50", origin, 1e-3);
-      v.p90 = number(need(ve[kind], "p90", f, origin), f + ".p90", origin, 1e-3);
-      if (!(v.p10 <= v.p50 && v.p50 <= v.p90))
-        fail(origin, f,
-             "expected p10 <= p50 <= p90, got " + fmt_num(v.p10) + ", " + fmt_num(v.p50) + ", " +
-                 fmt_num(v.p90));
-      if (v.p90 > 100) fail(origin, f + ".p90", "expected a ratio <= 100, got " + fmt_num(v.p90));
-      v.rows = int(integer(need(ve[kind], "rows", f, origin), f + ".rows", origin, 1, kIntMax));
+      read_quantiles(ve[kind], f, v);
       v.what = str(ve[kind], "what", kind);
-      v.held_out_rows = int(int_or(ve[kind], "held_out_rows", 0, f, origin, 0, kIntMax));
-      v.held_out_coverage = num_or(ve[kind], "held_out_coverage", 0);
-      if (!(v.held_out_coverage >= 0 && v.held_out_coverage <= 1))
-        fail(origin, f + ".held_out_coverage",
-             "expected a share in [0, 1], got " + fmt_num(v.held_out_coverage));
+      if (ve[kind].contains("bands")) {
+        // Bands of predicted time: from 0, each starting where the one before ended, the last open.
+        const Json& bands = ve[kind]["bands"];
+        if (!bands.is_array() || bands.empty())
+          fail(origin, f + ".bands", "expected a non-empty array of {from_s, to_s, p10, p50, p90, rows}");
+        for (std::size_t i = 0; i < bands.size(); ++i) {
+          const std::string bf = f + ".bands[" + std::to_string(i) + "]";
+          ValidationBand b;
+          read_quantiles(bands[i], bf, b);
+          b.from_s = number(need(bands[i], "from_s", bf, origin), bf + ".from_s", origin, 0);
+          const double expected_from = i == 0 ? 0.0 : v.bands.back().to_s;
+          if (b.from_s != expected_from)
+            fail(
+                origin, bf + ".from_s",
+                "expected " + fmt_num(expected_from) + " (bands start at 0, each where the one before ends)");
+          const bool last = i + 1 == bands.size();
+          if (last != !bands[i].contains("to_s"))
+            fail(origin, bf + ".to_s", last ? "the last band is open: no to_s" : "missing (required)");
+          b.to_s = last ? std::numeric_limits<double>::infinity()
+                        : number(bands[i]["to_s"], bf + ".to_s", origin, 0);
+          if (!(b.to_s > b.from_s))
+            fail(origin, bf + ".to_s", "expected more than from_s (" + fmt_num(b.from_s) + ")");
+          v.bands.push_back(b);
+        }
+      }
       p.validation_error[kind] = v;
     }
   }

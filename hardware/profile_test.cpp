@@ -2,13 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <tuple>
 #include <vector>
 
@@ -546,6 +545,29 @@ TEST(Profile, ValidationErrorIsParsedAndCheckedByKind) {
     j["validation_error"]["gemm"][field] = value;
     const std::string e = error_of([&] { parse_profile(j, "x.json"); });
     EXPECT_NE(e.find("validation_error.gemm"), std::string::npos) << field << ": " << e;
+  }
+  // The GEMM record's bands of predicted time: from 0, contiguous, the last open; a bad band names
+  // its field.
+  const ValidationError& g = p.validation_error.at("gemm");
+  ASSERT_GE(g.bands.size(), 2u);
+  EXPECT_DOUBLE_EQ(g.bands.front().from_s, 0);
+  EXPECT_FALSE(std::isfinite(g.bands.back().to_s));
+  for (std::size_t i = 1; i < g.bands.size(); ++i) EXPECT_DOUBLE_EQ(g.bands[i].from_s, g.bands[i - 1].to_s);
+  for (const auto& [what, edit] : std::vector<std::pair<std::string, std::function<void(Json&)>>>{
+           {"bands[1].from_s", [](Json& b) { b[1]["from_s"] = 1.0; }},
+           {"bands[0].to_s", [](Json& b) { b[0].erase("to_s"); }},
+           {"bands[0]", [](Json& b) { b[0]["p90"] = 0.5; }},
+           {"bands", [](Json& b) { b = Json::array(); }}}) {
+    Json j = h200_json();
+    edit(j["validation_error"]["gemm"]["bands"]);
+    const std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("validation_error.gemm." + what), std::string::npos) << what << ": " << e;
+  }
+  {
+    Json j = h200_json();
+    j["validation_error"]["gemm"]["bands"].back()["to_s"] = 1.0;
+    const std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("the last band is open"), std::string::npos) << e;
   }
   // Nothing of the H200's record carries over to a derived profile; the H100's holds only what was
   // measured on H100s (training steps, GEMMs through PyTorch), and derive_profile drops any record of

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "common/error.hpp"
 
 namespace infraplan::hw {
 
 std::string ValidationError::summary() const {
-  char buf[256];
+  char buf[512];
   std::snprintf(buf, sizeof buf, "80%% of %d measured %s took %.2f-%.2fx the prediction (median %.2fx)", rows,
                 what.c_str(), p10, p90, p50);
   std::string s = buf;
@@ -19,6 +20,43 @@ std::string ValidationError::summary() const {
     s += buf;
   }
   return s;
+}
+
+namespace {
+
+/// "30-100 us", "below 30 us", "1 ms or more": a band of predicted time, for `what`.
+std::string band_name(const ValidationBand& b) {
+  auto t = [](double s) {
+    char buf[32];
+    if (s >= 1e-3)
+      std::snprintf(buf, sizeof buf, "%g ms", s * 1e3);
+    else
+      std::snprintf(buf, sizeof buf, "%g us", s * 1e6);
+    return std::string(buf);
+  };
+  if (b.from_s <= 0) return "below " + t(b.to_s);
+  if (!std::isfinite(b.to_s)) return t(b.from_s) + " or more";
+  const std::string lo = t(b.from_s), hi = t(b.to_s);
+  const std::size_t space = lo.find(' ');
+  // "30-100 us"; "300 us-1 ms" where the unit changes.
+  if (lo.substr(space) == hi.substr(hi.find(' '))) return lo.substr(0, space) + "-" + hi;
+  return lo + "-" + hi;
+}
+
+}  // namespace
+
+ValidationError ValidationError::for_prediction(double predicted_seconds) const {
+  for (const ValidationBand& b : bands)
+    if (predicted_seconds >= b.from_s && predicted_seconds < b.to_s) {
+      ValidationError v;
+      v.p10 = b.p10, v.p50 = b.p50, v.p90 = b.p90;
+      v.rows = b.rows;
+      v.what = what + ", predicted " + band_name(b);
+      v.held_out_rows = b.held_out_rows;
+      v.held_out_coverage = b.held_out_coverage;
+      return v;
+    }
+  return *this;
 }
 
 ValidationError validation_error_of(std::vector<double> fit, const std::vector<double>& held_out,
@@ -46,19 +84,59 @@ ValidationError validation_error_of(std::vector<double> fit, const std::vector<d
   return v;
 }
 
+ValidationError validation_error_by_time(const std::vector<std::pair<double, double>>& fit,
+                                         const std::vector<std::pair<double, double>>& held_out,
+                                         std::string what, const std::vector<double>& edges) {
+  for (std::size_t i = 0; i < edges.size(); ++i)
+    if (!(edges[i] > 0) || (i > 0 && !(edges[i] > edges[i - 1])))
+      throw Error("validation_error_by_time: band edges must be positive and ascending");
+  auto ratios = [](const std::vector<std::pair<double, double>>& rows, double lo, double hi) {
+    std::vector<double> out;
+    for (const auto& [predicted, ratio] : rows)
+      if (predicted >= lo && predicted < hi) out.push_back(ratio);
+    return out;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  ValidationError v = validation_error_of(ratios(fit, 0, inf), ratios(held_out, 0, inf), std::move(what));
+  for (std::size_t i = 0; i <= edges.size(); ++i) {
+    ValidationBand b;
+    b.from_s = i == 0 ? 0 : edges[i - 1];
+    b.to_s = i == edges.size() ? inf : edges[i];
+    const std::vector<double> f = ratios(fit, b.from_s, b.to_s);
+    if (f.empty()) throw Error("validation_error_by_time: no fit rows predicted at " + band_name(b));
+    const ValidationError q = validation_error_of(f, ratios(held_out, b.from_s, b.to_s), "");
+    b.p10 = q.p10, b.p50 = q.p50, b.p90 = q.p90;
+    b.rows = q.rows, b.held_out_rows = q.held_out_rows, b.held_out_coverage = q.held_out_coverage;
+    v.bands.push_back(b);
+  }
+  return v;
+}
+
 Json validation_error_record(const std::string& kind, const ValidationError& v,
                              const ValidationErrorSources& from) {
-  return {{"kind", kind},
-          {"p10", v.p10},
-          {"p50", v.p50},
-          {"p90", v.p90},
-          {"rows", v.rows},
-          {"what", v.what},
-          {"source", from.source},
-          {"held_out_rows", v.held_out_rows},
-          {"held_out_coverage", v.held_out_coverage},
-          {"held_out_source", from.held_out_source},
-          {"command", from.command}};
+  Json r = {{"kind", kind},
+            {"p10", v.p10},
+            {"p50", v.p50},
+            {"p90", v.p90},
+            {"rows", v.rows},
+            {"what", v.what},
+            {"source", from.source},
+            {"held_out_rows", v.held_out_rows},
+            {"held_out_coverage", v.held_out_coverage},
+            {"held_out_source", from.held_out_source},
+            {"command", from.command}};
+  if (!v.bands.empty()) {
+    Json bands = Json::array();
+    for (const ValidationBand& b : v.bands) {
+      Json j = {{"from_s", b.from_s}};
+      if (std::isfinite(b.to_s)) j["to_s"] = b.to_s;
+      j["p10"] = b.p10, j["p50"] = b.p50, j["p90"] = b.p90, j["rows"] = b.rows;
+      j["held_out_rows"] = b.held_out_rows, j["held_out_coverage"] = b.held_out_coverage;
+      bands.push_back(j);
+    }
+    r["bands"] = bands;
+  }
+  return r;
 }
 
 }  // namespace infraplan::hw

@@ -1,10 +1,13 @@
 // The quantiles of a validation_error record (hardware/validation_error.hpp): where they sit among
-// the rows, and that the band [p10, p90] holds 80% of later rows on average for a handful of rows.
+// the rows, that the band [p10, p90] holds 80% of later rows on average for a handful of rows, and
+// records kept by band of predicted time.
 #include "hardware/validation_error.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "common/error.hpp"
@@ -36,6 +39,46 @@ TEST(ValidationErrorQuantiles, SitAtRankFTimesNPlusOne) {
   EXPECT_DOUBLE_EQ(one.p90, 1.2);
   EXPECT_DOUBLE_EQ(one.held_out_coverage, 0.5);
   EXPECT_THROW(validation_error_of({}, {}, "rows"), Error);
+}
+
+// A record by band of predicted time: each band's quantiles come from its own rows, a prediction takes
+// the band it falls in (the last band is open), and the record over all rows is kept beside them.
+TEST(ValidationErrorQuantiles, BandsOfPredictedTime) {
+  std::vector<std::pair<double, double>> fit, held;
+  for (int i = 1; i <= 9; ++i) {
+    fit.push_back({20e-6, 0.90 + 0.01 * i});  // short predictions: 0.91 … 0.99
+    fit.push_back({2e-3, 1.00 + 0.01 * i});   // long ones: 1.01 … 1.09
+  }
+  held = {{25e-6, 0.95}, {25e-6, 1.05}, {5e-3, 1.05}, {5e-3, 1.20}};
+  const ValidationError v = validation_error_by_time(fit, held, "kernels", {100e-6});
+  ASSERT_EQ(v.bands.size(), 2u);
+  EXPECT_EQ(v.rows, 18);
+  EXPECT_DOUBLE_EQ(v.bands[0].from_s, 0);
+  EXPECT_DOUBLE_EQ(v.bands[0].to_s, 100e-6);
+  EXPECT_DOUBLE_EQ(v.bands[1].from_s, 100e-6);
+  EXPECT_FALSE(std::isfinite(v.bands[1].to_s));
+  EXPECT_NEAR(v.bands[0].p10, 0.91, 1e-12);
+  EXPECT_NEAR(v.bands[0].p90, 0.99, 1e-12);
+  EXPECT_NEAR(v.bands[1].p50, 1.05, 1e-12);
+  EXPECT_EQ(v.bands[0].held_out_rows, 2);
+  EXPECT_DOUBLE_EQ(v.bands[0].held_out_coverage, 0.5);
+  EXPECT_DOUBLE_EQ(v.bands[1].held_out_coverage, 0.5);
+  const ValidationError s = v.for_prediction(50e-6), l = v.for_prediction(1.0);
+  EXPECT_NEAR(s.p90, 0.99, 1e-12);
+  EXPECT_NEAR(l.p10, 1.01, 1e-12);
+  EXPECT_EQ(s.rows, 9);
+  EXPECT_NE(s.summary().find("kernels, predicted below 100 us"), std::string::npos) << s.summary();
+  EXPECT_NE(l.summary().find("predicted 100 us or more"), std::string::npos) << l.summary();
+  // The written record carries the bands; without bands a record answers for every size.
+  const Json r = validation_error_record("gemm", v, {"a", "b", "c"});
+  ASSERT_EQ(r.at("bands").size(), 2u);
+  EXPECT_FALSE(r.at("bands")[1].contains("to_s"));
+  const ValidationError plain = validation_error_of({1.0, 1.1, 1.2}, {}, "rows");
+  EXPECT_DOUBLE_EQ(plain.for_prediction(1e-3).p90, plain.p90);
+  EXPECT_FALSE(validation_error_record("gemm", plain, {"a", "b", "c"}).contains("bands"));
+  // A band without fit rows, or edges out of order, are refused.
+  EXPECT_THROW(validation_error_by_time(fit, held, "kernels", {1e-6}), Error);
+  EXPECT_THROW(validation_error_by_time(fit, held, "kernels", {1e-3, 1e-4}), Error);
 }
 
 // Rows and later rows drawn from one distribution: the band of 18 rows holds 80% of the later ones

@@ -29,7 +29,8 @@ inline bool write_validation_error_record(const std::string& kind, const Validat
 }
 
 /// The profile's record of `kind` against `now` (the record computed from the model as it is):
-/// rows and held-out rows equal, quantiles within 0.005, coverage within `coverage_tolerance`.
+/// rows and held-out rows equal, quantiles within 0.005, coverage within `coverage_tolerance`; the same
+/// band by band.
 inline void expect_validation_error_current(const Profile& p, const std::string& kind,
                                             const ValidationError& now, double coverage_tolerance,
                                             const std::string& test_file) {
@@ -43,6 +44,18 @@ inline void expect_validation_error_current(const Profile& p, const std::string&
   EXPECT_NEAR(v.p90, now.p90, 0.005) << kind << how;
   EXPECT_EQ(v.held_out_rows, now.held_out_rows) << kind << how;
   EXPECT_NEAR(v.held_out_coverage, now.held_out_coverage, coverage_tolerance) << kind << how;
+  ASSERT_EQ(v.bands.size(), now.bands.size()) << kind << " bands" << how;
+  for (std::size_t i = 0; i < v.bands.size(); ++i) {
+    const ValidationBand &b = v.bands[i], &n = now.bands[i];
+    EXPECT_EQ(b.from_s, n.from_s) << kind << " band " << i << how;
+    EXPECT_EQ(b.to_s, n.to_s) << kind << " band " << i << how;
+    EXPECT_EQ(b.rows, n.rows) << kind << " band " << i << how;
+    EXPECT_NEAR(b.p10, n.p10, 0.005) << kind << " band " << i << how;
+    EXPECT_NEAR(b.p50, n.p50, 0.005) << kind << " band " << i << how;
+    EXPECT_NEAR(b.p90, n.p90, 0.005) << kind << " band " << i << how;
+    EXPECT_EQ(b.held_out_rows, n.held_out_rows) << kind << " band " << i << how;
+    EXPECT_NEAR(b.held_out_coverage, n.held_out_coverage, coverage_tolerance) << kind << " band " << i << how;
+  }
 }
 
 }  // namespace infraplan::hw

@@ -2,7 +2,8 @@
 """Puts the validated error of the model, as the accuracy tests measure it, into a profile's
 validation_error section (hardware/validation_error.hpp): for one kind of prediction
 ("training_step", "gemm"), the 10th / 50th / 90th percentiles of measured / predicted over the rows
-named in the record, and the share of later rows inside [p10, p90]. The record of a kind replaces the
+named in the record, and the share of later rows inside [p10, p90] (and the same per band of
+predicted time, "bands", where the record has them). The record of a kind replaces the
 profile's earlier one; the other kinds are kept. The tests that write the records also fail when
 the profile's record no longer matches the model:
 
@@ -17,6 +18,16 @@ import sys
 from profile_io import read_profile, write_profile
 
 KINDS = ("training_step", "gemm", "serving_ttft", "serving_tpot")
+
+
+def rounded(v):
+    """Ratios and shares to 4 decimals, band edges (seconds) to 4 significant digits, in nested bands too."""
+    if isinstance(v, list):
+        return [rounded(x) for x in v]
+    if isinstance(v, dict):
+        return {k: (float(f"{x:.4g}") if k.endswith("_s") and isinstance(x, float) else rounded(x))
+                for k, x in v.items()}
+    return round(v, 4) if isinstance(v, float) else v
 
 
 def main(argv):
@@ -38,7 +49,7 @@ def main(argv):
             raise SystemExit(f"{path}: kind '{kind}' is not one of {', '.join(KINDS)}")
         if not (0 < r["p10"] <= r["p50"] <= r["p90"]):
             raise SystemExit(f"{path}: expected 0 < p10 <= p50 <= p90")
-        entry = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items() if k != "kind"}
+        entry = {k: rounded(v) for k, v in r.items() if k != "kind"}
         section[kind] = entry
         print(f"{profile_path}: validation_error.{kind} = p10 {entry['p10']} p50 {entry['p50']} p90 {entry['p90']} "
               f"over {entry['rows']} rows; {entry.get('held_out_coverage')} of {entry.get('held_out_rows')} held out inside")
