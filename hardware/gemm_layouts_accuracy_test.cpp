@@ -157,6 +157,8 @@ std::vector<double> harness_replay(const std::vector<Row>& rows, double run_seco
 // The seventh H200 start (2026-12-07, GPU-b79992bc): the PyTorch sweep of bench/calib/rows_held_device.sh,
 // the same script and shapes as the others (path relative to docs/data).
 constexpr const char* kSeventhStart = "calib/h200_rows_held/torch_short.json";
+// The eighth (2026-12-07, GPU-19b01df2), the same script; none of its rows are in the profile.
+constexpr const char* kEighthStart = "calib/h200_rows_held_run2/torch_short.json";
 
 TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
   const bool print_rows = std::getenv("INFRAPLAN_GEMM_ROWS") != nullptr;
@@ -373,10 +375,11 @@ TEST(GemmLayoutsThroughPyTorch, ValidationErrorOfTheProfileIsCurrent) {
   EXPECT_GE(v.held_out_coverage, 0.7);
   for (const ValidationBand& b : v.bands) EXPECT_GE(b.held_out_coverage, 0.7) << b.from_s;
   // Machine starts the record has never seen (2026-12-04, GPU-8a14b230; 2026-12-05, GPU-988c5021 and
-  // GPU-0099ad6b; 2026-12-07, GPU-b79992bc): both halves of each run, each kernel against the interval
-  // of its band (what `infraplan cost` prints) and against the one interval for every size.
+  // GPU-0099ad6b; 2026-12-07, GPU-b79992bc and GPU-19b01df2): both halves of each run, each kernel
+  // against the interval of its band (what `infraplan cost` prints) and against the one interval for
+  // every size.
   for (const char* file : {"h200_pytorch_gemm_layouts_run4.json", "h200_pytorch_gemm_layouts_run5.json",
-                           "h200_pytorch_gemm_layouts_run6.json", kSeventhStart}) {
+                           "h200_pytorch_gemm_layouts_run6.json", kSeventhStart, kEighthStart}) {
     std::vector<std::pair<double, double>> later;
     for (const Row& r : load_rows(file))
       if (r.measured >= 10e-6) {
