@@ -172,7 +172,8 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
   for (const char* file :
        {"h200_pytorch_gemm_layouts_run1.json", "h200_pytorch_gemm_layouts_run2.json",
         "h200_pytorch_gemm_layouts_run3.json", "h200_pytorch_gemm_layouts_run4.json",
-        "h200_pytorch_gemm_layouts_run5.json", "h200_pytorch_gemm_layouts_run6.json", kSeventhStart}) {
+        "h200_pytorch_gemm_layouts_run5.json", "h200_pytorch_gemm_layouts_run6.json", kSeventhStart,
+        kEighthStart}) {
     std::vector<Row> rows;
     try {
       rows = load_rows(file);
@@ -257,7 +258,7 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
             1e6 * replayed.at(&r), 1e6 * h200().gemm_from_grid(r.shape).seconds, e.detail.c_str());
       }
   }
-  ASSERT_EQ(val_model.size(), 21u) << "PyTorch GEMM data missing in docs/data";
+  ASSERT_EQ(val_model.size(), 24u) << "PyTorch GEMM data missing in docs/data";
   // What the harness replay leaves, split into the part every start shares for a shape (its mean over
   // the starts) and what is left of each start (the start's own scatter around that mean): if the
   // shared part dominates, the tail is the shape's, not the machine's or the clock's.
@@ -288,7 +289,7 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
   // (2026-12-02: signed medians -2 … +4% and +2 … +4%); between them the GPU was on its way down.
   // The limiter walked through the harness's schedule accounts for the medians (2026-12-04: validation
   // 3.7-5.7%, signed -3.5 … +1.7%), not for the tail (p90 11.9-15.8%: see docs/accuracy.md).
-  ASSERT_EQ(replay_val.size(), 21u);
+  ASSERT_EQ(replay_val.size(), 24u);
   for (const Stats& h : replay_val) {
     EXPECT_LT(h.median, 0.065);
     EXPECT_LT(std::fabs(h.signed_median), 0.045);
