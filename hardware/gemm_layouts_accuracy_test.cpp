@@ -169,11 +169,10 @@ TEST(GemmLayoutsThroughPyTorch, FitAndValidationByLayout) {
   // harness leaves, for the cross-start decomposition below.
   std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, std::vector<double>> left_by_shape;
   int runs_read = 0;
-  for (const char* file :
-       {"h200_pytorch_gemm_layouts_run1.json", "h200_pytorch_gemm_layouts_run2.json",
-        "h200_pytorch_gemm_layouts_run3.json", "h200_pytorch_gemm_layouts_run4.json",
-        "h200_pytorch_gemm_layouts_run5.json", "h200_pytorch_gemm_layouts_run6.json", kSeventhStart,
-        kEighthStart}) {
+  for (const char* file : {"h200_pytorch_gemm_layouts_run1.json", "h200_pytorch_gemm_layouts_run2.json",
+                           "h200_pytorch_gemm_layouts_run3.json", "h200_pytorch_gemm_layouts_run4.json",
+                           "h200_pytorch_gemm_layouts_run5.json", "h200_pytorch_gemm_layouts_run6.json",
+                           kSeventhStart, kEighthStart}) {
     std::vector<Row> rows;
     try {
       rows = load_rows(file);
