@@ -342,12 +342,15 @@ Coverage coverage(const ValidationError& v, const std::vector<std::pair<double, 
   Coverage c;
   c.by_band.assign(v.bands.size(), {0, 0});
   for (const auto& [t, q] : later) {
-    const ValidationError b = v.for_prediction(t);
-    const bool in = q >= b.p10 && q <= b.p90;
+    const ValidationBand* b = v.band_of(t);
+    const ValidationQuantiles& band = b ? static_cast<const ValidationQuantiles&>(*b) : v;
+    const bool in = q >= band.p10 && q <= band.p90;
     c.inside_banded += in;
     c.inside_overall += q >= v.p10 && q <= v.p90;
-    for (std::size_t i = 0; i < v.bands.size(); ++i)
-      if (t >= v.bands[i].from_s && t < v.bands[i].to_s) c.by_band[i].first += in, ++c.by_band[i].second;
+    if (b) {
+      auto& [inside, rows] = c.by_band[std::size_t(b - v.bands.data())];
+      inside += in, ++rows;
+    }
   }
   return c;
 }

@@ -405,7 +405,7 @@ Profile parse_profile(const Json& j, const std::string& origin) {
     const Json& ve = j["validation_error"];
     if (!ve.is_object()) fail(origin, "validation_error", "expected an object {kind: {p10, p50, p90, rows}}");
     // p10 <= p50 <= p90 in [0.001, 100], rows >= 1, held_out_coverage in [0, 1]: of a record or a band.
-    auto read_quantiles = [&](const Json& r, const std::string& f, auto& q) {
+    auto read_quantiles = [&](const Json& r, const std::string& f, ValidationQuantiles& q) {
       q.p10 = number(need(r, "p10", f, origin), f + ".p10", origin, 1e-3);
       q.p50 = number(need(r, "p50", f, origin), f + ".p50", origin, 1e-3);
       q.p90 = number(need(r, "p90", f, origin), f + ".p90", origin, 1e-3);

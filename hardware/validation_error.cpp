@@ -45,18 +45,19 @@ std::string band_name(const ValidationBand& b) {
 
 }  // namespace
 
-ValidationError ValidationError::for_prediction(double predicted_seconds) const {
+const ValidationBand* ValidationError::band_of(double predicted_seconds) const {
   for (const ValidationBand& b : bands)
-    if (predicted_seconds >= b.from_s && predicted_seconds < b.to_s) {
-      ValidationError v;
-      v.p10 = b.p10, v.p50 = b.p50, v.p90 = b.p90;
-      v.rows = b.rows;
-      v.what = what + ", predicted " + band_name(b);
-      v.held_out_rows = b.held_out_rows;
-      v.held_out_coverage = b.held_out_coverage;
-      return v;
-    }
-  return *this;
+    if (predicted_seconds >= b.from_s && predicted_seconds < b.to_s) return &b;
+  return nullptr;
+}
+
+ValidationError ValidationError::for_prediction(double predicted_seconds) const {
+  const ValidationBand* b = band_of(predicted_seconds);
+  if (!b) return *this;
+  ValidationError v;
+  static_cast<ValidationQuantiles&>(v) = *b;
+  v.what = what + ", predicted " + band_name(*b);
+  return v;
 }
 
 ValidationError validation_error_of(std::vector<double> fit, const std::vector<double>& held_out,
@@ -104,34 +105,36 @@ ValidationError validation_error_by_time(const std::vector<std::pair<double, dou
     b.to_s = i == edges.size() ? inf : edges[i];
     const std::vector<double> f = ratios(fit, b.from_s, b.to_s);
     if (f.empty()) throw Error("validation_error_by_time: no fit rows predicted at " + band_name(b));
-    const ValidationError q = validation_error_of(f, ratios(held_out, b.from_s, b.to_s), "");
-    b.p10 = q.p10, b.p50 = q.p50, b.p90 = q.p90;
-    b.rows = q.rows, b.held_out_rows = q.held_out_rows, b.held_out_coverage = q.held_out_coverage;
+    static_cast<ValidationQuantiles&>(b) = validation_error_of(f, ratios(held_out, b.from_s, b.to_s), "");
     v.bands.push_back(b);
   }
   return v;
 }
 
+namespace {
+
+/// {"p10", "p50", "p90", "rows", "held_out_rows", "held_out_coverage"} into `j`.
+void put_quantiles(Json& j, const ValidationQuantiles& q) {
+  j["p10"] = q.p10, j["p50"] = q.p50, j["p90"] = q.p90, j["rows"] = q.rows;
+  j["held_out_rows"] = q.held_out_rows, j["held_out_coverage"] = q.held_out_coverage;
+}
+
+}  // namespace
+
 Json validation_error_record(const std::string& kind, const ValidationError& v,
                              const ValidationErrorSources& from) {
   Json r = {{"kind", kind},
-            {"p10", v.p10},
-            {"p50", v.p50},
-            {"p90", v.p90},
-            {"rows", v.rows},
             {"what", v.what},
             {"source", from.source},
-            {"held_out_rows", v.held_out_rows},
-            {"held_out_coverage", v.held_out_coverage},
             {"held_out_source", from.held_out_source},
             {"command", from.command}};
+  put_quantiles(r, v);
   if (!v.bands.empty()) {
     Json bands = Json::array();
     for (const ValidationBand& b : v.bands) {
       Json j = {{"from_s", b.from_s}};
       if (std::isfinite(b.to_s)) j["to_s"] = b.to_s;
-      j["p10"] = b.p10, j["p50"] = b.p50, j["p90"] = b.p90, j["rows"] = b.rows;
-      j["held_out_rows"] = b.held_out_rows, j["held_out_coverage"] = b.held_out_coverage;
+      put_quantiles(j, b);
       bands.push_back(j);
     }
     r["bands"] = bands;

@@ -17,24 +17,24 @@
 
 namespace infraplan::hw {
 
+/// Where measured / predicted fell over a set of rows, and how later rows fared against it.
+struct ValidationQuantiles {
+  double p10 = 1, p50 = 1, p90 = 1;  ///< quantiles of measured / predicted (p10 ≤ p50 ≤ p90, > 0)
+  int rows = 0;                      ///< measurements the quantiles were taken on
+  int held_out_rows = 0;             ///< later measurements the interval was checked on
+  double held_out_coverage = 0;      ///< share of them inside [p10, p90]
+};
+
 /// The record's quantiles over the rows whose prediction fell in [from_s, to_s): a kind whose error
 /// depends on the size of what is predicted (GEMMs of tens of µs run at another clock than GEMMs of
 /// milliseconds in the benchmarks they were checked on) carries one per band of predicted time.
-struct ValidationBand {
+struct ValidationBand : ValidationQuantiles {
   double from_s = 0;  ///< lower edge, seconds (inclusive; the first band starts at 0)
   double to_s = 0;    ///< upper edge, seconds (exclusive; infinity for the last band)
-  double p10 = 1, p50 = 1, p90 = 1;
-  int rows = 0;
-  int held_out_rows = 0;
-  double held_out_coverage = 0;
 };
 
-struct ValidationError {
-  double p10 = 1, p50 = 1, p90 = 1;  ///< quantiles of measured / predicted (p10 ≤ p50 ≤ p90, > 0)
-  int rows = 0;                      ///< measurements the quantiles were taken on
-  std::string what;                  ///< what those rows are (one phrase)
-  int held_out_rows = 0;             ///< later measurements the interval was checked on
-  double held_out_coverage = 0;      ///< share of them inside [p10, p90]
+struct ValidationError : ValidationQuantiles {
+  std::string what;  ///< what the rows are (one phrase)
   /// The same by band of predicted time (ascending, contiguous, from 0 to infinity); empty: the
   /// record holds for every size.
   std::vector<ValidationBand> bands;
@@ -44,6 +44,8 @@ struct ValidationError {
   std::pair<double, double> interval(double predicted_seconds) const {
     return {predicted_seconds * p10, predicted_seconds * p90};
   }
+  /// The band a prediction of t seconds falls in; nullptr without bands.
+  const ValidationBand* band_of(double predicted_seconds) const;
   /// The record a prediction of t seconds takes: its band's quantiles, rows and held-out check, with
   /// the band named in `what` (", predicted 30-100 us"); without bands, this record.
   ValidationError for_prediction(double predicted_seconds) const;

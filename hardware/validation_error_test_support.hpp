@@ -38,23 +38,22 @@ inline void expect_validation_error_current(const Profile& p, const std::string&
   ASSERT_NE(it, p.validation_error.end()) << "the profile records no validation_error." << kind;
   const ValidationError& v = it->second;
   const std::string how = " (the model moved: rewrite the record, see " + test_file + ")";
-  EXPECT_EQ(v.rows, now.rows) << kind << how;
-  EXPECT_NEAR(v.p10, now.p10, 0.005) << kind << how;
-  EXPECT_NEAR(v.p50, now.p50, 0.005) << kind << how;
-  EXPECT_NEAR(v.p90, now.p90, 0.005) << kind << how;
-  EXPECT_EQ(v.held_out_rows, now.held_out_rows) << kind << how;
-  EXPECT_NEAR(v.held_out_coverage, now.held_out_coverage, coverage_tolerance) << kind << how;
+  auto expect_same = [&](const ValidationQuantiles& a, const ValidationQuantiles& b,
+                         const std::string& what) {
+    EXPECT_EQ(a.rows, b.rows) << what << how;
+    EXPECT_NEAR(a.p10, b.p10, 0.005) << what << how;
+    EXPECT_NEAR(a.p50, b.p50, 0.005) << what << how;
+    EXPECT_NEAR(a.p90, b.p90, 0.005) << what << how;
+    EXPECT_EQ(a.held_out_rows, b.held_out_rows) << what << how;
+    EXPECT_NEAR(a.held_out_coverage, b.held_out_coverage, coverage_tolerance) << what << how;
+  };
+  expect_same(v, now, kind);
   ASSERT_EQ(v.bands.size(), now.bands.size()) << kind << " bands" << how;
   for (std::size_t i = 0; i < v.bands.size(); ++i) {
-    const ValidationBand &b = v.bands[i], &n = now.bands[i];
-    EXPECT_EQ(b.from_s, n.from_s) << kind << " band " << i << how;
-    EXPECT_EQ(b.to_s, n.to_s) << kind << " band " << i << how;
-    EXPECT_EQ(b.rows, n.rows) << kind << " band " << i << how;
-    EXPECT_NEAR(b.p10, n.p10, 0.005) << kind << " band " << i << how;
-    EXPECT_NEAR(b.p50, n.p50, 0.005) << kind << " band " << i << how;
-    EXPECT_NEAR(b.p90, n.p90, 0.005) << kind << " band " << i << how;
-    EXPECT_EQ(b.held_out_rows, n.held_out_rows) << kind << " band " << i << how;
-    EXPECT_NEAR(b.held_out_coverage, n.held_out_coverage, coverage_tolerance) << kind << " band " << i << how;
+    const std::string band = kind + " band " + std::to_string(i);
+    EXPECT_EQ(v.bands[i].from_s, now.bands[i].from_s) << band << how;
+    EXPECT_EQ(v.bands[i].to_s, now.bands[i].to_s) << band << how;
+    expect_same(v.bands[i], now.bands[i], band);
   }
 }
 
