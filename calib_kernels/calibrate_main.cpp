@@ -9,7 +9,7 @@
 //                                                          (exact GEMM shapes of a workload)
 //   infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json] [--api cublaslt|cublas|both]
 //                          [--passes N] [--order shuffled|listed] [--no-grid] [--legacy-too] [--quick]
-//                          [--fill uniform|normal]
+//                          [--fill uniform|normal] [--hold-ms MS] [--seed N]
 //                                                          (GEMMs in the tn / nn / nt layouts: one run
 //                                                           file per machine start, docs/calibration.md)
 //   infraplan-calibrate --check                            (correctness checks only)
@@ -55,7 +55,7 @@ void usage() {
       "       infraplan-calibrate --out FILE.json --shapes SHAPES.json [--add-to PROFILE.json]\n"
       "       infraplan-calibrate layouts --out RUN.json [--shapes SHAPES.json]\n"
       "                 [--api cublaslt|cublas|both] [--passes N] [--order shuffled|listed] [--no-grid]\n"
-      "                 [--legacy-too] [--quick] [--fill uniform|normal]\n"
+      "                 [--legacy-too] [--quick] [--fill uniform|normal] [--hold-ms MS] [--seed N]\n"
       "       infraplan-calibrate --check\n"
       "       infraplan-calibrate gemm-probe --out FILE.json\n"
       "       infraplan-calibrate --gemm\n"
@@ -234,6 +234,25 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "infraplan-calibrate: --passes %s: expected 1 … 9\n", v.c_str());
         return 2;
       }
+    } else if (a == "--hold-ms") {
+      std::string v = value("--hold-ms");
+      char* end = nullptr;
+      lopt.hold_ms = std::strtod(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !(lopt.hold_ms >= 0 && lopt.hold_ms <= 1000)) {
+        std::fprintf(stderr,
+                     "infraplan-calibrate: --hold-ms %s: expected 0 … 1000 (ms of replays per shape)\n",
+                     v.c_str());
+        return 2;
+      }
+    } else if (a == "--seed") {
+      std::string v = value("--seed");
+      char* end = nullptr;
+      const unsigned long long seed = std::strtoull(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != '\0' || v[0] == '-') {
+        std::fprintf(stderr, "infraplan-calibrate: --seed %s: expected a non-negative integer\n", v.c_str());
+        return 2;
+      }
+      lopt.seed = seed;
     } else if (a == "--order") {
       std::string v = value("--order");
       if (v != "shuffled" && v != "listed") {

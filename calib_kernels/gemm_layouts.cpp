@@ -1,5 +1,7 @@
 #include "calib_kernels/gemm_layouts.hpp"
 
+#include "calib_kernels/nvml_reader.hpp"
+
 #include <cublasLt.h>
 
 #include <algorithm>
@@ -199,13 +201,14 @@ json time_layout_shapes(GemmTimer& timer, const LtHandle& lt, const CublasHandle
     TimingMethod method;
     std::vector<double> t;
     json clock = json::array();
+    json nvml_clock = json::array();
     std::string algo;
   };
   std::vector<Item> items;
   const TimingMethod before = timer.method();
   for (TimingMethod tm : methods)
     for (GemmApi a : apis)
-      for (const auto& r : shapes) items.push_back({r, a, tm, {}, json::array(), {}});
+      for (const auto& r : shapes) items.push_back({r, a, tm, {}, json::array(), json::array(), {}});
   // Grouped by format (one operand fill per format), shuffled inside a format unless `listed`.
   std::vector<GemmDtype> formats;
   for (const auto& r : shapes)
@@ -234,6 +237,7 @@ json time_layout_shapes(GemmTimer& timer, const LtHandle& lt, const CublasHandle
         }
         it.t.push_back(g.seconds);
         it.clock.push_back({std::lround(g.clock_before_mhz), std::lround(g.clock_after_mhz)});
+        if (g.nvml_clock_mhz > 0) it.nvml_clock.push_back(std::lround(g.nvml_clock_mhz));
         it.algo = g.algo;
       }
     }
@@ -258,6 +262,7 @@ json time_layout_shapes(GemmTimer& timer, const LtHandle& lt, const CublasHandle
                    {"repeats", it.t},
                    {"clock_mhz", it.clock},
                    {"algo", it.algo}});
+    if (!it.nvml_clock.empty()) out.back()["nvml_clock_mhz"] = it.nvml_clock;
   }
   if (refused)
     std::fprintf(stderr, "    %d shape/api pairs with no algorithm left out\n", refused);
@@ -315,11 +320,21 @@ json run_layouts(const LayoutRunOptions& opt) {
                  opt.apis.size(), opt.passes);
     LtHandle lt32(std::size_t(32) << 20);
     CublasHandle cb(stream.get(), std::size_t(32) << 20);
+    NvmlReader nvml(0);
+    if (opt.hold_ms > 0) {
+      timer.set_hold_ms(opt.hold_ms, &nvml);
+      run["hold_ms"] = opt.hold_ms;
+      run["hold_rule"] =
+          "each shape replayed for hold_ms of GPU time: the first half untimed, seconds the median of the "
+          "second; clock_mhz read just before and after the second half, nvml_clock_mhz NVML's SM clock "
+          "after each of its samples (median)";
+    }
     std::vector<TimingMethod> methods{TimingMethod::Graph};
     if (opt.legacy_too) methods.push_back(TimingMethod::Legacy);
     run["shapes"] = time_layout_shapes(timer, lt32, cb, opt.shapes, opt.apis, opt.passes, opt.seed ^ 0x5a9e,
                                        methods, opt.listed_order);
     run["order"] = opt.listed_order ? "listed" : "shuffled";
+    timer.set_hold_ms(0, nullptr);
   }
   run["run_seconds"] = since();
   std::fprintf(stderr, "[layouts %5.1fs] done\n", since());

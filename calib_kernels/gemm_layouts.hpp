@@ -59,6 +59,9 @@ struct LayoutRunOptions {
   /// Operand values of the listed shapes and the sub-grid: uniform in ±1 (the calibration's) or
   /// normal (σ 1, as torch.randn), for how a GEMM's power and clock depend on its data.
   FillDistribution fill = FillDistribution::Uniform;
+  /// > 0: hold each listed shape for this many ms of replays and keep the second half
+  /// (GemmTimer::set_hold_ms), its clock read in the steady state; 0: ~1.5 ms of samples per shape.
+  double hold_ms = 0;
   std::string command;     ///< echoed into the file
   std::uint64_t seed = 20261201;
 };

@@ -13,6 +13,7 @@
 #include "calib_kernels/cublas_gemmex.hpp"
 #include "calib_kernels/cuda_util.hpp"
 #include "calib_kernels/gemm_layout.hpp"
+#include "calib_kernels/nvml_reader.hpp"
 
 namespace infraplan::calib {
 
@@ -47,6 +48,9 @@ struct GemmTiming {
   double clock_after_mhz = 0;        ///< SM clock just after
   std::string algo;                  ///< LtPlan::algo_signature (empty through cublasGemmEx)
   bool captured = true;              ///< false: graph capture failed, timed eagerly
+  /// Held shapes (GemmTimer::set_hold_ms) with an NVML reader: the median of NVML's SM clock read
+  /// after each kept sample (0 = not read).
+  double nvml_clock_mhz = 0;
 };
 
 class GemmTimer {
@@ -70,12 +74,21 @@ class GemmTimer {
   /// The method of the following measurements (Graph by default).
   void set_method(TimingMethod m) { method_ = m; }
   TimingMethod method() const { return method_; }
+  /// Hold each following shape for `ms` of replays (0: the usual ~1.5 ms of samples): the first half
+  /// untimed, so the board's power limiter settles on the shape; the time is the median of the second
+  /// half, the clock read just before and just after that half, and, with `nvml` (not owned; may be
+  /// null), NVML's reading after each kept sample. A held shape's clock is the steady one it runs at,
+  /// not the one the previous shape left.
+  void set_hold_ms(double ms, const NvmlReader* nvml) { hold_ms_ = ms, nvml_ = nvml; }
+  double hold_ms() const { return hold_ms_; }
 
  private:
   template <class Run>
   GemmTiming time_run(GemmDtype d, GemmLayout layout, std::int64_t m, std::int64_t n, std::int64_t k,
                       std::int64_t ldy, Run&& run);
   cudaStream_t s_;
+  double hold_ms_ = 0;
+  const NvmlReader* nvml_ = nullptr;
   double l2_;
   std::size_t arena_;
   DeviceBuffer<unsigned char> x_, w_, y_;

@@ -30,6 +30,9 @@ struct TimingOptions {
   /// time_graph_median_seconds: replay graphs for kernels of ≥ 0.1 ms too (one launch, or the
   /// rotation's, per graph) instead of timing them as time_median_seconds does.
   bool graph_long_kernels = false;
+  /// Called after each timed sample has completed (its stop event synchronised), e.g. to read the
+  /// board's clock while a shape is held. Empty: none.
+  std::function<void()> after_sample;
 };
 
 namespace timing_detail {
@@ -69,6 +72,7 @@ double median_per_launch(const TimingOptions& opt, int per_sample, F&& sample) {
   double total = 0;
   for (int it = 0; it < opt.max_iters; ++it) {
     double t = sample();
+    if (opt.after_sample) opt.after_sample();
     ms.push_back(t / per_sample);
     total += t;
     if (it + 1 >= opt.min_iters && total > opt.budget_ms) break;

@@ -19,7 +19,8 @@ board holds it at, which depends on what ran before it (docs/accuracy.md, "Does 
 the tail?"). --fill uniform draws the operands uniform in ±1, as the calibrator does, instead of
 torch.randn's normal values: a GEMM's power, so its clock under the power limit, depends on its data
 (docs/accuracy.md, "Does the operands' distribution move the clock?"). A held shape records the
-median SM clock read (NVML) after each kept sample when nvidia-ml-py is installed.
+median SM clock read (NVML) after each kept sample when nvidia-ml-py is installed; a shape timed
+for ~2 ms records one reading after its last sample (clock_mhz_after).
 """
 import argparse
 import json
@@ -101,7 +102,7 @@ def graph_time(fn, copies, est_seconds, hold_ms=0.0, clock=None):
         b.record()
         b.synchronize()
         ends.append(time.perf_counter())
-        if clock is not None:
+        if clock is not None and hold_ms > 0:
             clocks.append(clock())
         ms = a.elapsed_time(b)
         out.append(ms / calls / 1e3)
@@ -111,7 +112,8 @@ def graph_time(fn, copies, est_seconds, hold_ms=0.0, clock=None):
             break
     del g
     if hold_ms <= 0:
-        return statistics.median(out), None, None
+        # One reading after the shape's last sample: the clock it was left at (NVML's is a sampled value).
+        return statistics.median(out), None, (clock() if clock is not None else None)
     h = len(out) // 2
     duty = sum(graph_ms[h + 1:]) / 1e3 / (ends[-1] - ends[h]) if len(out) - h >= 2 else None
     mhz = statistics.median(clocks[h:]) if clocks[h:] else None
@@ -120,7 +122,7 @@ def graph_time(fn, copies, est_seconds, hold_ms=0.0, clock=None):
 
 def time_shapes(shapes, dev, dtype, hold_ms=0.0, fill="randn"):
     rows = []
-    clock = clock_reader() if hold_ms > 0 else None
+    clock = clock_reader()
     t0 = time.time()
     for i, sh in enumerate(shapes):
         layout, m, n, k = sh["layout"], sh["m"], sh["n"], sh["k"]
@@ -135,7 +137,7 @@ def time_shapes(shapes, dev, dtype, hold_ms=0.0, fill="randn"):
         if duty is not None:
             r["hold_duty"] = round(duty, 4)
         if mhz is not None:
-            r["clock_mhz"] = mhz
+            r["clock_mhz" if hold_ms > 0 else "clock_mhz_after"] = mhz
         rows.append(r)
         del ops
         if i % 200 == 199:
