@@ -201,14 +201,15 @@ json time_layout_shapes(GemmTimer& timer, const LtHandle& lt, const CublasHandle
     TimingMethod method;
     std::vector<double> t;
     json clock = json::array();
-    json nvml_clock = json::array();
+    json nvml_clock = json::array(), nvml_synced = json::array();
     std::string algo;
   };
   std::vector<Item> items;
   const TimingMethod before = timer.method();
   for (TimingMethod tm : methods)
     for (GemmApi a : apis)
-      for (const auto& r : shapes) items.push_back({r, a, tm, {}, json::array(), json::array(), {}});
+      for (const auto& r : shapes)
+        items.push_back({r, a, tm, {}, json::array(), json::array(), json::array(), {}});
   // Grouped by format (one operand fill per format), shuffled inside a format unless `listed`.
   std::vector<GemmDtype> formats;
   for (const auto& r : shapes)
@@ -238,6 +239,7 @@ json time_layout_shapes(GemmTimer& timer, const LtHandle& lt, const CublasHandle
         it.t.push_back(g.seconds);
         it.clock.push_back({std::lround(g.clock_before_mhz), std::lround(g.clock_after_mhz)});
         if (g.nvml_clock_mhz > 0) it.nvml_clock.push_back(std::lround(g.nvml_clock_mhz));
+        if (g.nvml_synced_clock_mhz > 0) it.nvml_synced.push_back(std::lround(g.nvml_synced_clock_mhz));
         it.algo = g.algo;
       }
     }
@@ -263,6 +265,7 @@ json time_layout_shapes(GemmTimer& timer, const LtHandle& lt, const CublasHandle
                    {"clock_mhz", it.clock},
                    {"algo", it.algo}});
     if (!it.nvml_clock.empty()) out.back()["nvml_clock_mhz"] = it.nvml_clock;
+    if (!it.nvml_synced.empty()) out.back()["nvml_synced_clock_mhz"] = it.nvml_synced;
   }
   if (refused)
     std::fprintf(stderr, "    %d shape/api pairs with no algorithm left out\n", refused);
@@ -326,8 +329,9 @@ json run_layouts(const LayoutRunOptions& opt) {
       run["hold_ms"] = opt.hold_ms;
       run["hold_rule"] =
           "each shape replayed for hold_ms of GPU time: the first half untimed, seconds the median of the "
-          "second; clock_mhz read just before and after the second half, nvml_clock_mhz NVML's SM clock "
-          "after each of its samples (median)";
+          "second; clock_mhz read on the GPU between launches of the shape just before and after the second "
+          "half, nvml_clock_mhz NVML's SM clock read while the GPU runs the shape after it, "
+          "nvml_synced_clock_mhz the median of NVML's readings after each synchronised sample of it";
     }
     std::vector<TimingMethod> methods{TimingMethod::Graph};
     if (opt.legacy_too) methods.push_back(TimingMethod::Legacy);

@@ -48,25 +48,41 @@ GemmTiming GemmTimer::time_run(GemmDtype d, GemmLayout layout, std::int64_t m, s
     std::size_t c = std::size_t(i % copies);
     run(x_.get() + c * al(xb), w_.get() + c * al(wb), y_.get() + c * al(yb));
   };
-  std::vector<double> nvml_mhz;
-  if (hold_ms_ > 0) {
-    // Held: half the hold untimed (the same replays), then the kept half, clocks around it.
+  if (hold_ms_ <= 0) {
+    clock_meter(clk_.get(), kClockWindowNs, s_);
+    g.seconds = time_graph_median_seconds(launch, s_, topt, copies, &g.captured);
+    clock_meter(clk_.get() + 2, kClockWindowNs, s_);
+  } else {
+    // Held: half the hold untimed (the same replays), then the kept half. Its clock is read between
+    // launches of the shape (≥ 0.5 ms of them before and after each reading), as the power probe reads
+    // it, never after the GPU has idled: a clock read behind a synchronised sample reads high.
     topt.min_iters = 5;
     topt.max_iters = 1 << 20;
     topt.budget_ms = hold_ms_ / 2;
-    (void)time_graph_median_seconds(launch, s_, topt, copies);
+    const double per_launch = time_graph_median_seconds(launch, s_, topt, copies);
+    const int loaded = std::clamp(int(0.5e-3 / std::max(per_launch, 1e-6)) + 1, 2, 512);
+    int j = 0;
+    auto load = [&] {
+      for (int b = 0; b < loaded; ++b) launch(j++);
+    };
+    std::vector<double> synced_mhz;
     if (nvml_ && nvml_->ok())
       topt.after_sample = [&] {
         const double f = nvml_->sm_clock_mhz();
-        if (f > 0) nvml_mhz.push_back(f);
+        if (f > 0) synced_mhz.push_back(f);
       };
-  }
-  clock_meter(clk_.get(), kClockWindowNs, s_);
-  g.seconds = time_graph_median_seconds(launch, s_, topt, copies, &g.captured);
-  clock_meter(clk_.get() + 2, kClockWindowNs, s_);
-  if (!nvml_mhz.empty()) {
-    std::nth_element(nvml_mhz.begin(), nvml_mhz.begin() + long(nvml_mhz.size() / 2), nvml_mhz.end());
-    g.nvml_clock_mhz = nvml_mhz[nvml_mhz.size() / 2];
+    load();
+    clock_meter(clk_.get(), kClockWindowNs, s_);
+    g.seconds = time_graph_median_seconds(launch, s_, topt, copies, &g.captured);
+    load();
+    clock_meter(clk_.get() + 2, kClockWindowNs, s_);
+    load();
+    if (nvml_ && nvml_->ok()) g.nvml_clock_mhz = nvml_->sm_clock_mhz();  // the GPU still busy with `load`
+    if (!synced_mhz.empty()) {
+      std::nth_element(synced_mhz.begin(), synced_mhz.begin() + long(synced_mhz.size() / 2),
+                       synced_mhz.end());
+      g.nvml_synced_clock_mhz = synced_mhz[synced_mhz.size() / 2];
+    }
   }
   unsigned long long h[4] = {};
   CALIB_CUDA(cudaMemcpyAsync(h, clk_.get(), sizeof h, cudaMemcpyDeviceToHost, s_));

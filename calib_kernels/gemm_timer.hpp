@@ -48,9 +48,11 @@ struct GemmTiming {
   double clock_after_mhz = 0;        ///< SM clock just after
   std::string algo;                  ///< LtPlan::algo_signature (empty through cublasGemmEx)
   bool captured = true;              ///< false: graph capture failed, timed eagerly
-  /// Held shapes (GemmTimer::set_hold_ms) with an NVML reader: the median of NVML's SM clock read
-  /// after each kept sample (0 = not read).
+  /// Held shapes (GemmTimer::set_hold_ms) with an NVML reader: NVML's SM clock read while the GPU
+  /// runs the shape after the kept half, and the median of the readings taken after each kept sample
+  /// had been synchronised (the GPU briefly idle); 0 = not read.
   double nvml_clock_mhz = 0;
+  double nvml_synced_clock_mhz = 0;
 };
 
 class GemmTimer {
@@ -76,9 +78,9 @@ class GemmTimer {
   TimingMethod method() const { return method_; }
   /// Hold each following shape for `ms` of replays (0: the usual ~1.5 ms of samples): the first half
   /// untimed, so the board's power limiter settles on the shape; the time is the median of the second
-  /// half, the clock read just before and just after that half, and, with `nvml` (not owned; may be
-  /// null), NVML's reading after each kept sample. A held shape's clock is the steady one it runs at,
-  /// not the one the previous shape left.
+  /// half, the on-GPU clock read between launches of the shape just before and just after that half,
+  /// and, with `nvml` (not owned; may be null), NVML's readings (GemmTiming). A held shape's clock is
+  /// the steady one it runs at, not the one the previous shape left.
   void set_hold_ms(double ms, const NvmlReader* nvml) { hold_ms_ = ms, nvml_ = nvml; }
   double hold_ms() const { return hold_ms_; }
 
