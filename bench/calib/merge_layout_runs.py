@@ -31,7 +31,8 @@ Writes into the profile:
                             starts: as measured; of two without legacy times: referred to the
                             reference clock first)
 
-Only calibration data goes in; the PyTorch GEMM times of the same calls are validation data and are
+`--rows-from RUN…` takes the rows from other runs than the sub-grid (a run timed with `--hold-ms`, which
+times no sub-grid). Only calibration data goes in; the PyTorch GEMM times of the same calls are validation data and are
 not read (their spread points, SDPA and copies, are).
 
     python3 bench/calib/merge_layout_runs.py --profile hardware/profiles/h200-sxm-141gb.json \\
@@ -110,6 +111,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profile", required=True)
     ap.add_argument("--runs", nargs="+", required=True)
+    ap.add_argument("--rows-from", nargs="+", default=None,
+                    help="take the rows (and the rows' clock exponent) from these runs instead of --runs, "
+                         "e.g. a run timed with --hold-ms; the sub-grid, machine scale and harness "
+                         "correction still come from --runs")
     ap.add_argument("--spread", nargs="*", default=[])
     ap.add_argument("--reference-clock-mhz", type=float, required=True,
                     help="the model's reference clock (infraplan cost --op gemm ... --json: detail)")
@@ -123,13 +128,14 @@ def main():
     a = ap.parse_args()
     prof = read_profile(a.profile)
     runs = [json.load(open(p)) for p in a.runs]
+    row_runs = [json.load(open(p)) for p in a.rows_from] if a.rows_from else runs
     spreads = [json.load(open(p)) for p in a.spread]
     tab = prof["tables"]["gemm"]["bf16"]
     # The exponent the rows are referred with, here and by the model: measured and recorded, or the grid's.
     tab.pop("rows_clock_exponent", None)
     rows_beta = a.clock_exponent
     if a.rows_clock_exponent == "measured":
-        tab["rows_clock_exponent"] = measure_clock_exponent(runs)
+        tab["rows_clock_exponent"] = measure_clock_exponent(row_runs)
         rows_beta = tab["rows_clock_exponent"]["value"]
     idx = lambda m, n, k: (tab["m"].index(m), tab["n"].index(n), tab["k"].index(k))
 
@@ -152,6 +158,9 @@ def main():
                "rows_clock_exponent_bf16": rows_beta,
                "runs": [{"file": f, "date": r["date"], "device": r["device"], "command": r["command"]}
                         for f, r in zip(a.runs, runs)]}
+    if a.rows_from:
+        summary["rows_from"] = [{"file": f, "date": r["date"], "device": r["device"], "command": r["command"]}
+                                for f, r in zip(a.rows_from, row_runs)]
 
     # 1. Layout ratios: median over the runs, cell by cell.
     g0 = runs[0]["grid"]["bf16"]
@@ -226,8 +235,8 @@ def main():
     summary["fleet"] = prof["fleet"]
 
     # 4. Rows: graph-timed cuBLAS (PyTorch's default path) times, at the machines' median.
-    graph_pts, legacy_pts = [dict() for _ in runs], [dict() for _ in runs]
-    for ri, r in enumerate(runs):
+    graph_pts, legacy_pts = [dict() for _ in row_runs], [dict() for _ in row_runs]
+    for ri, r in enumerate(row_runs):
         for e in r.get("shapes", []):
             if e["api"] != "cublas":
                 continue
