@@ -303,6 +303,19 @@ CalibratedCostModel::CalibratedCostModel(Profile profile, GpuSpec gpu)
     for (const auto& pt : r.points)
       tok.push_back(double(nt ? pt.k : pt.m)), secs.push_back(at_reference_clock(pt, beta));
   }
+  // Rows timed held: as measured (each point the median of its starts' held times), with the clock
+  // each held (the median of its readings).
+  for (const auto& r : profile_.gemm_held_rows) {
+    const bool nt = r.layout == GemmLayout::NT;
+    HeldRow& h = held_rows_[{int(r.dtype), int(r.layout), nt ? r.m : r.n, nt ? r.n : r.k}];
+    h.hold_ms = r.hold_ms;
+    for (const auto& pt : r.points) {
+      h.tok.push_back(double(nt ? pt.k : pt.m));
+      h.seconds.push_back(pt.seconds);
+      std::vector<double> c = pt.repeat_clock_mhz;
+      h.clock_mhz.push_back(c.empty() ? 0.0 : median_of(c));
+    }
+  }
   // Attention query and key blocks: the pair with the least median |log error| of the forward
   // times on the prefill fit points (ties → the earlier, smaller pair; (1, 1) = exact causal
   // pairs, no tiles). Held-out shapes are not used.
@@ -405,6 +418,23 @@ double CalibratedCostModel::held_clock_exponent(Dtype d) const {
 double CalibratedCostModel::held_clock_factor(Dtype d, double mhz) const {
   if (!(mhz > 0) || !(reference_clock_mhz_ > 0)) return 1.0;
   return std::pow(mhz / reference_clock_mhz_, held_clock_exponent(d));
+}
+
+std::optional<CalibratedCostModel::HeldGemm> CalibratedCostModel::gemm_held_measured(
+    const GemmShape& s) const {
+  if (s.batch != 1) return std::nullopt;
+  const bool nt = s.layout == GemmLayout::NT;
+  auto it = held_rows_.find({int(s.dtype), int(s.layout), nt ? s.m : s.n, nt ? s.n : s.k});
+  if (it == held_rows_.end()) return std::nullopt;
+  const HeldRow& r = it->second;
+  const Pos p = locate(r.tok, double(nt ? s.k : s.m));
+  if (!p.inside) return std::nullopt;
+  HeldGemm h;
+  h.seconds = lerp_log(r.seconds[p.i0], r.seconds[p.i1], p.w);
+  if (r.clock_mhz[p.i0] > 0 && r.clock_mhz[p.i1] > 0)
+    h.clock_mhz = r.clock_mhz[p.i0] + p.w * (r.clock_mhz[p.i1] - r.clock_mhz[p.i0]);
+  h.hold_ms = r.hold_ms;
+  return h;
 }
 
 double CalibratedCostModel::gemm_held_clock_mhz(const GemmShape& s, double duty) const {

@@ -121,6 +121,14 @@ class CalibratedCostModel final : public CostModel {
   /// the rest (a benchmark's gaps between samples, a GEMM between lighter work): the limiter averages
   /// the draw, so the demand is scaled by it. `duty` must be in (0, 1].
   double gemm_held_clock_mhz(const GemmShape& s, double duty = 1.0) const;
+  /// A GEMM held back to back as the profile's rows timed held measured it (tables.gemm_held_rows):
+  /// the time as measured at the clock it held, log-space interpolation along the row's token axis,
+  /// and that clock (MHz, 0 = not recorded); nullopt where no held row covers the shape (another
+  /// format, layout or fixed size, batched, or tokens outside the row).
+  struct HeldGemm {
+    double seconds = 0, clock_mhz = 0, hold_ms = 0;
+  };
+  std::optional<HeldGemm> gemm_held_measured(const GemmShape& s) const;
   /// The fastest HBM streaming (bytes/s) the table of `d` measured (cells of at least 4× the L2, as
   /// timed); 0 without one. Corrected GEMM predictions whose operands exceed the L2 never beat it.
   double gemm_stream_Bps(Dtype d) const;
@@ -148,6 +156,13 @@ class CalibratedCostModel final : public CostModel {
   /// axis values (m, or k for NT) and seconds at the reference clock.
   std::map<std::tuple<int, int, std::int64_t, std::int64_t>, std::pair<std::vector<double>, std::vector<double>>>
       rows_;
+  /// profile_.gemm_held_rows, keyed as rows_: token axis values, seconds as measured held and the
+  /// clock each point held (MHz, 0 = unknown).
+  struct HeldRow {
+    std::vector<double> tok, seconds, clock_mhz;
+    double hold_ms = 0;
+  };
+  std::map<std::tuple<int, int, std::int64_t, std::int64_t>, HeldRow> held_rows_;
   double reference_clock_mhz_ = 0;
   std::optional<PowerModel> power_;
   double limiter_tau_s_ = 0;

@@ -200,11 +200,15 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       p.gemm_exact.push_back(
           gemm_measurement(g[i], "tables.gemm_shapes[" + std::to_string(i) + "]", origin, true));
   }
-  if (tables.contains("gemm_rows")) {
-    const Json& g = tables["gemm_rows"];
-    if (!g.is_array()) fail(origin, "tables.gemm_rows", "expected an array of {dtype, n, k, points}");
+  // Workload rows ("gemm_rows") and rows timed held ("gemm_held_rows", each with its "hold_ms"): one
+  // schema.
+  auto gemm_rows = [&](const std::string& key, bool held) {
+    std::vector<Profile::GemmRow> out;
+    if (!tables.contains(key)) return out;
+    const Json& g = tables[key];
+    if (!g.is_array()) fail(origin, "tables." + key, "expected an array of {dtype, n, k, points}");
     for (std::size_t i = 0; i < g.size(); ++i) {
-      const std::string f = "tables.gemm_rows[" + std::to_string(i) + "]";
+      const std::string f = "tables." + key + "[" + std::to_string(i) + "]";
       const Json& r = g[i];
       if (!r.is_object()) fail(origin, f, "expected an object {dtype, n, k, points}");
       Profile::GemmRow row;
@@ -214,6 +218,11 @@ Profile parse_profile(const Json& j, const std::string& origin) {
       if (timing != "graph" && timing != "legacy")
         fail(origin, f + ".timing", "expected \"graph\" or \"legacy\", got \"" + timing + "\"");
       row.graph_timed = timing == "graph";
+      if (held) {
+        row.hold_ms = number(need(r, "hold_ms", f, origin), f + ".hold_ms", origin, 0);
+        if (!(row.hold_ms > 0 && row.hold_ms <= 1000))
+          fail(origin, f + ".hold_ms", "expected the ms each shape was held, in (0, 1000]");
+      }
       // The token axis: m for TN and NN (fixed n, k), k for NT (fixed m, n).
       const bool along_k = row.layout == GemmLayout::NT;
       const char* fixed[2] = {along_k ? "m" : "n", along_k ? "n" : "k"};
@@ -239,9 +248,12 @@ Profile parse_profile(const Json& j, const std::string& origin) {
           fail(origin, f + ".points[" + std::to_string(q) + "]." + axis_key, std::string("expected ascending ") + axis_key);
         row.points.push_back(std::move(h));
       }
-      p.gemm_rows.push_back(std::move(row));
+      out.push_back(std::move(row));
     }
-  }
+    return out;
+  };
+  p.gemm_rows = gemm_rows("gemm_rows", false);
+  p.gemm_held_rows = gemm_rows("gemm_held_rows", true);
   // Prefill tables of one attention implementation: "attention_prefill" (the default kernel) and
   // "attention_prefill_flash2" share the schema.
   auto prefill_tables = [&](const std::string& key) {

@@ -247,9 +247,15 @@ struct Profile {
     GemmLayout layout = GemmLayout::TN;
     std::int64_t m = 0, n = 0, k = 0;  ///< the fixed sizes (m only for NT, k only for TN / NN)
     bool graph_timed = false;          ///< "timing": "graph" (CUDA-graph replays); else the older harness
+    double hold_ms = 0;                ///< rows timed held: the ms each shape was held (0: not held)
     std::vector<HoldoutGemm> points;  ///< ascending along the token axis
   };
   std::vector<GemmRow> gemm_rows;
+  /// The same shapes timed held ("tables.gemm_held_rows", `infraplan-calibrate layouts --hold-ms`,
+  /// bench/calib/held_rows_to_profile.py): each shape replayed until the power limiter settled on it,
+  /// its time as measured at the clock it held. They answer `--clock held` where they cover a shape;
+  /// the reference-clock answer keeps gemm_rows.
+  std::vector<GemmRow> gemm_held_rows;
   std::vector<HoldoutPrefill> holdout_prefill;
   std::vector<HoldoutPrefill> holdout_prefill_flash2;  ///< "holdout.attention_prefill_flash2"
   std::vector<HoldoutDecode> holdout_decode;

@@ -176,6 +176,7 @@ Json derive_profile(const Json& measured, const GpuSpec& from, const GpuSpec& to
   // tables instead.
   tables.erase("gemm_shapes");
   tables.erase("gemm_rows");
+  tables.erase("gemm_held_rows");
   if (tables.contains("attention_decode"))
     scale_nested(tables["attention_decode"]["seconds"], bw_ratio, scale_nested);
   // The framework's eager kernels (casts, norms, elementwise) are memory-bound GPU work: scaled like

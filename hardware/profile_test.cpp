@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "hardware/calibrated_cost_model.hpp"
 
 namespace infraplan::hw {
 namespace {
@@ -239,6 +240,11 @@ TEST(Profile, DerivedFilesAreUpToDate) {
       d["validation_error"] = file["validation_error"];
     }
     if (is_own_serving_attention(file, measured)) d["serving_attention"] = file["serving_attention"];
+    // Rows timed held on the derived GPU itself (bench/calib/held_rows_to_profile.py) are its own.
+    if (file.contains("tables") && file["tables"].contains("gemm_held_rows")) {
+      d["tables"]["gemm_held_rows"] = file["tables"]["gemm_held_rows"];
+      d["gemm_held_rows_source"] = file.value("gemm_held_rows_source", "");
+    }
     if (regen) {
       std::ofstream(path) << d.dump(1) << "\n";
     }
@@ -525,6 +531,38 @@ TEST(Profile, UnknownDefaultListsTheBuiltIns) {
 
 // The validation record (validation_error): parsed by kind, its interval and summary; bad entries
 // name their field; derived profiles carry none of their source's.
+// Rows timed held (tables.gemm_held_rows): the H100 profile's answer `--clock held` as measured where a
+// row covers the shape (between its points, log-space), nothing off it; a row without its hold names
+// the field.
+TEST(Profile, HeldRowsAnswerAsMeasuredAndAreChecked) {
+  const Profile p = default_profile("h100-sxm5-80gb");
+  ASSERT_FALSE(p.gemm_held_rows.empty());
+  const Profile::GemmRow& r = p.gemm_held_rows.front();
+  EXPECT_GT(r.hold_ms, 0);
+  const auto cm = make_calibrated_cost_model("h100-sxm5-80gb");
+  GemmShape s;
+  s.dtype = r.dtype, s.layout = r.layout, s.m = r.m, s.n = r.n, s.k = r.k;
+  const bool nt = r.layout == GemmLayout::NT;
+  (nt ? s.k : s.m) = nt ? r.points[0].k : r.points[0].m;
+  const auto at = cm->gemm_held_measured(s);
+  ASSERT_TRUE(at.has_value());
+  EXPECT_DOUBLE_EQ(at->seconds, r.points[0].seconds);
+  EXPECT_GT(at->clock_mhz, 500);
+  (nt ? s.k : s.m) = 1;  // below the row's first point
+  EXPECT_FALSE(cm->gemm_held_measured(s).has_value());
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, Json>>{{"hold_ms", Json(0)}, {"hold_ms", Json("long")}}) {
+    Json j = read_json_file(kDir + "h100-sxm5-80gb.json");
+    j["tables"]["gemm_held_rows"][0][field] = value;
+    const std::string e = error_of([&] { parse_profile(j, "x.json"); });
+    EXPECT_NE(e.find("tables.gemm_held_rows[0].hold_ms"), std::string::npos) << e;
+  }
+  Json j = read_json_file(kDir + "h100-sxm5-80gb.json");
+  j["tables"]["gemm_held_rows"][0].erase("hold_ms");
+  EXPECT_NE(error_of([&] { parse_profile(j, "x.json"); }).find("tables.gemm_held_rows[0]"),
+            std::string::npos);
+}
+
 TEST(Profile, ValidationErrorIsParsedAndCheckedByKind) {
   const Profile p = default_profile("h200-sxm-141gb");
   ASSERT_TRUE(p.validation_error.count("training_step"));
