@@ -119,6 +119,10 @@ fi
 
 # The CUDA build's infraplan-calibrate hands `comm` over under a launcher (and needs no MPI itself).
 if [ -n "${CALIBRATE:-}" ] && [ -x "${CALIBRATE:-}" ]; then
+  # Bad values of the layout run's options are refused before any GPU work.
+  check 2 "--hold-ms abc: expected 0 … 1000" - -- "$CALIBRATE" layouts --out "$tmp/l.json" --hold-ms abc
+  check 2 "--hold-ms 5000: expected 0 … 1000" - -- "$CALIBRATE" layouts --out "$tmp/l.json" --hold-ms 5000
+  check 2 "--seed -3: expected a non-negative integer" - -- "$CALIBRATE" layouts --out "$tmp/l.json" --seed -3
   check 0 "cluster profile written" "$tmp/h2.json" -- mpi 2 "$CALIBRATE" comm --out "$tmp/h2.json" "${small[@]}"
   if [ "$gpu" = 1 ]; then
     check 0 "cluster profile written" "$tmp/n1.json" -- mpi 1 "$CALIBRATE" comm --out "$tmp/n1.json" --quick
