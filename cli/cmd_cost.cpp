@@ -153,41 +153,38 @@ int cmd_cost(const std::vector<std::string>& argv) {
         throw Error("--clock " + clock +
                     " needs a profile with a power section (infraplan-calibrate --only power); " + cs.name +
                     " has none");
-      std::string why;  // what the clock is, for the note
-      // A shape the profile timed held (tables.gemm_held_rows) is answered as measured there: its
-      // time at the clock it held, no clock scaling.
-      const auto held_row = clock == "held" && !a.given("duty") ? cal->gemm_held_measured(g) : std::nullopt;
-      if (held_row) {
-        e.seconds = held_row->seconds;
-        e.achieved = g.flops() / e.seconds;
-        e.detail = std::string(dtype_name(g.dtype)) + " " + hw::gemm_layout_name(g.layout) +
-                   " row timed held, measured (tables.gemm_held_rows), log-space interpolation";
-        clock_mhz = held_row->clock_mhz;
-        clock_note = (clock_mhz > 0 ? fmt(clock_mhz, 0) + " MHz, " : std::string()) +
-                     "the clock this shape held when the profile timed it held " + fmt(held_row->hold_ms, 0) +
-                     " ms back to back (tables.gemm_held_rows); the time as measured there";
-      } else if (clock == "top") {
-        clock_mhz = cal->power_model()->max_clock_mhz();
-        why = ", the board's highest";
-      } else if (clock == "held") {
-        clock_mhz = cal->gemm_held_clock_mhz(g, duty);
-        why = duty < 1 ? ", where the power law holds this GEMM run " + fmt(100 * duty, 1) +
-                             "% of the time, the GPU idle the rest"
-                       : ", where the power law holds this GEMM run back to back on its own";
+      if (clock == "held") {
+        // A shape the profile timed held (tables.gemm_held_rows) is answered as measured there;
+        // otherwise at the power law's held clock.
+        const auto h = cal->gemm_held(g, duty);
+        clock_mhz = h.clock_mhz;
+        e.achieved *= e.seconds / h.seconds;
+        e.seconds = h.seconds;
+        if (h.hold_ms > 0) {
+          e.detail = std::string(dtype_name(g.dtype)) + " " + hw::gemm_layout_name(g.layout) +
+                     " row timed held, measured (tables.gemm_held_rows), log-space interpolation";
+          clock_note = (clock_mhz > 0 ? fmt(clock_mhz, 0) + " MHz, " : std::string()) +
+                       "the clock this shape held when the profile timed it held " + fmt(h.hold_ms, 0) +
+                       " ms back to back (tables.gemm_held_rows); the time as measured there";
+        } else {
+          clock_note =
+              fmt(clock_mhz, 0) + " MHz" +
+              (duty < 1 ? ", where the power law holds this GEMM run " + fmt(100 * duty, 1) +
+                              "% of the time, the GPU idle the rest"
+                        : std::string(", where the power law holds this GEMM run back to back on its own")) +
+              " (the table refers to " + fmt(cal->reference_clock_mhz(), 0) +
+              " MHz; time x (reference / clock)^" + fmt(cal->held_clock_exponent(g.dtype), 2) +
+              ", the exponent the power probe's held GEMMs measured)";
+        }
       } else {
-        clock_mhz = *a.get_number("clock-mhz", 100, 10000);
-      }
-      // A held GEMM's time follows its clock as the power probe's held GEMMs measured.
-      const bool held = clock == "held";
-      if (!held_row) {
-        const double f =
-            held ? cal->held_clock_factor(g.dtype, clock_mhz) : cal->clock_factor(g.dtype, clock_mhz);
+        const bool top = clock == "top";
+        clock_mhz = top ? cal->power_model()->max_clock_mhz() : *a.get_number("clock-mhz", 100, 10000);
+        const double f = cal->clock_factor(g.dtype, clock_mhz);
         e.seconds /= f;
         e.achieved *= f;
-        clock_note = fmt(clock_mhz, 0) + " MHz" + why + " (the table refers to " +
-                     fmt(cal->reference_clock_mhz(), 0) + " MHz; time x (reference / clock)^" +
-                     fmt(held ? cal->held_clock_exponent(g.dtype) : cal->clock_exponent(g.dtype), 2) +
-                     (held ? ", the exponent the power probe's held GEMMs measured" : "") + ")";
+        clock_note = fmt(clock_mhz, 0) + " MHz" + (top ? ", the board's highest" : "") +
+                     " (the table refers to " + fmt(cal->reference_clock_mhz(), 0) +
+                     " MHz; time x (reference / clock)^" + fmt(cal->clock_exponent(g.dtype), 2) + ")";
       }
     }
     shape = std::string(dtype_name(g.dtype)) + " " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +

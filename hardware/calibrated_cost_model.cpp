@@ -437,6 +437,15 @@ std::optional<CalibratedCostModel::HeldGemm> CalibratedCostModel::gemm_held_meas
   return h;
 }
 
+CalibratedCostModel::HeldGemm CalibratedCostModel::gemm_held(const GemmShape& s, double duty) const {
+  if (duty == 1.0)
+    if (auto row = gemm_held_measured(s)) return *row;
+  HeldGemm h;
+  h.clock_mhz = gemm_held_clock_mhz(s, duty);
+  h.seconds = gemm(s).seconds / held_clock_factor(s.dtype, h.clock_mhz);
+  return h;
+}
+
 double CalibratedCostModel::gemm_held_clock_mhz(const GemmShape& s, double duty) const {
   if (!(duty > 0 && duty <= 1)) throw Error("GEMM duty must be in (0, 1], got " + std::to_string(duty));
   if (!power_ || !(reference_clock_mhz_ > 0)) return 0.0;

@@ -126,9 +126,13 @@ class CalibratedCostModel final : public CostModel {
   /// and that clock (MHz, 0 = not recorded); nullopt where no held row covers the shape (another
   /// format, layout or fixed size, batched, or tokens outside the row).
   struct HeldGemm {
-    double seconds = 0, clock_mhz = 0, hold_ms = 0;
+    double seconds = 0, clock_mhz = 0;
+    double hold_ms = 0;  ///< > 0: from a row timed held, as measured; 0: the power law's clock
   };
   std::optional<HeldGemm> gemm_held_measured(const GemmShape& s) const;
+  /// The answer `--clock held [--duty F]`: a held row as measured where one covers `s` and duty is 1,
+  /// else gemm(s) at the power law's held clock (gemm_held_clock_mhz) with the held exponent.
+  HeldGemm gemm_held(const GemmShape& s, double duty = 1.0) const;
   /// The fastest HBM streaming (bytes/s) the table of `d` measured (cells of at least 4× the L2, as
   /// timed); 0 without one. Corrected GEMM predictions whose operands exceed the L2 never beat it.
   double gemm_stream_Bps(Dtype d) const;

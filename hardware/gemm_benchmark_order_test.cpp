@@ -146,9 +146,7 @@ struct Answers {
 /// The model's answer for `sh` at the clock its power law gives the GEMM when it runs `duty` of the
 /// time (`infraplan cost --clock held [--duty F]`).
 double held_answer(const CalibratedCostModel& cm, const GemmShape& sh, double duty = 1.0) {
-  if (duty == 1.0)
-    if (const auto row = cm.gemm_held_measured(sh)) return row->seconds;  // a row timed held, as measured
-  return cm.gemm(sh).seconds / cm.held_clock_factor(sh.dtype, cm.gemm_held_clock_mhz(sh, duty));
+  return cm.gemm_held(sh, duty).seconds;
 }
 
 Answers answers(const CalibratedCostModel& cm, const GemmShape& sh) {
@@ -416,17 +414,6 @@ TEST(GemmBenchmarkOrder, HeldAnswerOnAFifthH100Start) {
   EXPECT_LT(law.p90, 0.13);
 }
 
-/// A calibrator run's times by shape (docs/data/calib/START/FILE.json, `infraplan-calibrate layouts`).
-std::map<Key, double> calibrator_run(const std::string& start, const std::string& file) {
-  std::map<Key, double> out;
-  const Json run =
-      read_json_file(std::string(INFRAPLAN_SOURCE_DIR) + "/docs/data/calib/" + start + "/" + file + ".json");
-  for (const auto& e : run.at("shapes"))
-    out[{e.at("layout").get<std::string>(), e.at("m").get<std::int64_t>(), e.at("n").get<std::int64_t>(),
-         e.at("k").get<std::int64_t>()}] = e.at("seconds").get<double>();
-  return out;
-}
-
 // Rows timed held (2026-12-08, an H100 start, GPU-bbbb95aa; docs/data/calib/h100_rows_held_listed,
 // `infraplan-calibrate layouts --hold-ms 40 --order listed`: each shape replayed for 40 ms, the second
 // half kept, its clock read on the GPU between launches of the shape), against the held (40 or 60 ms)
@@ -436,8 +423,9 @@ std::map<Key, double> calibrator_run(const std::string& start, const std::string
 // (the rows referred to the reference clock, then to the power law's held clock) the held rows lose
 // most of that: the law's clock per shape is the limit there (docs/accuracy.md, "Rows timed held").
 TEST(GemmBenchmarkOrder, RowsTimedHeldAnswerSixH100Starts) {
-  const auto held_rows = calibrator_run("h100_rows_held_listed", "layouts_held");
-  const auto shuffled_rows = calibrator_run("h100_rows_held_listed", "layouts");
+  // The calibrator's runs (cuBLAS only) read as the PyTorch sweeps are.
+  const auto held_rows = load("h100_rows_held_listed", "layouts_held");
+  const auto shuffled_rows = load("h100_rows_held_listed", "layouts");
   const Gap same = gap(load("h100_rows_held_listed", "torch_held"), held_rows);
   print("h100_rows_held_listed", "PyTorch held vs calibrator held", same);
   ASSERT_GE(same.n, 1300u);
